@@ -1,0 +1,47 @@
+/**
+ * The Hono application: middleware order (errors → body limits → auth), one router per resource,
+ * and the OpenAPI 3.1 document generated from the routes' zod schemas.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env.ts";
+import { AppError, errorBody, errorResponse } from "./errors.ts";
+import { authenticate } from "./auth.ts";
+import { bodyLimits } from "./body-limit.ts";
+import { pingRoutes, VERSION } from "./routes/ping.ts";
+import { workspaceRoutes } from "./routes/workspaces.ts";
+import { tokenRoutes } from "./routes/tokens.ts";
+import { configRoutes } from "./routes/config.ts";
+import { secretRoutes } from "./routes/secrets.ts";
+
+/** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
+export function isPublicApiPath(path: string): boolean {
+  return path === "/api/ping" || path === "/api/openapi.json" || /^\/api\/sessions\/[^/]+\/stream$/.test(path);
+}
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+  app.onError(errorResponse);
+  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}`), 404));
+
+  app.use("*", bodyLimits);
+  app.use("/api/*", async (c, next) => {
+    if (isPublicApiPath(c.req.path)) return next();
+    return authenticate(c, next);
+  });
+
+  app.route("/api/ping", pingRoutes);
+  app.route("/api/workspaces", workspaceRoutes);
+  app.route("/api/tokens", tokenRoutes);
+  app.route("/api/config", configRoutes);
+  app.route("/api/secrets", secretRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  app.doc31("/api/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Beaver", version: VERSION, description: "Agent harness on Cloudflare Workers" },
+    security: [{ bearer: [] }],
+  });
+  return app;
+}
+
+export { AppError };
