@@ -1,5 +1,8 @@
 /**
  * The whole D1 schema, one module per area under ./schema/. drizzle-kit generates migrations/ from this.
- * Add a table in its area's module and re-export it here; never edit a migration that has landed.
+ * Add a table in its area's module; never edit a migration that has landed.
  */
 export * from "./schema/core.ts";
+export * from "./schema/sessions.ts";
+export * from "./schema/toolchain.ts";
+export * from "./schema/skills.ts";

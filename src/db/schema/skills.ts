@@ -1,0 +1,2 @@
+/** D1 tables of the skills area. */
+export {};

@@ -1,0 +1,17 @@
+/**
+ * Named tool sets a run can ask for. `default` is what a chat session gets; `toolchain` adds the
+ * report and Gitea tools for toolchain task runs.
+ */
+import type { ToolSpec } from "./spec.ts";
+import { builtinTools } from "./builtins/index.ts";
+import { toolchainTools } from "../toolchain/tools.ts";
+
+export const TOOLSETS: Record<string, () => ToolSpec<unknown>[]> = {
+  default: () => builtinTools(),
+  toolchain: () => [...builtinTools(), ...toolchainTools()],
+};
+
+export function toolsFor(name: string | undefined): ToolSpec<unknown>[] {
+  const make = TOOLSETS[name ?? "default"] ?? TOOLSETS.default!;
+  return make();
+}
