@@ -1,0 +1,25 @@
+/**
+ * Starts the services the e2e suite talks to — the scripted model server, the fake Gitea, and one
+ * `wrangler dev` pointed at them — and hands their addresses to the tests with `provide`.
+ */
+import type { TestProject } from "vitest/node";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    baseUrl: string;
+    adminToken: string;
+  }
+}
+
+let dev: DevServer | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  dev = await startWranglerDev();
+  project.provide("baseUrl", dev.url);
+  project.provide("adminToken", dev.adminToken);
+}
+
+export async function teardown(): Promise<void> {
+  await dev?.stop();
+}

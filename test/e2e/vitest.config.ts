@@ -1,0 +1,12 @@
+// e2e tests run in Node against a real `wrangler dev` started once by the global setup.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/e2e/**/*.e2e.ts"],
+    globalSetup: ["test/e2e/global-setup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    fileParallelism: false,
+  },
+});

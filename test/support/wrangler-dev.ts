@@ -1,0 +1,97 @@
+/**
+ * Starts a real `wrangler dev` for e2e tests and benchmarks: a fresh persistence folder, local D1
+ * migrations applied, secrets passed as vars, a free port; resolves once the Worker answers /api/ping.
+ */
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createServer } from "node:net";
+
+export interface DevServer {
+  url: string;
+  port: number;
+  adminToken: string;
+  stop(): Promise<void>;
+  /** Everything wrangler printed, for failure messages. */
+  output(): string;
+}
+
+export interface StartOptions {
+  vars?: Record<string, string>;
+  /** Milliseconds to wait for readiness. */
+  timeoutMs?: number;
+}
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+
+export async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServer> {
+  const persist = mkdtempSync(join(tmpdir(), "beaver-e2e-"));
+  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  execFileSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: ROOT, env, stdio: "pipe" });
+
+  const port = await freePort();
+  const adminToken = `e2e-admin-${Math.random().toString(36).slice(2)}`;
+  const vars: Record<string, string> = {
+    BEAVER_ADMIN_TOKEN: adminToken,
+    BEAVER_SECRETS_KEY: "e2e-secrets-key-0123456789abcdef",
+    ...opts.vars,
+  };
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false", "--log-level", "warn"];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const child: ChildProcess = spawn(WRANGLER, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let log = "";
+  child.stdout?.on("data", (d: Buffer) => (log += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (log += d.toString()));
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early (${child.exitCode}):\n${log}`);
+    try {
+      const res = await fetch(`${url}/api/ping`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      killTree(child);
+      throw new Error(`wrangler dev did not become ready:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
+  return {
+    url,
+    port,
+    adminToken,
+    output: () => log,
+    async stop() {
+      killTree(child);
+      await new Promise((r) => setTimeout(r, 300));
+      rmSync(persist, { recursive: true, force: true });
+    },
+  };
+}
+
+function killTree(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    child.kill("SIGTERM");
+  }
+}
