@@ -1,0 +1,11 @@
+/**
+ * `npm run bench`: runs every area's benchmark in turn. Each prints its figures as ratios against a
+ * baseline measured in the same run, never as pass/fail thresholds.
+ */
+const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] = [];
+
+for (const area of areas) {
+  console.log(`\n=== bench: ${area.name} ===`);
+  const mod = await area.load();
+  await mod.run();
+}
