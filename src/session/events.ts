@@ -1,0 +1,158 @@
+/**
+ * The session log's event types (seed: event-model-and-extensions §2–§5, backend-flow §4.3).
+ *
+ * Persistent events change state: they are stored, replicated to D1, form a tree through `parent_id`
+ * and share the session's `seq` counter with transient events, which are only broadcast (streaming
+ * deltas, tool progress, lifecycle). Field names are snake_case because these objects are the HTTP
+ * and streaming wire format as they are.
+ */
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Parsed JSON arguments as the model sent them (validated only when executed). */
+  args: unknown;
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export type UserMessage = {
+  role: "user";
+  content: string;
+  /** `steer`: the user interjected during a tool loop; `followUp`: a queued follow-up task. */
+  meta?: { source?: "steer" | "followUp" };
+};
+
+export type AssistantMessage = {
+  role: "assistant";
+  text: string;
+  reasoning?: string;
+  tool_calls: ToolCall[];
+  provider?: string;
+  model?: string;
+  usage?: Usage;
+  finish_reason?: string;
+  /** Set on the visible error message that ends a failed run. */
+  error?: { code: string; message: string };
+};
+
+export type ToolResultMessage = {
+  role: "tool_result";
+  tool_call_id: string;
+  tool_name: string;
+  content: string;
+  is_error: boolean;
+};
+
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+export interface PersistentBase {
+  id: string;
+  parent_id: string | null;
+  seq: number;
+  session_id: string;
+  client_id: string;
+  ts: number;
+  /** The run this event belongs to; null for events outside a run (rewind/branch by a client…). */
+  run_id: string | null;
+}
+
+export type MessageEvent = PersistentBase & { type: "message"; message: Message };
+export type RewindEvent = PersistentBase & { type: "rewind"; target_event_id: string };
+export type BranchEvent = PersistentBase & { type: "branch"; leaf_event_id: string };
+export type CompactEvent = PersistentBase & {
+  type: "compact";
+  summary: string;
+  compacted_through: string;
+  tokens_before: number;
+  tokens_after: number;
+};
+export type ChannelInjectEvent = PersistentBase & {
+  type: "channel_inject";
+  channel: string;
+  external_id: string;
+  metadata?: Record<string, unknown>;
+};
+export type SessionInfoEvent = PersistentBase & { type: "session_info"; changes: Record<string, unknown> };
+export type CustomEvent = PersistentBase & { type: "custom"; kind: string; data: unknown };
+export type CustomMessageEvent = PersistentBase & { type: "custom_message"; kind: string; message: Message; data?: unknown };
+
+/** Run facts: kept for audit and replay, never transcript, never searched, never sent to the model. */
+export type RunStartedEvent = PersistentBase & { type: "run_started"; input: Record<string, unknown> };
+export type SystemPromptSnapshottedEvent = PersistentBase & { type: "system_prompt_snapshotted"; prompt: string };
+export type SkillActivationSnapshottedEvent = PersistentBase & {
+  type: "skill_activation_snapshotted";
+  skills: { name: string; version: string; content_hash?: string }[];
+};
+export type RunCompletedEvent = PersistentBase & { type: "run_completed"; result: Record<string, unknown> };
+export type RunFailedEvent = PersistentBase & { type: "run_failed"; error: { code: string; message: string }; result?: Record<string, unknown> };
+
+export type VisibleEvent =
+  | MessageEvent
+  | RewindEvent
+  | BranchEvent
+  | CompactEvent
+  | ChannelInjectEvent
+  | SessionInfoEvent
+  | CustomEvent
+  | CustomMessageEvent;
+
+export type HiddenEvent =
+  | RunStartedEvent
+  | SystemPromptSnapshottedEvent
+  | SkillActivationSnapshottedEvent
+  | RunCompletedEvent
+  | RunFailedEvent;
+
+export type PersistentEvent = VisibleEvent | HiddenEvent;
+export type PersistentType = PersistentEvent["type"];
+
+export const HIDDEN_TYPES = [
+  "run_started",
+  "system_prompt_snapshotted",
+  "skill_activation_snapshotted",
+  "run_completed",
+  "run_failed",
+] as const satisfies readonly HiddenEvent["type"][];
+
+export function isHidden(event: Pick<PersistentEvent, "type">): event is HiddenEvent {
+  return (HIDDEN_TYPES as readonly string[]).includes(event.type);
+}
+
+export interface TransientBase {
+  seq: number;
+  session_id: string;
+  client_id: string;
+  ts: number;
+  run_id: string | null;
+}
+
+export type TransientEvent = TransientBase &
+  (
+    | { type: "message_start"; event_id: string; parent_id: string | null; role: "assistant" | "tool_result"; model?: string }
+    | { type: "text_delta"; event_id: string; delta: string }
+    | { type: "thinking_delta"; event_id: string; delta: string; block_index: number }
+    | { type: "tool_call_delta"; event_id: string; tool_call_id: string; tool_name?: string; delta: string }
+    | { type: "tool_execution_start"; event_id: string; parent_id: string; tool_call_id: string; tool_name: string; args: unknown }
+    | { type: "tool_execution_update"; event_id: string; tool_call_id: string; partial: unknown }
+    | { type: "tool_execution_end"; event_id: string; tool_call_id: string; tool_name: string; duration_ms: number; is_error: boolean }
+    | { type: "turn_start"; turn_index: number }
+    | { type: "turn_end"; turn_index: number; usage?: Usage; stop_reason?: string }
+    | { type: "runtime_start" }
+    | { type: "runtime_end"; reason: "completed" | "cancelled" | "error"; error?: string }
+    | { type: "message_cancelled"; event_id: string; reason: "user_cancel" | "error" | "max_tokens" }
+  );
+
+export type TransientType = TransientEvent["type"];
+
+/** One frame on the live stream (SSE `data:` / WebSocket message): either kind, tagged. */
+export type StreamFrame = ({ persistent: true } & PersistentEvent) | ({ persistent: false } & TransientEvent);
+
+/** The fields a caller supplies for a new persistent event; the SessionDO assigns the rest. */
+export type NewPersistent<E extends PersistentEvent = PersistentEvent> = E extends PersistentEvent
+  ? Omit<E, "seq" | "session_id" | "ts" | "id" | "parent_id"> & { id?: string; parent_id?: string | null }
+  : never;
