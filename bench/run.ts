@@ -9,3 +9,4 @@ for (const area of areas) {
   const mod = await area.load();
   await mod.run();
 }
+export {};
