@@ -21,6 +21,7 @@ export default defineConfig({
     exclude: ["test/e2e/**", "node_modules/**"],
     setupFiles: ["./test/helpers/apply-migrations.ts"],
     testTimeout: 30_000,
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     hookTimeout: 30_000,
   },
 });

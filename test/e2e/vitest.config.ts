@@ -6,6 +6,7 @@ export default defineConfig({
     include: ["test/e2e/**/*.e2e.ts"],
     globalSetup: ["test/e2e/global-setup.ts"],
     testTimeout: 60_000,
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     hookTimeout: 120_000,
     fileParallelism: false,
   },
