@@ -24,6 +24,8 @@ export interface ToolContext {
   data: Readonly<Record<string, unknown>>;
   /** Streams partial output to live clients (`tool_execution_update`); never persisted. */
   emitUpdate(partial: unknown): void;
+  /** The workspace's `runtime.timezone` when the caller has it loaded (tools fall back to the config). */
+  timezone?: string;
 }
 
 export interface ToolSpec<I = unknown> {

@@ -1,0 +1,44 @@
+/**
+ * Renders one instant as UTC and as wall-clock time in an IANA zone. Shared by the `current_time`
+ * tool and the system prompt's runtime context so both tell the model the same thing.
+ */
+
+export interface TimeReport {
+  utc: string;
+  /** ISO 8601 local time with its offset, e.g. `2026-05-26T11:18:35+08:00`. */
+  local: string;
+  weekday: string;
+  timezone: string;
+  /** `+08:00`, `-05:00`, `+00:00`. */
+  offset: string;
+}
+
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function describeTime(now: Date, timezone: string): TimeReport {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: timezone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+    weekday: "long",
+    timeZoneName: "longOffset",
+  }).formatToParts(now);
+  const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  // `longOffset` renders "GMT+08:00", or plain "GMT" for a zero offset.
+  const gmt = get("timeZoneName").replace(/^GMT/, "");
+  const offset = gmt === "" ? "+00:00" : gmt;
+  const local = `${get("year")}-${get("month")}-${get("day")}T${get("hour")}:${get("minute")}:${get("second")}${offset}`;
+  return { utc: now.toISOString(), local, weekday: get("weekday"), timezone, offset };
+}

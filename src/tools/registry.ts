@@ -1,0 +1,51 @@
+/**
+ * The tool catalogue of one run: looks tools up by name and exports them to the `ai` SDK as
+ * declarations only (description + JSON schema, no `execute`), because the agent loop runs tools
+ * itself through `executeToolCall` so that every call becomes a session event.
+ */
+import { jsonSchema, zodSchema, type JSONSchema7, type Tool } from "ai";
+import type { ToolSpec } from "./spec.ts";
+
+export class ToolRegistry {
+  readonly #byName = new Map<string, ToolSpec<unknown>>();
+  #aiTools: Record<string, Tool> | undefined;
+
+  /** Throws when two specs share a name: a silent override would hide a tool from the model. */
+  constructor(specs: ToolSpec<unknown>[]) {
+    for (const spec of specs) {
+      if (this.#byName.has(spec.name)) throw new Error(`Duplicate tool name '${spec.name}'`);
+      this.#byName.set(spec.name, spec);
+    }
+  }
+
+  get(name: string): ToolSpec<unknown> | undefined {
+    return this.#byName.get(name);
+  }
+
+  list(): ToolSpec<unknown>[] {
+    return [...this.#byName.values()];
+  }
+
+  names(): string[] {
+    return [...this.#byName.keys()];
+  }
+
+  /**
+   * Tool declarations for `streamText`. The schema is the zod schema's JSON Schema but carries no
+   * validator: arguments are validated once, by the executor, whose error names each bad field so
+   * the model can correct its call (the SDK would instead mark the call invalid with its own text).
+   */
+  toAiTools(): Record<string, Tool> {
+    if (this.#aiTools) return this.#aiTools;
+    const out: Record<string, Tool> = {};
+    for (const spec of this.#byName.values()) {
+      const converted = zodSchema(spec.input);
+      out[spec.name] = {
+        description: spec.description,
+        inputSchema: jsonSchema<unknown>(async (): Promise<JSONSchema7> => converted.jsonSchema),
+      };
+    }
+    this.#aiTools = out;
+    return out;
+  }
+}
