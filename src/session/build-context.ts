@@ -1,0 +1,141 @@
+/**
+ * The model's context for a run: walk from the active leaf toward the root through the handler
+ * registry (seed event-model §6.4) and assemble the messages. The walk knows only handler actions,
+ * never event types; where a `merge_prev` lands is decided by the shape of the assembled messages.
+ *
+ * With `maxMessages` the walk stops as soon as enough whole groups are in hand, so the per-turn cost
+ * is bounded by the window, not by the length of the session.
+ */
+import type { Message, ToolResultMessage } from "./events.ts";
+import { convertToLlm, type LlmAction, type LlmConvertContext } from "./handlers.ts";
+import { appendReminder } from "./system-reminder.ts";
+import type { SessionTree } from "./tree.ts";
+
+export interface BuildContextOptions {
+  /**
+   * Keep only the most recent messages, dropping whole groups (an assistant message with its tool
+   * results) so the model never sees a tool result without its call. The newest group is always
+   * kept, even when it alone is longer than this.
+   */
+  maxMessages?: number;
+}
+
+export interface ContextResult {
+  messages: Message[];
+  /** The compact event whose summary opens the context, when the walk stopped at one. */
+  barrierEventId: string | null;
+  /** The walk reached the root or a compact barrier (false: it stopped early at the window). */
+  reachedStart: boolean;
+  /** Messages assembled but left out by the `maxMessages` window. */
+  trimmed: number;
+  /** Path events the walk converted (bounded by the window, the barrier or the root). */
+  eventsVisited: number;
+}
+
+type Contribution = Exclude<LlmAction, { action: "skip" }>;
+type Merge = Extract<LlmAction, { action: "merge_prev" }>;
+
+/** A message that opens a group: anything but a tool result (which belongs to the call before it). */
+function opensGroup(message: Message): boolean {
+  return message.role !== "tool_result";
+}
+
+function checkMax(maxMessages: number | undefined): void {
+  if (maxMessages !== undefined && (!Number.isInteger(maxMessages) || maxMessages < 1)) {
+    throw new RangeError(`maxMessages must be a positive integer, got ${maxMessages}`);
+  }
+}
+
+/** Context plus facts about how it was built (for telemetry and compaction decisions). */
+export function contextForRun(tree: SessionTree, leafId: string | null, opts: BuildContextOptions = {}): ContextResult {
+  const { maxMessages } = opts;
+  checkMax(maxMessages);
+  const ctx: LlmConvertContext = { lookup: (id) => tree.get(id) };
+  const newestFirst: Contribution[] = [];
+  let included = 0;
+  let eventsVisited = 0;
+  let barrierEventId: string | null = null;
+  let reachedStart = true;
+
+  for (const event of tree.ancestors(leafId)) {
+    eventsVisited++;
+    const action = convertToLlm(event, ctx);
+    if (action.action === "skip") continue;
+    newestFirst.push(action);
+    if (action.action === "barrier") {
+      barrierEventId = event.id;
+      break;
+    }
+    if (action.action === "include") {
+      included++;
+      // Everything older would fall outside the window: stop at a group boundary.
+      if (maxMessages !== undefined && included >= maxMessages && opensGroup(action.message)) {
+        reachedStart = event.parent_id === null;
+        break;
+      }
+    }
+  }
+
+  const assembled = assembleMessages(newestFirst.reverse());
+  const messages = maxMessages === undefined ? assembled : trimToRecent(assembled, maxMessages);
+  return { messages, barrierEventId, reachedStart, trimmed: assembled.length - messages.length, eventsVisited };
+}
+
+/** The messages the model sees for a run whose active leaf is `leafId`. */
+export function buildContext(tree: SessionTree, leafId: string | null, opts: BuildContextOptions = {}): Message[] {
+  return contextForRun(tree, leafId, opts).messages;
+}
+
+function withReminders(result: ToolResultMessage, merges: Merge[]): ToolResultMessage {
+  return { ...result, content: merges.reduce((content, merge) => appendReminder(content, merge.content), result.content) };
+}
+
+function standaloneOf(merge: Merge): Message {
+  return merge.standalone ?? { role: "user", content: merge.content };
+}
+
+/**
+ * Turns contributions (oldest first) into messages. A `merge_prev` joins the tool_result just
+ * before it (seed §7.4: during a tool loop); right after an assistant message whose tool results
+ * have not arrived yet it waits for the first of them (a standalone user message there would split
+ * the call from its results); anywhere else it becomes a standalone message.
+ */
+export function assembleMessages(oldestFirst: readonly Contribution[]): Message[] {
+  const out: Message[] = [];
+  let waiting: Merge[] = [];
+  for (const item of oldestFirst) {
+    const last = out.at(-1);
+    if (item.action === "merge_prev") {
+      if (last?.role === "tool_result") out[out.length - 1] = withReminders(last, [item]);
+      else if (last?.role === "assistant" && last.tool_calls.length > 0) waiting.push(item);
+      else out.push(standaloneOf(item));
+      continue;
+    }
+    const message = item.action === "include" ? item.message : item.summary;
+    if (message.role === "tool_result") {
+      out.push(waiting.length > 0 ? withReminders(message, waiting) : message);
+    } else {
+      out.push(...waiting.map(standaloneOf), message);
+    }
+    waiting = [];
+  }
+  out.push(...waiting.map(standaloneOf));
+  return out;
+}
+
+/**
+ * The most recent messages, at most `maxMessages` of them, dropping whole groups from the oldest
+ * end; the newest group is kept even when it alone exceeds the limit.
+ */
+export function trimToRecent(messages: readonly Message[], maxMessages: number): Message[] {
+  checkMax(maxMessages);
+  let start = messages.length;
+  while (start > 0) {
+    let groupStart = start - 1;
+    while (groupStart > 0 && !opensGroup(messages[groupStart]!)) groupStart--;
+    const kept = messages.length - start;
+    if (kept > 0 && kept + (start - groupStart) > maxMessages) break;
+    start = groupStart;
+  }
+  return messages.slice(start);
+}
