@@ -27,8 +27,8 @@ function checkLimit(limit: number | undefined): void {
 
 /**
  * The conversation the active leaf sees, root → leaf. A rewind or branch switch that landed on an
- * event of the path is shown right after that event (the rewind itself hangs off the abandoned
- * branch, so it is not on the path).
+ * event of the path, and after which the path went on, is shown right after that event (the
+ * rewind itself hangs off the abandoned branch, so it is not on the path).
  */
 export function buildTranscript(tree: SessionTree, leafId: string | null, opts: TranscriptOptions = {}): DisplayItem[] {
   checkLimit(opts.limit);
@@ -36,13 +36,18 @@ export function buildTranscript(tree: SessionTree, leafId: string | null, opts: 
   const onPath = new Set<string>();
   const newestFirst: DisplayItem[][] = [];
   let count = 0;
+  let next: VisibleEvent | undefined;
   for (const event of tree.ancestors(leafId)) {
     onPath.add(event.id);
-    const group = [event, ...tree.navigationsTo(event.id).filter((marker) => !onPath.has(marker.id))]
-      .map((e) => convertToDisplay(e, ctx))
-      .filter((item): item is DisplayItem => item !== null);
+    // A navigation belongs to this path only if the path went on from here after it happened.
+    const continuation = next;
+    const landed = tree
+      .navigationsTo(event.id)
+      .filter((marker) => !onPath.has(marker.id) && (continuation === undefined || continuation.seq > marker.seq));
+    const group = [event, ...landed].map((e) => convertToDisplay(e, ctx)).filter((item): item is DisplayItem => item !== null);
     newestFirst.push(group);
     count += group.length;
+    next = event;
     if (opts.limit !== undefined && count >= opts.limit) break;
   }
   const items = newestFirst.reverse().flat();
