@@ -4,17 +4,23 @@
  */
 import type { TestProject } from "vitest/node";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../support/scripted-openai.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
     adminToken: string;
+    /** Scripted OpenAI-compatible server (test/support/scripted-openai.ts); base_url is `${modelUrl}/v1`. */
+    modelUrl: string;
   }
 }
 
 let dev: DevServer | undefined;
+let model: ScriptedModelServer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  model = await startScriptedModelServer();
+  project.provide("modelUrl", model.url);
   dev = await startWranglerDev();
   project.provide("baseUrl", dev.url);
   project.provide("adminToken", dev.adminToken);
@@ -22,4 +28,5 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await dev?.stop();
+  await model?.stop();
 }
