@@ -2,7 +2,10 @@
  * `npm run bench`: runs every area's benchmark in turn. Each prints its figures as ratios against a
  * baseline measured in the same run, never as pass/fail thresholds.
  */
-const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] = [];
+const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] = [
+  { name: "session-context", load: () => import("./session-context.ts") },
+  { name: "agent-raw-tool-calls", load: () => import("./agent-raw-tool-calls.ts") },
+];
 
 for (const area of areas) {
   console.log(`\n=== bench: ${area.name} ===`);

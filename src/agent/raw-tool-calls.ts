@@ -78,6 +78,12 @@ function parseSegments(text: string): unknown[] | null {
       out.push(...inner);
       i = close + 3;
     } else if (text[i] === "{" || text[i] === "[") {
+      // Fast path: the rest is one JSON value (the usual case); otherwise find where this one ends.
+      const whole = tryParse(text.slice(i));
+      if (whole.ok) {
+        out.push(whole.value);
+        return out;
+      }
       const end = jsonValueEnd(text, i);
       if (end === -1) return null;
       try {
@@ -89,6 +95,14 @@ function parseSegments(text: string): unknown[] | null {
     } else {
       return null;
     }
+  }
+}
+
+function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
   }
 }
 
