@@ -1,0 +1,358 @@
+/**
+ * The SessionDO's own SQLite storage: the authoritative event log, the durable run queue, the
+ * markers of tool calls in flight, queued steer messages and small key/value state (session info,
+ * active leaf, seq high-water mark). Every method is synchronous (DO SQLite is local); durability
+ * towards clients comes from the Durable Object output gate, which holds any reply or broadcast
+ * until these writes are on disk.
+ */
+import type { PersistentEvent } from "./events.ts";
+import type { RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
+
+export interface SessionInfo {
+  id: string;
+  workspace_id: string;
+  title: string;
+  status: "open" | "closed";
+  metadata: Record<string, unknown>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UsageTotals {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+/** Progress of a run that must survive a restart (everything else is derived from the log). */
+export interface RunState {
+  system_prompt?: string;
+  tool_iterations: number;
+  usage: UsageTotals;
+  provider: string | null;
+  model: string | null;
+  output_text: string;
+  finish_reason: string;
+  /** The user message of this run (set once the run's opening events are persisted). */
+  user_event_id?: string;
+  /** Set by cancel; a resumed run ends `cancelled` instead of continuing. */
+  cancel_requested?: boolean;
+  /** Executions started (1 + resumes); a run that keeps crashing is failed, not resumed forever. */
+  attempts?: number;
+}
+
+export interface RunRow {
+  id: string;
+  /** Queue order. */
+  pos: number;
+  status: RunStatus;
+  idempotency_key: string | null;
+  input: SubmitRunInput;
+  state: RunState;
+  result: RunResult | null;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  /** Bumped on every update, so replication marks clean only the version it copied. */
+  version: number;
+}
+
+export interface ToolStartMarker {
+  tool_call_id: string;
+  run_id: string;
+  event_id: string;
+  started_at: number;
+}
+
+export interface PendingSteer {
+  id: number;
+  run_id: string;
+  client_id: string;
+  content: string;
+  source: "steer" | "followUp";
+}
+
+export const emptyUsage = (): UsageTotals => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS events (
+     seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, run_id TEXT,
+     hidden INTEGER NOT NULL, body TEXT NOT NULL, replicated INTEGER NOT NULL DEFAULT 0)`,
+  `CREATE INDEX IF NOT EXISTS events_unreplicated ON events(seq) WHERE replicated = 0`,
+  `CREATE INDEX IF NOT EXISTS events_run ON events(run_id, seq)`,
+  `CREATE TABLE IF NOT EXISTS runs (
+     id TEXT PRIMARY KEY, pos INTEGER NOT NULL UNIQUE, status TEXT NOT NULL, idempotency_key TEXT UNIQUE,
+     input TEXT NOT NULL, state TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL,
+     started_at INTEGER, ended_at INTEGER, version INTEGER NOT NULL DEFAULT 0, dirty INTEGER NOT NULL DEFAULT 1)`,
+  `CREATE INDEX IF NOT EXISTS runs_open ON runs(pos) WHERE status IN ('queued', 'running')`,
+  `CREATE TABLE IF NOT EXISTS tool_starts (
+     tool_call_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, event_id TEXT NOT NULL, started_at INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS pending_steer (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, client_id TEXT NOT NULL, content TEXT NOT NULL, source TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS used_tickets (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS bench (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`,
+];
+
+type Row = Record<string, SqlStorageValue>;
+
+export class SessionStorage {
+  readonly #sql: SqlStorage;
+  readonly #storage: DurableObjectStorage;
+  /** Statements executed; the benchmark reports it per step (all are local, none cross the network). */
+  writes = 0;
+
+  constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+    this.#sql = storage.sql;
+    for (const stmt of SCHEMA) this.#sql.exec(stmt);
+  }
+
+  /** Runs `fn` atomically: either all its writes land or none. */
+  atomically<T>(fn: () => T): T {
+    return this.#storage.transactionSync(fn);
+  }
+
+  #exec<T extends Row>(query: string, ...params: SqlStorageValue[]): T[] {
+    return this.#sql.exec<T>(query, ...params).toArray();
+  }
+
+  #write(query: string, ...params: SqlStorageValue[]): void {
+    this.writes++;
+    this.#sql.exec(query, ...params);
+  }
+
+  // ---- meta -------------------------------------------------------------------------------------
+
+  getMeta<T>(key: string): T | null {
+    const row = this.#exec<{ v: string }>(`SELECT v FROM meta WHERE k = ?`, key)[0];
+    return row ? (JSON.parse(row.v) as T) : null;
+  }
+
+  setMeta(key: string, value: unknown): void {
+    this.#write(`INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, key, JSON.stringify(value));
+  }
+
+  session(): SessionInfo | null {
+    return this.getMeta<SessionInfo>("session");
+  }
+
+  /** Saves the session info and marks the D1 projection stale. */
+  saveSession(info: SessionInfo): void {
+    this.setMeta("session", info);
+    this.setMeta("projection_version", this.projectionVersion() + 1);
+  }
+
+  projectionVersion(): number {
+    return this.getMeta<number>("projection_version") ?? 0;
+  }
+
+  /** The projection version D1 has; the projection is stale while it is below `projectionVersion`. */
+  markProjectionCopied(version: number): void {
+    this.setMeta("projection_copied", version);
+  }
+
+  // ---- events -----------------------------------------------------------------------------------
+
+  insertEvent(event: PersistentEvent, hidden: boolean): void {
+    this.#write(
+      `INSERT INTO events (seq, id, type, run_id, hidden, body) VALUES (?, ?, ?, ?, ?, ?)`,
+      event.seq,
+      event.id,
+      event.type,
+      event.run_id,
+      hidden ? 1 : 0,
+      JSON.stringify(event),
+    );
+  }
+
+  maxEventSeq(): number {
+    const row = this.#exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM events`)[0];
+    return row?.m ?? 0;
+  }
+
+  eventCount(): number {
+    return this.#exec<{ n: number }>(`SELECT COUNT(*) AS n FROM events`)[0]?.n ?? 0;
+  }
+
+  /** Every event in seq order (used once per activation to rebuild the in-memory tree). */
+  *allEvents(): Generator<PersistentEvent> {
+    for (const row of this.#sql.exec<{ body: string }>(`SELECT body FROM events ORDER BY seq`)) yield JSON.parse(row.body) as PersistentEvent;
+  }
+
+  eventsAfter(afterSeq: number, opts: { includeHidden: boolean; limit?: number; runId?: string }): PersistentEvent[] {
+    const where = ["seq > ?"];
+    const params: SqlStorageValue[] = [afterSeq];
+    if (!opts.includeHidden) where.push("hidden = 0");
+    if (opts.runId !== undefined) {
+      where.push("run_id = ?");
+      params.push(opts.runId);
+    }
+    const limit = opts.limit ?? -1;
+    return this.#exec<{ body: string }>(`SELECT body FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`, ...params, limit).map(
+      (r) => JSON.parse(r.body) as PersistentEvent,
+    );
+  }
+
+  eventById(id: string): PersistentEvent | null {
+    const row = this.#exec<{ body: string }>(`SELECT body FROM events WHERE id = ?`, id)[0];
+    return row ? (JSON.parse(row.body) as PersistentEvent) : null;
+  }
+
+  unreplicated(limit: number): { seq: number; event: PersistentEvent; hidden: boolean }[] {
+    return this.#exec<{ seq: number; body: string; hidden: number }>(
+      `SELECT seq, body, hidden FROM events WHERE replicated = 0 ORDER BY seq LIMIT ?`,
+      limit,
+    ).map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as PersistentEvent, hidden: r.hidden === 1 }));
+  }
+
+  hasUnreplicated(): boolean {
+    return (
+      this.#exec(`SELECT 1 FROM events WHERE replicated = 0 LIMIT 1`).length > 0 ||
+      this.#exec(`SELECT 1 FROM runs WHERE dirty = 1 LIMIT 1`).length > 0 ||
+      (this.getMeta<number>("projection_copied") ?? 0) < this.projectionVersion()
+    );
+  }
+
+  markReplicated(throughSeq: number): void {
+    this.#write(`UPDATE events SET replicated = 1 WHERE replicated = 0 AND seq <= ?`, throughSeq);
+  }
+
+  // ---- runs -------------------------------------------------------------------------------------
+
+  insertRun(run: Omit<RunRow, "pos" | "version">): RunRow {
+    const pos = (this.#exec<{ m: number | null }>(`SELECT MAX(pos) AS m FROM runs`)[0]?.m ?? 0) + 1;
+    this.#write(
+      `INSERT INTO runs (id, pos, status, idempotency_key, input, state, result, created_at, started_at, ended_at, dirty)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+      run.id,
+      pos,
+      run.status,
+      run.idempotency_key,
+      JSON.stringify(run.input),
+      JSON.stringify(run.state),
+      run.result ? JSON.stringify(run.result) : null,
+      run.created_at,
+      run.started_at,
+      run.ended_at,
+    );
+    return { ...run, pos, version: 0 };
+  }
+
+  updateRun(run: RunRow): void {
+    this.#write(
+      `UPDATE runs SET status = ?, state = ?, result = ?, started_at = ?, ended_at = ?, version = version + 1, dirty = 1 WHERE id = ?`,
+      run.status,
+      JSON.stringify(run.state),
+      run.result ? JSON.stringify(run.result) : null,
+      run.started_at,
+      run.ended_at,
+      run.id,
+    );
+    run.version++;
+  }
+
+  run(id: string): RunRow | null {
+    const row = this.#exec(`SELECT * FROM runs WHERE id = ?`, id)[0];
+    return row ? toRun(row) : null;
+  }
+
+  runByIdempotencyKey(key: string): RunRow | null {
+    const row = this.#exec(`SELECT * FROM runs WHERE idempotency_key = ?`, key)[0];
+    return row ? toRun(row) : null;
+  }
+
+  /** The run to work on: the running one, else the oldest queued one. */
+  nextOpenRun(): RunRow | null {
+    const row = this.#exec(`SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY (status = 'running') DESC, pos LIMIT 1`)[0];
+    return row ? toRun(row) : null;
+  }
+
+  openRuns(): RunRow[] {
+    return this.#exec(`SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY pos`).map(toRun);
+  }
+
+  listRuns(limit: number): RunRow[] {
+    return this.#exec(`SELECT * FROM runs ORDER BY pos DESC LIMIT ?`, limit).map(toRun);
+  }
+
+  dirtyRuns(): RunRow[] {
+    return this.#exec(`SELECT * FROM runs WHERE dirty = 1 ORDER BY pos`).map(toRun);
+  }
+
+  /** Only rows unchanged since they were copied: an update during the copy keeps the dirty flag. */
+  markRunsClean(copied: { id: string; version: number }[]): void {
+    for (const { id, version } of copied) this.#write(`UPDATE runs SET dirty = 0 WHERE id = ? AND version = ?`, id, version);
+  }
+
+  // ---- tool markers and steer queue -------------------------------------------------------------
+
+  markToolStarted(marker: ToolStartMarker): void {
+    this.#write(
+      `INSERT INTO tool_starts (tool_call_id, run_id, event_id, started_at) VALUES (?, ?, ?, ?) ON CONFLICT(tool_call_id) DO NOTHING`,
+      marker.tool_call_id,
+      marker.run_id,
+      marker.event_id,
+      marker.started_at,
+    );
+  }
+
+  toolStart(toolCallId: string): ToolStartMarker | null {
+    const row = this.#exec<{ tool_call_id: string; run_id: string; event_id: string; started_at: number }>(
+      `SELECT * FROM tool_starts WHERE tool_call_id = ?`,
+      toolCallId,
+    )[0];
+    return row ? { ...row } : null;
+  }
+
+  clearToolStart(toolCallId: string): void {
+    this.#write(`DELETE FROM tool_starts WHERE tool_call_id = ?`, toolCallId);
+  }
+
+  queueSteer(steer: Omit<PendingSteer, "id">): void {
+    this.#write(`INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`, steer.run_id, steer.client_id, steer.content, steer.source);
+  }
+
+  pendingSteers(runId: string): PendingSteer[] {
+    return this.#exec<{ id: number; run_id: string; client_id: string; content: string; source: string }>(
+      `SELECT * FROM pending_steer WHERE run_id = ? ORDER BY id`,
+      runId,
+    ).map((r) => ({ ...r, source: r.source === "followUp" ? "followUp" : "steer" }));
+  }
+
+  dropSteer(id: number): void {
+    this.#write(`DELETE FROM pending_steer WHERE id = ?`, id);
+  }
+
+  // ---- stream tickets ---------------------------------------------------------------------------
+
+  /** Records a ticket nonce as used; false when it was used before. Expired nonces are pruned. */
+  useTicket(nonce: string, expiresAt: number, now: number): boolean {
+    this.#write(`DELETE FROM used_tickets WHERE expires_at < ?`, now);
+    if (this.#exec(`SELECT 1 FROM used_tickets WHERE nonce = ?`, nonce).length > 0) return false;
+    this.#write(`INSERT INTO used_tickets (nonce, expires_at) VALUES (?, ?)`, nonce, expiresAt);
+    return true;
+  }
+
+  /** The benchmark baseline's one storage write. */
+  benchTouch(): number {
+    this.#write(`INSERT INTO bench (k, v) VALUES ('touch', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1`);
+    return this.#exec<{ v: number }>(`SELECT v FROM bench WHERE k = 'touch'`)[0]?.v ?? 0;
+  }
+}
+
+function toRun(row: Row): RunRow {
+  return {
+    id: String(row.id),
+    pos: Number(row.pos),
+    status: String(row.status) as RunStatus,
+    idempotency_key: row.idempotency_key === null ? null : String(row.idempotency_key),
+    input: JSON.parse(String(row.input)) as SubmitRunInput,
+    state: JSON.parse(String(row.state)) as RunState,
+    result: row.result === null ? null : (JSON.parse(String(row.result)) as RunResult),
+    created_at: Number(row.created_at),
+    started_at: row.started_at === null ? null : Number(row.started_at),
+    ended_at: row.ended_at === null ? null : Number(row.ended_at),
+    version: Number(row.version),
+  };
+}
