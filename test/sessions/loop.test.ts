@@ -1,0 +1,194 @@
+import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { createSession, submitRun, waitForRun, getRun } from "../../src/session/service.ts";
+import type { MessageEvent, PersistentEvent } from "../../src/session/events.ts";
+import { isHidden } from "../../src/session/events.ts";
+import { ScriptedModel, countingTool, deferred, doEvents, registerModel, registerToolset, scriptedWorkspace, text, toolCalls, until } from "./support.ts";
+
+const messages = (events: PersistentEvent[]) => events.filter((e): e is MessageEvent => e.type === "message").map((e) => e.message);
+
+async function runOnce(ws: { id: string }, content: string, extra: Record<string, unknown> = {}) {
+  const session = await createSession(env, { workspaceId: ws.id });
+  const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content, ...extra });
+  const result = await waitForRun(env, session.id, run_id, 10_000);
+  return { sessionId: session.id, runId: run_id, result, events: await doEvents(session.id, ws.id) };
+}
+
+describe("agent loop: a turn", () => {
+  it("answers a no-tool turn: run facts hidden, user and assistant messages visible, seq strictly increasing", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([text("Hello", " there")]));
+    const { result, events, runId, sessionId } = await runOnce(ws, "hi");
+    expect(result).toMatchObject({ status: "completed", output_text: "Hello there", finish_reason: "stop", tool_iterations: 0, provider: "openai-compatible", session_id: sessionId, run_id: runId });
+    expect(result.usage).toEqual({ input_tokens: 10, output_tokens: 4, total_tokens: 14 });
+    expect(events.map((e) => e.type)).toEqual(["run_started", "system_prompt_snapshotted", "message", "message", "run_completed"]);
+    expect(events.every((e) => e.run_id === runId)).toBe(true);
+    for (const e of events.filter(isHidden)) expect(e.parent_id).toBeNull();
+    const [user, assistant] = events.filter((e) => e.type === "message");
+    expect(user!.parent_id).toBeNull();
+    expect(assistant!.parent_id).toBe(user!.id);
+    const seqs = events.map((e) => e.seq);
+    for (let i = 1; i < seqs.length; i++) expect(seqs[i]!).toBeGreaterThan(seqs[i - 1]!);
+    expect(messages(events)[1]).toMatchObject({ role: "assistant", text: "Hello there", provider: "openai-compatible", usage: { total_tokens: 14 } });
+    const prompt = events.find((e) => e.type === "system_prompt_snapshotted");
+    expect(prompt).toMatchObject({ prompt: expect.stringContaining("# Runtime context") });
+    expect(ws.main.calls).toHaveLength(1);
+  });
+
+  it("runs tool calls through the executor and feeds the results back until the model answers", async () => {
+    const main = new ScriptedModel([
+      toolCalls({ id: "c1", name: "echo", args: { text: "one" } }, { id: "c2", name: "echo", args: { text: "two" } }),
+      text("done"),
+    ]);
+    const ws = await scriptedWorkspace(main);
+    const { result, events } = await runOnce(ws, "echo twice");
+    expect(result).toMatchObject({ status: "completed", output_text: "done", tool_iterations: 1 });
+    const msgs = messages(events);
+    expect(msgs.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result", "assistant"]);
+    expect(msgs[2]).toMatchObject({ role: "tool_result", tool_call_id: "c1", content: "one", is_error: false });
+    expect(msgs[3]).toMatchObject({ tool_call_id: "c2", content: "two" });
+    // The second model call saw both results.
+    expect(main.promptText(1)).toContain("two");
+  });
+
+  it("a failing tool is a result the model reads, not a crashed run", async () => {
+    const main = new ScriptedModel([toolCalls({ id: "c1", name: "no_such_tool", args: {} }), text("recovered")]);
+    const ws = await scriptedWorkspace(main);
+    const { result, events } = await runOnce(ws, "go");
+    expect(result.status).toBe("completed");
+    expect(messages(events)[2]).toMatchObject({ role: "tool_result", is_error: true, content: expect.stringContaining("unknown_tool") });
+  });
+
+  it("falls back when the main provider fails and records who answered", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([{ fail: 500 }]), { fallback: new ScriptedModel([text("from fallback")]) });
+    const { result, events } = await runOnce(ws, "hi");
+    expect(result).toMatchObject({ status: "completed", output_text: "from fallback", model: expect.stringMatching(/^fallback-/) });
+    expect(messages(events)[1]).toMatchObject({ role: "assistant", model: expect.stringMatching(/^fallback-/) });
+  });
+
+  it("provider failure after fallback ends the run with run_failed and a visible assistant error", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([{ fail: 500 }]), { fallback: new ScriptedModel([{ fail: 503 }]) });
+    const { result, events } = await runOnce(ws, "hi");
+    expect(result).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    expect(events.at(-1)).toMatchObject({ type: "run_failed", error: { code: "provider_error" } });
+    const last = messages(events).at(-1);
+    expect(last).toMatchObject({ role: "assistant", error: { code: "provider_error" } });
+  });
+
+  it("no model configured fails fast with no_model_configured", async () => {
+    const { newWorkspace } = await import("../helpers/api.ts");
+    const ws = await newWorkspace();
+    const { result, events } = await runOnce(ws, "hi");
+    expect(result).toMatchObject({ status: "failed", error: { code: "no_model_configured", message: expect.stringContaining("PUT /api/config") } });
+    expect(events.map((e) => e.type)).toContain("run_failed");
+  });
+
+  it("stops at runtime.max_tool_iterations with a failed run", async () => {
+    const main = new ScriptedModel((i) => toolCalls({ id: `c${i}`, name: "echo", args: { text: `${i}` } }));
+    const ws = await scriptedWorkspace(main, { runtime: { max_tool_iterations: 2 } });
+    const { result } = await runOnce(ws, "loop forever");
+    expect(result).toMatchObject({ status: "failed", tool_iterations: 2, error: { code: "max_tool_iterations" } });
+    expect(main.calls).toHaveLength(2);
+  });
+
+  it("honours toolset, tool_data, system_prompt_extra and model_override", async () => {
+    const probe = countingTool("probe_tool");
+    const toolset = registerToolset("loop-probe", [probe.spec]);
+    const override = new ScriptedModel([toolCalls({ id: "p1", name: "probe_tool", args: { n: 1 } }), text("ok")]);
+    const ws = await scriptedWorkspace(new ScriptedModel([text("main should not answer")]));
+    const overrideId = registerModel(override);
+    const { result } = await runOnce(ws, "use the probe", {
+      toolset,
+      tool_data: { task_id: "t-1" },
+      system_prompt_extra: "EXTRA TASK INSTRUCTIONS",
+      model_override: { provider: "openai-compatible", id: overrideId, base_url: "http://override.test/v1" },
+    });
+    expect(result).toMatchObject({ status: "completed", output_text: "ok", model: overrideId });
+    expect(probe.state.runs).toBe(1);
+    expect(probe.state.seenData).toEqual([{ task_id: "t-1" }]);
+    expect(override.promptText(0)).toContain("EXTRA TASK INSTRUCTIONS");
+    expect(ws.main.calls).toHaveLength(0);
+  });
+});
+
+describe("agent loop: the run queue", () => {
+  it("the same Idempotency-Key returns the same run", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([text("once")]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    const a = await submitRun(env, session.id, { workspace_id: ws.id, content: "hi", idempotency_key: "k-1" });
+    const b = await submitRun(env, session.id, { workspace_id: ws.id, content: "hi", idempotency_key: "k-1" });
+    expect(b.run_id).toBe(a.run_id);
+    expect(b.deduplicated).toBe(true);
+    await waitForRun(env, session.id, a.run_id, 10_000);
+    const c = await submitRun(env, session.id, { workspace_id: ws.id, content: "hi", idempotency_key: "k-1" });
+    expect(c).toMatchObject({ run_id: a.run_id, status: "completed" });
+    expect(ws.main.calls).toHaveLength(1);
+  });
+
+  it("concurrent submits run one after another: no run's events interleave with another's", async () => {
+    const main = new ScriptedModel((i) => (i % 2 === 0 ? toolCalls({ id: `c${i}`, name: "echo", args: { text: `x${i}` } }) : text(`answer ${i}`)));
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const submitted = await Promise.all([1, 2, 3].map((n) => submitRun(env, session.id, { workspace_id: ws.id, content: `q${n}` })));
+    const results = await Promise.all(submitted.map((s) => waitForRun(env, session.id, s.run_id, 10_000)));
+    expect(results.map((r) => r.status)).toEqual(["completed", "completed", "completed"]);
+    const events = await doEvents(session.id, ws.id);
+    const order = events.map((e) => e.run_id);
+    // Each run's events form one contiguous block.
+    const blocks = order.filter((id, i) => i === 0 || order[i - 1] !== id);
+    expect(blocks).toEqual(submitted.map((s) => s.run_id));
+    // Each run starts where the previous ended: the conversation is one path.
+    const visible = events.filter((e) => !isHidden(e));
+    for (let i = 1; i < visible.length; i++) expect(visible[i]!.parent_id).toBe(visible[i - 1]!.id);
+  });
+
+  it("cancel aborts the running step: message_cancelled, run ends cancelled", async () => {
+    const main = new ScriptedModel([{ before: [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "partial" }], hang: true }]);
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "long task" });
+    await until(() => main.calls.length === 1, 5_000, "model call");
+    const { cancelRun } = await import("../../src/session/service.ts");
+    expect(await cancelRun(env, session.id, ws.id)).toMatchObject({ run_id, status: "running" });
+    const result = await waitForRun(env, session.id, run_id, 10_000);
+    expect(result).toMatchObject({ status: "cancelled", finish_reason: "cancelled" });
+    const events = await doEvents(session.id, ws.id);
+    expect(events.at(-1)).toMatchObject({ type: "run_completed", result: { status: "cancelled" } });
+    expect(messages(events).map((m) => m.role)).toEqual(["user"]);
+    expect((await getRun(env, session.id, run_id)).status).toBe("cancelled");
+  });
+
+  it("a steer message joins the running run and reaches the model as a <system-reminder>", async () => {
+    const slow = countingTool("slow_tool");
+    const gate = deferred();
+    slow.state.gate = gate.promise;
+    const toolset = registerToolset("steer-probe", [slow.spec]);
+    const main = new ScriptedModel([toolCalls({ id: "s1", name: "slow_tool", args: {} }), text("adjusted")]);
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "start", toolset });
+    await until(() => slow.state.runs === 1, 5_000, "tool start");
+    const steer = await submitRun(env, session.id, { workspace_id: ws.id, content: "also mention penguins", source: "steer" });
+    expect(steer).toMatchObject({ run_id, steered: true });
+    gate.resolve();
+    const result = await waitForRun(env, session.id, run_id, 10_000);
+    expect(result).toMatchObject({ status: "completed", output_text: "adjusted" });
+    expect(main.promptText(1)).toMatch(/system-reminder[^]*penguins/);
+    const events = await doEvents(session.id, ws.id);
+    const steerEvent = events.find((e) => e.type === "message" && e.message.role === "user" && e.message.meta?.source === "steer");
+    expect(steerEvent?.run_id).toBe(run_id);
+  });
+
+  it("a followUp during a run is queued as the next run", async () => {
+    const gate = deferred();
+    const main = new ScriptedModel([{ parts: text("first"), gate: gate.promise }, text("second")]);
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const first = await submitRun(env, session.id, { workspace_id: ws.id, content: "one" });
+    await until(() => main.calls.length === 1, 5_000, "model call");
+    const follow = await submitRun(env, session.id, { workspace_id: ws.id, content: "two", source: "followUp" });
+    expect(follow).toMatchObject({ status: "queued", steered: false });
+    expect(follow.run_id).not.toBe(first.run_id);
+    gate.resolve();
+    expect((await waitForRun(env, session.id, follow.run_id, 10_000)).output_text).toBe("second");
+  });
+});
