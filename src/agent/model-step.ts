@@ -10,6 +10,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import { AppError } from "../http/errors.ts";
 import { redactSecrets, type ModelHandle, type ResolvedModels } from "./providers.ts";
 import { extractRawToolCalls } from "./raw-tool-calls.ts";
+import { RawCallDeltaGate } from "./raw-call-gate.ts";
 
 export interface StepCallbacks {
   /** An attempt begins (once for main, again for the fallback after `onAbandon`). */
@@ -62,10 +63,13 @@ export interface ModelStepArgs {
   maxOutputTokens?: number;
   /** Retries of a failed request per attempt; default 0 with a fallback (it is the retry), else 1. */
   maxRetries?: number;
+  /** An attempt that sends nothing for this long fails (and the fallback is asked). Default 90 s. */
+  idleTimeoutMs?: number;
   callbacks: StepCallbacks;
 }
 
 const MAX_ERROR_TEXT = 500;
+export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
 
 export async function runModelStep(args: ModelStepArgs): Promise<StepOutput> {
   const { models, signal, callbacks } = args;
@@ -77,8 +81,7 @@ export async function runModelStep(args: ModelStepArgs): Promise<StepOutput> {
   for (const [index, { handle, role }] of attempts.entries()) {
     throwIfAborted(signal);
     try {
-      const output = await streamAttempt(args, handle, role, maxRetries);
-      return withRawToolCalls(output, args.tools);
+      return await streamAttempt(args, handle, role, maxRetries);
     } catch (err) {
       if (signal.aborted) throw abortError(signal);
       const error = describeError(handle, err);
@@ -100,10 +103,46 @@ class StepStreamError extends Error {
   }
 }
 
+/** Fails an attempt that has been silent for `ms`; `touch()` on every stream part. */
+class IdleTimer {
+  readonly controller = new AbortController();
+  fired = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly ms: number) {
+    this.touch();
+  }
+
+  touch(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.controller.abort(new Error(`no response from the model for ${Math.round(this.ms / 1000)} s`));
+    }, this.ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "main" | "fallback", maxRetries: number): Promise<StepOutput> {
+  const idle = new IdleTimer(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
+  try {
+    return await streamAttemptWithin(args, handle, role, maxRetries, idle);
+  } catch (err) {
+    if (idle.fired && !args.signal.aborted) throw new StepStreamError(idle.controller.signal.reason);
+    throw err;
+  } finally {
+    idle.stop();
+  }
+}
+
+async function streamAttemptWithin(args: ModelStepArgs, handle: ModelHandle, role: "main" | "fallback", maxRetries: number, idle: IdleTimer): Promise<StepOutput> {
   const { callbacks, signal } = args;
   callbacks.onStart({ provider: handle.provider, model: handle.modelId, role });
   const tools = args.tools.toAiTools();
+  const gate = new RawCallDeltaGate();
   const result = streamText({
     model: handle.model,
     instructions: args.system,
@@ -111,7 +150,7 @@ async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "ma
     tools: Object.keys(tools).length > 0 ? tools : undefined,
     maxOutputTokens: args.maxOutputTokens ?? handle.maxTokens,
     maxRetries,
-    abortSignal: signal,
+    abortSignal: AbortSignal.any([signal, idle.controller.signal]),
     // Errors arrive as stream parts and are handled below; the default handler would log them.
     onError: () => {},
   });
@@ -122,11 +161,14 @@ async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "ma
   let finishReason = "other";
   let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   for await (const part of result.stream) {
+    idle.touch();
     switch (part.type) {
-      case "text-delta":
+      case "text-delta": {
         text += part.text;
-        callbacks.onTextDelta(part.text);
+        const visible = gate.push(part.text);
+        if (visible) callbacks.onTextDelta(visible);
         break;
+      }
       case "reasoning-delta":
         reasoning += part.text;
         callbacks.onReasoningDelta(part.text);
@@ -149,6 +191,7 @@ async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "ma
       case "error":
         throw new StepStreamError(part.error);
       case "abort":
+        if (idle.fired) throw new StepStreamError(idle.controller.signal.reason);
         throw abortError(signal);
       default:
         break;
@@ -166,7 +209,11 @@ async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "ma
     answered_by: role,
   };
   if (reasoning) output.reasoning = reasoning;
-  return output;
+  const converted = withRawToolCalls(output, args.tools);
+  // Held-back text that was not a call after all is shown now; a converted call is never shown.
+  const held = gate.flush();
+  if (held && converted === output) callbacks.onTextDelta(held);
+  return converted;
 }
 
 /** A step without structured calls whose whole text is a call (or tagged calls) becomes that call. */

@@ -242,3 +242,49 @@ describe("runModelStep: raw tool calls written as text", () => {
     expect(a.tool_calls[0]!.id).not.toBe(b.tool_calls[0]!.id);
   });
 });
+
+describe("runModelStep: what live clients see of raw tool calls", () => {
+  const textOf = (events: Recorded[]) => events.filter((e) => e.kind === "text").map((e) => e.value).join("");
+
+  it("never streams a JSON call written as text", async () => {
+    const { events, callbacks } = recorder();
+    const out = await step(models(streamingModel(textParts("  {\"name\":", "\"echo\",\"arguments\":{\"text\":\"hi\"}}"))), callbacks);
+    expect(out.tool_calls).toHaveLength(1);
+    expect(textOf(events)).toBe("");
+  });
+
+  it("streams prose as it comes, holding back only a possible <tool_call> tag", async () => {
+    const { events, callbacks } = recorder();
+    const out = await step(models(streamingModel(textParts("Let me check.", " <tool", "_call>{\"name\":\"current_time\",\"arguments\":{}}</tool_call>"))), callbacks);
+    expect(out.tool_calls.map((c) => c.name)).toEqual(["current_time"]);
+    expect(events.filter((e) => e.kind === "text").map((e) => e.value)).toEqual(["Let me check.", " "]);
+  });
+
+  it("releases held JSON-looking text at the end when it is not a call", async () => {
+    const { events, callbacks } = recorder();
+    const json = '{"answer": 42}';
+    const out = await step(models(streamingModel(textParts('{"answer"', ": 42}"))), callbacks);
+    expect(out.text).toBe(json);
+    expect(textOf(events)).toBe(json);
+  });
+});
+
+describe("runModelStep: silent models", () => {
+  it("fails an attempt that sends nothing within the idle timeout and asks the fallback", async () => {
+    const { events, callbacks } = recorder();
+    const silent = streamingModel(textParts("late"), { chunkDelayMs: 400 });
+    const out = await runModelStep({
+      models: models(silent, streamingModel(textParts("from fallback"))),
+      system: "S",
+      messages,
+      tools: registry,
+      signal: new AbortController().signal,
+      idleTimeoutMs: 100,
+      callbacks,
+    });
+    expect(out.answered_by).toBe("fallback");
+    expect(out.text).toBe("from fallback");
+    const abandon = events.find((e) => e.kind === "abandon")?.value as { error: string };
+    expect(abandon.error).toMatch(/no response from the model/);
+  });
+});
