@@ -1,0 +1,87 @@
+/**
+ * Reads a zip with zip.js (native-compression build, no web workers): Unix mode bits reveal
+ * symlinks, devices and executables; CRC-32 and overlapping-entry checks are on, and every entry is
+ * inflated into a writer that stops at the remaining byte budget, whatever the headers claim.
+ */
+import { ZipReader, Uint8ArrayReader, configure, type Entry, type FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
+import type { EntryKind, RawEntry } from "./types.ts";
+import { archiveUnreadable } from "./errors.ts";
+import { OutputTooLarge } from "./gunzip.ts";
+
+configure({ useWebWorkers: false });
+
+const S_IFMT = 0o170000;
+const KIND_BY_MODE: Record<number, EntryKind> = {
+  0o100000: "file",
+  0o040000: "directory",
+  0o120000: "symlink",
+  0o020000: "character-device",
+  0o060000: "block-device",
+  0o010000: "fifo",
+  0o140000: "fifo", // a socket: not a regular file either
+};
+
+function kindOf(e: Entry): EntryKind {
+  if (e.symlink) return "symlink";
+  const mode = e.unixMode ?? (e.externalFileAttributes >>> 16);
+  const fmt = mode & S_IFMT;
+  if (fmt !== 0 && KIND_BY_MODE[fmt]) return KIND_BY_MODE[fmt];
+  return e.directory ? "directory" : "file";
+}
+
+/** Collects written chunks and fails once more than `limit` bytes arrive. */
+function boundedSink(limit: number) {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const writable = new WritableStream<Uint8Array>({
+    write(chunk) {
+      total += chunk.byteLength;
+      if (total > limit) throw new OutputTooLarge(limit);
+      chunks.push(chunk);
+    },
+  });
+  const bytes = () => {
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return out;
+  };
+  return { writable, bytes };
+}
+
+export async function readZip(bytes: Uint8Array, maxUnpackedBytes: number): Promise<RawEntry[]> {
+  const reader = new ZipReader(new Uint8ArrayReader(bytes), { useWebWorkers: false, checkCrc32: true, checkOverlappingEntry: true });
+  let entries: Entry[];
+  try {
+    entries = await reader.getEntries();
+  } catch (e) {
+    throw archiveUnreadable(`zip is corrupt (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const declared = entries.reduce((n, e) => n + (e.directory ? 0 : e.uncompressedSize), 0);
+  if (declared > maxUnpackedBytes) throw new OutputTooLarge(maxUnpackedBytes);
+  const out: RawEntry[] = [];
+  let budget = maxUnpackedBytes;
+  for (const e of entries) {
+    const kind = kindOf(e);
+    if (kind !== "file") {
+      out.push({ name: e.filename, kind, executable: false, data: null });
+      continue;
+    }
+    if (e.encrypted) throw archiveUnreadable(`'${e.filename}' is encrypted`);
+    const sink = boundedSink(budget);
+    try {
+      await (e as FileEntry).getData(sink.writable);
+    } catch (err) {
+      if (err instanceof OutputTooLarge || (err instanceof Error && err.message.includes("more than"))) throw new OutputTooLarge(maxUnpackedBytes);
+      throw archiveUnreadable(`'${e.filename}' could not be inflated (${err instanceof Error ? err.message : String(err)})`);
+    }
+    const data = sink.bytes();
+    budget -= data.byteLength;
+    out.push({ name: e.filename, kind, executable: e.executable, data });
+  }
+  await reader.close();
+  return out;
+}

@@ -1,0 +1,79 @@
+/**
+ * The slow half of receiving a plugin package, run before (and outside) the workspace lock:
+ * read and check the archive, discover plugins, validate and safety-check their skills, hash and
+ * store every valid skill tree in the content-addressed store. The result is small and is what
+ * `recordPackage` writes under the lock.
+ */
+import type { Env } from "../env.ts";
+import { readArchive } from "../archive/index.ts";
+import { storeTree } from "../blob/store.ts";
+import { AppError } from "../http/errors.ts";
+import { describeProblems, type Problem } from "../skills/problems.ts";
+import type { Frontmatter } from "../skills/frontmatter.ts";
+import type { SafetyReport } from "../skills/safety.ts";
+import { discoverPlugins } from "./package.ts";
+import type { ManifestKind } from "./manifest.ts";
+
+export interface PackageSkillRecord {
+  name: string;
+  path: string;
+  treeHash: string;
+  contentHash: string;
+  fileCount: number;
+  totalBytes: number;
+  frontmatter: Frontmatter;
+  safety: SafetyReport;
+  warnings: Problem[];
+}
+
+export interface PackagePluginRecord {
+  id: string;
+  name: string;
+  description: string;
+  version: string | null;
+  manifestKind: ManifestKind;
+  manifestPath: string;
+  problems: Problem[];
+  warnings: Problem[];
+  skills: PackageSkillRecord[];
+}
+
+export interface IngestedPackage {
+  plugins: PackagePluginRecord[];
+  ignored: string[];
+  r2Writes: number;
+  blobsWritten: number;
+  bytesHashed: number;
+  hashMs: number;
+}
+
+export async function ingestPackage(env: Env, workspaceId: string, archive: Uint8Array): Promise<IngestedPackage> {
+  const { files, ignored } = await readArchive(archive);
+  const discovery = await discoverPlugins(files);
+  if (!discovery.ok) throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { problems: discovery.problems });
+  const out: IngestedPackage = { plugins: [], ignored, r2Writes: 0, blobsWritten: 0, bytesHashed: 0, hashMs: 0 };
+  for (const p of discovery.plugins) {
+    const skills: PackageSkillRecord[] = [];
+    for (const { path, prepared } of p.skills) {
+      const stored = await storeTree(env, workspaceId, prepared.files);
+      out.r2Writes += stored.r2Writes;
+      out.blobsWritten += stored.blobsWritten;
+      out.hashMs += stored.hashMs;
+      out.bytesHashed += prepared.totalBytes;
+      skills.push({
+        name: prepared.name,
+        path,
+        treeHash: stored.treeHash,
+        contentHash: prepared.contentHash,
+        fileCount: prepared.files.length,
+        totalBytes: prepared.totalBytes,
+        frontmatter: prepared.frontmatter,
+        safety: prepared.safety,
+        warnings: prepared.warnings,
+      });
+    }
+    const d = p.declaration;
+    out.plugins.push({ id: d.id, name: d.name, description: d.description, version: d.version, manifestKind: d.manifestKind, manifestPath: d.manifestPath, problems: p.problems, warnings: d.warnings, skills });
+  }
+  return out;
+}
