@@ -47,7 +47,7 @@ export interface RunView {
   started_at: number | null;
   ended_at: number | null;
   idempotency_key: string | null;
-  source: SubmitRunInput["source"] | null;
+  source: "steer" | "followUp" | null;
   toolset: string | null;
   result: RunResult;
 }
@@ -195,9 +195,14 @@ export class SessionDO extends DurableObject<Env> {
   // ---- RPC: runs --------------------------------------------------------------------------------
 
   submit(input: SubmitRunInput, idempotencyKey?: string): Outcome<SubmitOutcome> {
-    return attempt(() => this.#submit(input, idempotencyKey));
+    return attempt(() => {
+      const outcome = this.#submit(input, idempotencyKey);
+      void this.#require(input.workspace_id).queue.wake();
+      return outcome;
+    });
   }
 
+  /** Queues the run (durably) and arms the resume alarm; the caller starts the pump when it is ready to. */
   #submit(input: SubmitRunInput, idempotencyKey: string | undefined): SubmitOutcome {
     const { log, queue } = this.#require(input.workspace_id);
     if (idempotencyKey !== undefined) {
@@ -207,10 +212,7 @@ export class SessionDO extends DurableObject<Env> {
     if (log.session.status === "closed") throw new AppError("session_closed", "The session is closed");
     if (log.session.title === "") log.updateSession({ title: excerpt(input.content, 80) });
     const outcome = queue.submit(input, idempotencyKey);
-    if (!outcome.deduplicated && !outcome.steered) {
-      this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
-      void queue.wake();
-    }
+    if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
     return outcome;
   }
 
