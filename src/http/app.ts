@@ -12,16 +12,10 @@ import { workspaceRoutes } from "./routes/workspaces.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 import { configRoutes } from "./routes/config.ts";
 import { secretRoutes } from "./routes/secrets.ts";
-import { skillRoutes } from "./routes/skills.ts";
-import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
 import { chatRoutes } from "./routes/chat.ts";
-import { webhookRoutes } from "./routes/webhooks.ts";
-import { agentRoutes } from "./routes/agents.ts";
-import { toolchainRoutes } from "./routes/toolchain.ts";
-import { mailRoutes } from "./routes/mail.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -44,17 +38,10 @@ export function createApp() {
   app.route("/api/tokens", tokenRoutes);
   app.route("/api/config", configRoutes);
   app.route("/api/secrets", secretRoutes);
-  app.route("/api/skills", skillRoutes);
-  app.route("/api/plugins", pluginRoutes);
   app.route("/api/sessions", streamRoutes);
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/chat", chatRoutes);
-  app.route("/api/agents", agentRoutes);
-  app.route("/api/toolchain", toolchainRoutes);
-  app.route("/api/mail", mailRoutes);
-  // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
-  app.route("/webhooks", webhookRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
   app.doc31("/api/openapi.json", {
