@@ -1,0 +1,188 @@
+/**
+ * Mail between agents, stored apart from toolchain tasks (seed §9): `inform` needs no action,
+ * `request` expects a reply (a mail whose `in_reply_to` is the request). Status changes are
+ * conditional and recorded in the mail's own history in the same batch.
+ */
+import { and, desc, eq, inArray, lt, lte, type SQL } from "drizzle-orm";
+import type { Env } from "../env.ts";
+import { makeDb } from "../db/client.ts";
+import { mailTaskHistory, mailTasks } from "../db/schema.ts";
+import { newId } from "../lib/ids.ts";
+
+export const PERFORMATIVES = ["inform", "request"] as const;
+export type Performative = (typeof PERFORMATIVES)[number];
+export type MailStatus = "pending" | "working" | "done" | "failed" | "cancelled";
+
+export interface MailTask {
+  id: string;
+  workspaceId: string;
+  fromAgent: string;
+  toAgent: string;
+  performative: Performative;
+  subject: string;
+  body: string;
+  inReplyTo: string | null;
+  status: MailStatus;
+  attempts: number;
+  sessionId: string | null;
+  runId: string | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number | null;
+}
+
+function fromRow(r: typeof mailTasks.$inferSelect): MailTask {
+  return {
+    id: r.id,
+    workspaceId: r.workspaceId,
+    fromAgent: r.fromAgent,
+    toAgent: r.toAgent,
+    performative: r.performative as Performative,
+    subject: r.subject,
+    body: r.body,
+    inReplyTo: r.inReplyTo,
+    status: r.status as MailStatus,
+    attempts: r.attempts,
+    sessionId: r.sessionId,
+    runId: r.runId,
+    lastError: r.lastError,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    completedAt: r.completedAt,
+  };
+}
+
+export function mailView(m: MailTask) {
+  return {
+    id: m.id,
+    from_agent: m.fromAgent,
+    to_agent: m.toAgent,
+    performative: m.performative,
+    subject: m.subject,
+    body: m.body,
+    in_reply_to: m.inReplyTo,
+    status: m.status,
+    attempts: m.attempts,
+    session_id: m.sessionId,
+    run_id: m.runId,
+    last_error: m.lastError,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+    completed_at: m.completedAt,
+  };
+}
+
+export interface NewMail {
+  fromAgent: string;
+  toAgent: string;
+  performative: Performative;
+  subject: string;
+  body: string;
+  inReplyTo?: string | null;
+}
+
+export async function sendMail(env: Env, workspaceId: string, m: NewMail, now = Date.now()): Promise<MailTask> {
+  const db = makeDb(env.DB);
+  const row = {
+    id: newId("mail"),
+    workspaceId,
+    fromAgent: m.fromAgent,
+    toAgent: m.toAgent,
+    performative: m.performative,
+    subject: m.subject,
+    body: m.body,
+    inReplyTo: m.inReplyTo ?? null,
+    status: "pending",
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.batch([
+    db.insert(mailTasks).values(row),
+    db.insert(mailTaskHistory).values({ id: newId("mlh"), mailId: row.id, workspaceId, event: "sent", fromStatus: null, toStatus: "pending", detail: JSON.stringify({ from: m.fromAgent, to: m.toAgent }), at: now }),
+  ]);
+  return fromRow({ ...row, sessionId: null, runId: null, lastError: null, completedAt: null });
+}
+
+export async function loadMail(env: Env, workspaceId: string, id: string): Promise<MailTask | null> {
+  const row = await makeDb(env.DB).select().from(mailTasks).where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.id, id))).get();
+  return row ? fromRow(row) : null;
+}
+
+export async function listMail(
+  env: Env,
+  workspaceId: string,
+  f: { status?: MailStatus; toAgent?: string; fromAgent?: string; performative?: Performative; inReplyTo?: string; before?: number; limit: number },
+): Promise<MailTask[]> {
+  const where: SQL[] = [eq(mailTasks.workspaceId, workspaceId)];
+  if (f.status) where.push(eq(mailTasks.status, f.status));
+  if (f.toAgent) where.push(eq(mailTasks.toAgent, f.toAgent));
+  if (f.fromAgent) where.push(eq(mailTasks.fromAgent, f.fromAgent));
+  if (f.performative) where.push(eq(mailTasks.performative, f.performative));
+  if (f.inReplyTo) where.push(eq(mailTasks.inReplyTo, f.inReplyTo));
+  if (f.before !== undefined) where.push(lt(mailTasks.createdAt, f.before));
+  const rows = await makeDb(env.DB).select().from(mailTasks).where(and(...where)).orderBy(desc(mailTasks.createdAt), desc(mailTasks.id)).limit(f.limit).all();
+  return rows.map(fromRow);
+}
+
+export async function mailHistory(env: Env, mailId: string) {
+  const rows = await makeDb(env.DB).select().from(mailTaskHistory).where(eq(mailTaskHistory.mailId, mailId)).orderBy(mailTaskHistory.at, mailTaskHistory.id).all();
+  return rows.map((r) => ({ id: r.id, event: r.event, from_status: r.fromStatus, to_status: r.toStatus, detail: JSON.parse(r.detail) as unknown, at: r.at }));
+}
+
+/** Replies to a request (mails with `in_reply_to` = it) sent by its recipient. */
+export async function repliesFrom(env: Env, workspaceId: string, mail: MailTask): Promise<MailTask[]> {
+  const rows = await listMail(env, workspaceId, { inReplyTo: mail.id, fromAgent: mail.toAgent, limit: 50 });
+  return rows;
+}
+
+export async function pendingMail(env: Env, workspaceId: string, now: number, limit: number): Promise<MailTask[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(mailTasks)
+    .where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.status, "pending"), lte(mailTasks.createdAt, now)))
+    .orderBy(mailTasks.createdAt)
+    .limit(limit)
+    .all();
+  return rows.map(fromRow);
+}
+
+export async function workingMail(env: Env, workspaceId: string): Promise<MailTask[]> {
+  const rows = await makeDb(env.DB).select().from(mailTasks).where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.status, "working"))).all();
+  return rows.map(fromRow);
+}
+
+export interface MailTransition {
+  from: MailStatus[];
+  to: MailStatus;
+  set?: { attempts?: number; session_id?: string | null; run_id?: string | null; last_error?: string | null; completed_at?: number | null };
+  event: string;
+  detail?: Record<string, unknown>;
+  now?: number;
+}
+
+/** Same contract as the toolchain's `transition`: conditional, recorded only when it applied. */
+export async function transitionMail(env: Env, workspaceId: string, id: string, t: MailTransition): Promise<boolean> {
+  const now = t.now ?? Date.now();
+  const patch = { ...t.set, status: t.to, updated_at: now } as Record<string, string | number | null>;
+  const cols = Object.keys(patch);
+  const update = env.DB.prepare(
+    `UPDATE mail_tasks SET ${cols.map((c) => `${c} = ?`).join(", ")} WHERE workspace_id = ? AND id = ? AND status IN (${t.from.map(() => "?").join(", ")})`,
+  ).bind(...cols.map((c) => patch[c] ?? null), workspaceId, id, ...t.from);
+  const history = env.DB.prepare(
+    `INSERT INTO mail_task_history (id, mail_id, workspace_id, event, from_status, to_status, detail, at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
+  ).bind(newId("mlh"), id, workspaceId, t.event, t.from.join("|"), t.to, JSON.stringify(t.detail ?? {}), now);
+  const [res] = await env.DB.batch([update, history]);
+  return (res?.meta.changes ?? 0) > 0;
+}
+
+/** Workspaces with mail to dispatch or to watch. */
+export async function workspacesWithOpenMail(env: Env): Promise<string[]> {
+  const rows = await makeDb(env.DB)
+    .selectDistinct({ ws: mailTasks.workspaceId })
+    .from(mailTasks)
+    .where(inArray(mailTasks.status, ["pending", "working"]))
+    .all();
+  return rows.map((r) => r.ws);
+}
