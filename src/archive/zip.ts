@@ -1,6 +1,7 @@
 /**
  * Reads a zip with zip.js (native-compression build, no web workers): Unix mode bits reveal
- * symlinks, devices and executables; CRC-32 and overlapping-entry checks are on, and every entry is
+ * symlinks, devices and executables; CRC-32 and overlapping-entry checks are on (names are checked by
+ * our own policy in check.ts, the same for tar and zip), and every entry is
  * inflated into a writer that stops at the remaining byte budget, whatever the headers claim.
  */
 import { ZipReader, Uint8ArrayReader, configure, type Entry, type FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
@@ -53,7 +54,7 @@ function boundedSink(limit: number) {
 }
 
 export async function readZip(bytes: Uint8Array, maxUnpackedBytes: number): Promise<RawEntry[]> {
-  const reader = new ZipReader(new Uint8ArrayReader(bytes), { useWebWorkers: false, checkCrc32: true, checkOverlappingEntry: true });
+  const reader = new ZipReader(new Uint8ArrayReader(bytes), { useWebWorkers: false, checkCrc32: true, checkOverlappingEntry: true, filenameValidation: "tolerant" });
   let entries: Entry[];
   try {
     entries = await reader.getEntries();

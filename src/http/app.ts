@@ -12,6 +12,8 @@ import { workspaceRoutes } from "./routes/workspaces.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 import { configRoutes } from "./routes/config.ts";
 import { secretRoutes } from "./routes/secrets.ts";
+import { skillRoutes } from "./routes/skills.ts";
+import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
@@ -38,6 +40,8 @@ export function createApp() {
   app.route("/api/tokens", tokenRoutes);
   app.route("/api/config", configRoutes);
   app.route("/api/secrets", secretRoutes);
+  app.route("/api/skills", skillRoutes);
+  app.route("/api/plugins", pluginRoutes);
   app.route("/api/sessions", streamRoutes);
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", sessionRoutes);

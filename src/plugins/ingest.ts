@@ -50,7 +50,7 @@ export interface IngestedPackage {
 export async function ingestPackage(env: Env, workspaceId: string, archive: Uint8Array): Promise<IngestedPackage> {
   const { files, ignored } = await readArchive(archive);
   const discovery = await discoverPlugins(files);
-  if (!discovery.ok) throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { problems: discovery.problems });
+  if (!discovery.ok) throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { reason: discovery.reason, problems: discovery.problems });
   const out: IngestedPackage = { plugins: [], ignored, r2Writes: 0, blobsWritten: 0, bytesHashed: 0, hashMs: 0 };
   for (const p of discovery.plugins) {
     const skills: PackageSkillRecord[] = [];

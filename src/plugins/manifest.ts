@@ -213,7 +213,7 @@ export function parseClaudeMarketplace(text: string, finder: SkillFolderFinder, 
       } else {
         const manifestPath = root ? `${root}/${CLAUDE_PLUGIN_MANIFEST}` : CLAUDE_PLUGIN_MANIFEST;
         const inner = readFile(manifestPath);
-        let extra: string[] = p.skills ?? [];
+        const extra: string[] = p.skills ?? [];
         if (inner !== null) {
           const decl = parseClaudePlugin(inner, root, finder);
           if ("id" in decl) {

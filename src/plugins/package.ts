@@ -27,7 +27,7 @@ export interface DiscoveredPlugin {
   problems: Problem[];
 }
 
-export type Discovery = { ok: true; plugins: DiscoveredPlugin[] } | { ok: false; problems: Problem[] };
+export type Discovery = { ok: true; plugins: DiscoveredPlugin[] } | { ok: false; reason: "no_manifest" | "invalid_manifest"; problems: Problem[] };
 
 const MANIFESTS = [BEAVER_MANIFEST, CLAUDE_MARKETPLACE_MANIFEST, CLAUDE_PLUGIN_MANIFEST];
 
@@ -58,22 +58,22 @@ const text = (f: ArchiveFile | undefined) => (f ? new TextDecoder().decode(f.byt
 export async function discoverPlugins(input: readonly ArchiveFile[]): Promise<Discovery> {
   const files = packageRoot(input);
   if (!files) {
-    return { ok: false, problems: [problem(".", `no plugin manifest found: expected ${BEAVER_MANIFEST}, ${CLAUDE_PLUGIN_MANIFEST} or ${CLAUDE_MARKETPLACE_MANIFEST} at the package root`)] };
+    return { ok: false, reason: "no_manifest", problems: [problem(".", `no plugin manifest found: expected ${BEAVER_MANIFEST}, ${CLAUDE_PLUGIN_MANIFEST} or ${CLAUDE_MARKETPLACE_MANIFEST} at the package root`)] };
   }
   const byPath = new Map(files.map((f) => [f.path, f]));
   const finder = finderFor(files);
   let declarations: PluginDeclaration[];
   if (byPath.has(BEAVER_MANIFEST)) {
     const d = parseBeaverManifest(text(byPath.get(BEAVER_MANIFEST))!);
-    if (!("id" in d)) return { ok: false, problems: d.problems };
+    if (!("id" in d)) return { ok: false, reason: "invalid_manifest", problems: d.problems };
     declarations = [d];
   } else if (byPath.has(CLAUDE_MARKETPLACE_MANIFEST)) {
     const d = parseClaudeMarketplace(text(byPath.get(CLAUDE_MARKETPLACE_MANIFEST))!, finder, (p) => text(byPath.get(p)));
-    if (!Array.isArray(d)) return { ok: false, problems: d.problems };
+    if (!Array.isArray(d)) return { ok: false, reason: "invalid_manifest", problems: d.problems };
     declarations = d;
   } else {
     const d = parseClaudePlugin(text(byPath.get(CLAUDE_PLUGIN_MANIFEST))!, "", finder);
-    if (!("id" in d)) return { ok: false, problems: d.problems };
+    if (!("id" in d)) return { ok: false, reason: "invalid_manifest", problems: d.problems };
     declarations = [d];
   }
   const ids = new Set<string>();

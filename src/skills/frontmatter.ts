@@ -1,6 +1,7 @@
 /**
  * SKILL.md frontmatter per the Agent Skills specification: `name` (1–64 lowercase letters, digits
- * and single hyphens, equal to the skill's folder), `description` (1–1024 chars), optional `license`,
+ * and single hyphens, equal to the skill's folder), `description` (1–1024 chars; up to 4096 tolerated
+ * with a warning, as real published skills go over), optional `license`,
  * `compatibility` (≤ 500 chars), `metadata` (string → string) and `allowed-tools`. Claude Code's own
  * keys are tolerated silently; other unknown keys are tolerated with a warning. Parsed with `yaml`
  * (YAML 1.2 core schema, duplicate keys rejected) so block scalars such as `|-` work as written.
@@ -10,6 +11,9 @@ import { normalizeSkillMd } from "./hashing.ts";
 import { problem, type Problem } from "./problems.ts";
 
 export const SKILL_NAME_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/** The specification's description limit (over it: a warning) and Beaver's hard limit (over it: an error). */
+export const SPEC_DESCRIPTION = 1024;
+export const MAX_DESCRIPTION = 4096;
 
 const SPEC_KEYS = new Set(["name", "description", "license", "compatibility", "metadata", "allowed-tools"]);
 /** Keys Claude Code reads from SKILL.md (https://code.claude.com/docs/en/skills). */
@@ -71,7 +75,12 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
 
   const description = fm.description;
   if (typeof description !== "string" || description.trim().length === 0) err("description", "required non-empty string");
-  else if (description.length > 1024) err("description", `must be at most 1024 characters (has ${description.length})`);
+  else if (description.length > MAX_DESCRIPTION) err("description", `must be at most ${MAX_DESCRIPTION} characters (has ${description.length})`);
+  else if (description.length > SPEC_DESCRIPTION) {
+    // Real published skills exceed the specification's 1024 (anthropics/skills' claude-api has 1068):
+    // accept them as they are, say so, and keep a hard bound.
+    warnings.push(problem(file, `is ${description.length} characters, over the Agent Skills limit of ${SPEC_DESCRIPTION}; agents may truncate it`, "frontmatter.description"));
+  }
 
   if (fm.license !== undefined && typeof fm.license !== "string") err("license", "must be a string");
   if (fm.compatibility !== undefined) {

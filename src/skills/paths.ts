@@ -20,7 +20,6 @@ export function normalizeRelativePath(raw: string): NormalizedPath {
   if (p === "" || p === ".") return { ok: false, problem: "empty", message: "empty path" };
   if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return { ok: false, problem: "absolute", message: `absolute path '${raw}'` };
   if (p.includes("\\")) return { ok: false, problem: "backslash", message: `backslash in path '${raw}'` };
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is rejected here
   if (/[\u0000-\u001f\u007f]/.test(p)) return { ok: false, problem: "control_char", message: `control character in path '${JSON.stringify(raw)}'` };
   const segments = p.split("/");
   for (const s of segments) {
