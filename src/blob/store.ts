@@ -69,7 +69,7 @@ export async function storeTree(env: Env, workspaceId: string, files: readonly T
     const rows = JSON.stringify(missing.map(([sha, f]) => ({ s: sha, n: f.bytes.byteLength })));
     await env.DB.prepare(
       `INSERT INTO skill_blobs (workspace_id, sha256, size, created_at, last_seen_at)
-       SELECT ?1, json_extract(value, '$.s'), json_extract(value, '$.n'), ?2, ?2 FROM json_each(?3)
+       SELECT ?1, json_extract(value, '$.s'), json_extract(value, '$.n'), ?2, ?2 FROM json_each(?3) WHERE true
        ON CONFLICT (workspace_id, sha256) DO UPDATE SET last_seen_at = excluded.last_seen_at`,
     )
       .bind(workspaceId, now, rows)
