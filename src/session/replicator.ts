@@ -44,6 +44,8 @@ export class Replicator {
   failures = 0;
   /** D1 batches written (for tests and the benchmark). */
   batches = 0;
+  /** After a failure, background kicks wait for the alarm's retry instead of hammering D1. */
+  #retryAt = 0;
 
   constructor(deps: ReplicatorDeps) {
     this.#deps = deps;
@@ -51,6 +53,7 @@ export class Replicator {
 
   /** Starts a flush in the background; never awaited by the agent loop. */
   kick(): void {
+    if (Date.now() < this.#retryAt) return;
     this.flush().catch((err: unknown) => console.error("replication failed unexpectedly", err));
   }
 
@@ -134,10 +137,12 @@ export class Replicator {
       this.failures++;
       const delay = backoffMs(this.failures);
       console.warn(`session ${session.id}: D1 replication failed (attempt ${this.failures}), retrying in ${delay} ms: ${String(err)}`);
-      this.#deps.scheduleRetry(Date.now() + delay);
+      this.#retryAt = Date.now() + delay;
+      this.#deps.scheduleRetry(this.#retryAt);
       return false;
     }
     this.failures = 0;
+    this.#retryAt = 0;
     store.atomically(() => {
       if (throughSeq !== null) store.markReplicated(throughSeq);
       store.markRunsClean(runs.map((r) => ({ id: r.id, version: r.version })));
