@@ -3,10 +3,11 @@
  * job never stops the others.
  */
 import type { Env } from "./env.ts";
+import { runToolchainTick } from "./toolchain/tick.ts";
 
 export type ScheduledJob = (env: Env, now: number) => Promise<void>;
 
-const jobs: { name: string; run: ScheduledJob }[] = [];
+const jobs: { name: string; run: ScheduledJob }[] = [{ name: "toolchain", run: runToolchainTick }];
 
 export async function runScheduled(env: Env, now: number): Promise<void> {
   const results = await Promise.allSettled(jobs.map((j) => j.run(env, now)));

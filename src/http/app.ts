@@ -18,6 +18,10 @@ import { sessionRoutes } from "./routes/sessions.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
 import { chatRoutes } from "./routes/chat.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { agentRoutes } from "./routes/agents.ts";
+import { toolchainRoutes } from "./routes/toolchain.ts";
+import { mailRoutes } from "./routes/mail.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -46,6 +50,11 @@ export function createApp() {
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/chat", chatRoutes);
+  app.route("/api/agents", agentRoutes);
+  app.route("/api/toolchain", toolchainRoutes);
+  app.route("/api/mail", mailRoutes);
+  // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
+  app.route("/webhooks", webhookRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
   app.doc31("/api/openapi.json", {

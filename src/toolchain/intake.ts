@@ -1,0 +1,216 @@
+/**
+ * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery`, then classification, PR
+ * resolution, routing and drafting — and finally one D1 batch that writes the delivery, its tasks,
+ * their history and the PR index together, so a task is never half-created and a redelivery finds
+ * the first outcome. Returns the HTTP answer as data; the route only sends it.
+ */
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Env } from "../env.ts";
+import { makeDb } from "../db/client.ts";
+import { loadConfig } from "../config/store.ts";
+import { resolveSecret } from "../secrets/store.ts";
+import { sha256Hex } from "../lib/hash.ts";
+import { errorBody } from "../http/errors.ts";
+import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
+import { GiteaError } from "../gitea/client.ts";
+import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
+import { listAgents } from "./agent-store.ts";
+import type { Agent } from "./agents.ts";
+import { classify, PayloadError, pullFacts, UnsupportedEventError, type Classified, type PullFacts, type Scenario } from "./scenarios.ts";
+import { routeScenario } from "./routing.ts";
+import { draftTask, type TaskDraft } from "./task-drafts.ts";
+import { newTaskId, openDedupeKeys, taskInsertQueries } from "./task-store.ts";
+import { deliveryInsertQuery, deliveryView, findDelivery, type Delivery } from "./delivery-store.ts";
+import { pullByHeadSha, pullUpsertQueries } from "./pr-index.ts";
+import { giteaFor } from "./gitea-access.ts";
+import { routeInfraFailure } from "./infra-failures.ts";
+
+export interface IntakeAnswer {
+  status: 200 | 202 | 400 | 401;
+  body: unknown;
+  /** Tasks were created and the workspace dispatches on intake: start them now. */
+  dispatch: boolean;
+}
+
+const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+const EVENT_TYPE = /^[a-z_]{1,64}$/;
+
+function unauthorized(): IntakeAnswer {
+  // One answer for "no such workspace", "no secret configured" and "bad signature": the caller
+  // learns nothing about which workspaces exist.
+  return { status: 401, body: errorBody("unauthorized", "Webhook signature missing or invalid"), dispatch: false };
+}
+
+function answerFor(d: Delivery, duplicate: boolean, dispatchOnIntake = false): IntakeAnswer {
+  const view = { ...deliveryView(d), duplicate };
+  if (duplicate) return { status: 200, body: view, dispatch: false };
+  if (d.outcome === "rejected") return { status: 400, body: errorBody("bad_request", d.reason ?? "Rejected delivery", view), dispatch: false };
+  return { status: 202, body: view, dispatch: dispatchOnIntake && d.outcome === "tasks_created" };
+}
+
+interface Routed {
+  drafts: TaskDraft[];
+  ignored: string[];
+  pulls: PullFacts[];
+}
+
+/** Check scenarios name a commit; find its PR in the index, else (for CI failures) ask Gitea. */
+async function resolvePull(
+  env: Env,
+  workspaceId: string,
+  config: ToolchainConfig,
+  s: Extract<Scenario, { kind: "ci_failure" | "deploy_failure" }>,
+): Promise<{ pr: PullFacts | null; fetched: boolean; infraError: GiteaError | null }> {
+  if (s.pr) return { pr: s.pr, fetched: false, infraError: null };
+  const indexed = await pullByHeadSha(env, workspaceId, s.repo, s.sha);
+  if (indexed) return { pr: indexed, fetched: false, infraError: null };
+  // A deployment goes to infra whether or not a PR is known: only a CI failure needs Gitea's answer.
+  if (s.kind === "deploy_failure") return { pr: null, fetched: false, infraError: null };
+  const gitea = await giteaFor(env, workspaceId, config);
+  if (!gitea) return { pr: null, fetched: false, infraError: null };
+  try {
+    const pr = await gitea.commitPull(s.repo, s.sha);
+    if (!pr.number || !pr.head?.ref || !pr.head.sha || !pr.base?.ref) return { pr: null, fetched: false, infraError: null };
+    const facts = pullFacts(s.repo, pr.number, {
+      title: pr.title ?? "",
+      html_url: pr.html_url,
+      state: pr.state,
+      merged: pr.merged,
+      user: pr.user ? { login: pr.user.login } : null,
+      head: { ref: pr.head.ref, sha: pr.head.sha },
+      base: { ref: pr.base.ref, sha: pr.base.sha ?? "" },
+      requested_reviewers: [],
+    });
+    return { pr: facts, fetched: true, infraError: null };
+  } catch (err) {
+    if (err instanceof GiteaError && err.kind === "infrastructure") return { pr: null, fetched: false, infraError: err };
+    // 404 and other business answers: Gitea knows no PR for this commit.
+    return { pr: null, fetched: false, infraError: null };
+  }
+}
+
+async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], c: Classified, deliveryId: string, now: number): Promise<Routed> {
+  const drafts: TaskDraft[] = [];
+  const ignored: string[] = c.ignored ? [c.ignored] : [];
+  const pulls = [...c.pulls];
+  const taken = new Set<string>();
+  for (let s of c.scenarios) {
+    if (s.kind === "ci_failure" || s.kind === "deploy_failure") {
+      const r = await resolvePull(env, workspaceId, config, s);
+      if (r.fetched && r.pr) pulls.push(r.pr);
+      s = { ...s, pr: r.pr };
+      if (r.infraError) {
+        const infra = await routeInfraFailure(env, workspaceId, config, agents, {
+          operation: r.infraError.operation,
+          error: r.infraError.message,
+          originTaskId: null,
+          originTitle: `delivery ${deliveryId} (${s.kind} on ${s.repo}@${s.sha.slice(0, 12)})`,
+        }, now);
+        if (infra.draft) drafts.push(infra.draft);
+        ignored.push(`${s.kind}: Gitea unreachable while looking up the pull request of ${s.sha.slice(0, 12)}`);
+        continue;
+      }
+    }
+    const route = routeScenario(s, { agents, routing: config.routing, actor: c.actor });
+    if (route.ignored !== null) {
+      ignored.push(`${s.kind}: ${route.ignored}`);
+      continue;
+    }
+    for (const agent of route.agents) {
+      // One task per agent per delivery: a review that also @mentions its PR's author is one piece of work.
+      if (taken.has(agent.id)) continue;
+      taken.add(agent.id);
+      drafts.push(draftTask(newTaskId(), s, agent));
+    }
+  }
+  const open = await openDedupeKeys(env, workspaceId, drafts.map((d) => d.dedupeKey).filter((k): k is string => k !== null));
+  const fresh = drafts.filter((d) => {
+    if (!d.dedupeKey || !open.has(d.dedupeKey)) return true;
+    ignored.push(`${d.actionType} for ${d.agentId}: the same work is already an open task`);
+    return false;
+  });
+  return { drafts: fresh, ignored, pulls };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Error && /UNIQUE constraint failed/i.test(`${err.message} ${String((err as { cause?: unknown }).cause ?? "")}`);
+}
+
+async function persist(env: Env, workspaceId: string, d: Delivery, drafts: TaskDraft[], pulls: PullFacts[], now: number, dispatchOnIntake = false): Promise<IntakeAnswer> {
+  const db = makeDb(env.DB);
+  const queries: BatchItem<"sqlite">[] = [...taskInsertQueries(db, workspaceId, drafts, d.deliveryId, now), ...pullUpsertQueries(db, workspaceId, pulls, now)];
+  try {
+    await db.batch([deliveryInsertQuery(db, workspaceId, d), ...queries]);
+  } catch (err) {
+    // The same delivery arrived twice at once: the first batch won; answer with its outcome.
+    if (!isUniqueViolation(err)) throw err;
+    const first = await findDelivery(env, workspaceId, d.deliveryId);
+    if (!first) throw err;
+    return answerFor(first, true);
+  }
+  return answerFor(d, false, dispatchOnIntake);
+}
+
+export interface WebhookInput {
+  workspaceId: string;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeAnswer> {
+  const config = await loadConfig(env, req.workspaceId);
+  const tc = config.toolchain;
+  if (!tc?.webhook_secret) return unauthorized();
+  const secret = await resolveSecret(env, req.workspaceId, tc.webhook_secret);
+  if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return unauthorized();
+
+  const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
+  if (!DELIVERY_ID.test(deliveryId)) {
+    return { status: 400, body: errorBody("bad_request", "X-Gitea-Delivery header missing or malformed"), dispatch: false };
+  }
+  const first = await findDelivery(env, req.workspaceId, deliveryId);
+  if (first) return answerFor(first, true);
+
+  const toolchain = toolchainConfigOf(tc);
+  const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
+  const base: Delivery = {
+    deliveryId,
+    eventType: eventType || "(missing)",
+    action: null,
+    repo: null,
+    outcome: "ignored",
+    reason: null,
+    taskIds: [],
+    statusCode: 202,
+    bodySha256: await sha256Hex(req.body),
+    receivedAt: now,
+  };
+  const reject = (reason: string) => persist(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, [], [], now);
+
+  if (!EVENT_TYPE.test(eventType)) return reject("X-Gitea-Event-Type header missing or malformed");
+  let payload: unknown;
+  try {
+    payload = JSON.parse(new TextDecoder().decode(req.body));
+  } catch {
+    return reject("Body is not valid JSON");
+  }
+  let classified: Classified;
+  try {
+    classified = classify(eventType, payload, { deployPattern: new RegExp(toolchain.deploy_pattern, "i") });
+  } catch (err) {
+    if (err instanceof UnsupportedEventError) return persist(env, req.workspaceId, { ...base, reason: err.message }, [], [], now);
+    if (err instanceof PayloadError) return reject(err.message);
+    throw err;
+  }
+  const agents = await listAgents(env, req.workspaceId);
+  const routed = await routeAll(env, req.workspaceId, toolchain, agents, classified, deliveryId, now);
+  const delivery: Delivery = {
+    ...base,
+    action: classified.action,
+    repo: classified.repo || null,
+    outcome: routed.drafts.length ? "tasks_created" : "ignored",
+    reason: routed.ignored.length ? routed.ignored.join("; ").slice(0, 2000) : null,
+    taskIds: routed.drafts.map((d) => d.id),
+  };
+  return persist(env, req.workspaceId, delivery, routed.drafts, routed.pulls, now, toolchain.concurrency.dispatch_on_intake);
+}

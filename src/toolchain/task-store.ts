@@ -1,0 +1,270 @@
+/**
+ * Storage of toolchain tasks and their comments, outputs and history in D1. Status changes are
+ * conditional (`WHERE status IN (…)`) and write their history row in the same batch, only when the
+ * update applied — so two dispatchers never both claim a task, and no change goes unrecorded.
+ */
+import { and, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
+import type { Env } from "../env.ts";
+import { makeDb, type Db } from "../db/client.ts";
+import { toolchainTaskComments, toolchainTaskHistory, toolchainTaskOutputs, toolchainTasks } from "../db/schema.ts";
+import { newId } from "../lib/ids.ts";
+import type { TaskDraft } from "./task-drafts.ts";
+import {
+  OPEN_STATUSES,
+  taskFromRow,
+  type TaskComment,
+  type TaskHistoryEntry,
+  type TaskOutput,
+  type TaskStatus,
+  type ToolchainTask,
+} from "./task-model.ts";
+
+export const TASK_ID_PREFIX = "tct";
+export const newTaskId = () => newId(TASK_ID_PREFIX);
+
+/** Insert statements for new tasks and their `created` history rows (to run inside a batch). */
+export function taskInsertQueries(db: Db, workspaceId: string, drafts: TaskDraft[], deliveryId: string | null, now: number) {
+  if (!drafts.length) return [];
+  const tasks = db.insert(toolchainTasks).values(
+    drafts.map((d) => ({
+      id: d.id,
+      workspaceId,
+      deliveryId,
+      agentId: d.agentId,
+      title: d.title,
+      description: d.description,
+      eventType: d.mustHaves.event_type,
+      actionType: d.actionType,
+      mustHaves: JSON.stringify(d.mustHaves),
+      repo: d.repo,
+      number: d.number,
+      dedupeKey: d.dedupeKey,
+      status: "pending",
+      attempts: 0,
+      businessFailures: 0,
+      reminderSent: 0,
+      notBefore: now,
+      originTaskId: d.originTaskId,
+      createdAt: now,
+      updatedAt: now,
+    })),
+  );
+  const history = db.insert(toolchainTaskHistory).values(
+    drafts.map((d) => ({
+      id: newId("tch"),
+      taskId: d.id,
+      workspaceId,
+      event: "created",
+      fromStatus: null,
+      toStatus: "pending",
+      detail: JSON.stringify({ agent_id: d.agentId, action_type: d.actionType, delivery_id: deliveryId, origin_task_id: d.originTaskId }),
+      at: now,
+    })),
+  );
+  return [tasks, history] as const;
+}
+
+export async function insertTasks(env: Env, workspaceId: string, drafts: TaskDraft[], now: number): Promise<void> {
+  const db = makeDb(env.DB);
+  const [tasks, history] = taskInsertQueries(db, workspaceId, drafts, null, now);
+  if (tasks && history) await db.batch([tasks, history]);
+}
+
+export async function loadTask(env: Env, workspaceId: string, id: string): Promise<ToolchainTask | null> {
+  const row = await makeDb(env.DB)
+    .select()
+    .from(toolchainTasks)
+    .where(and(eq(toolchainTasks.workspaceId, workspaceId), eq(toolchainTasks.id, id)))
+    .get();
+  return row ? taskFromRow(row) : null;
+}
+
+export interface TaskFilter {
+  status?: TaskStatus;
+  agentId?: string;
+  actionType?: string;
+  repo?: string;
+  /** Only tasks created before this time (pagination cursor). */
+  before?: number;
+  limit: number;
+}
+
+export async function listTasks(env: Env, workspaceId: string, f: TaskFilter): Promise<ToolchainTask[]> {
+  const where: SQL[] = [eq(toolchainTasks.workspaceId, workspaceId)];
+  if (f.status) where.push(eq(toolchainTasks.status, f.status));
+  if (f.agentId) where.push(eq(toolchainTasks.agentId, f.agentId));
+  if (f.actionType) where.push(eq(toolchainTasks.actionType, f.actionType));
+  if (f.repo) where.push(eq(toolchainTasks.repo, f.repo));
+  if (f.before !== undefined) where.push(lt(toolchainTasks.createdAt, f.before));
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainTasks)
+    .where(and(...where))
+    .orderBy(desc(toolchainTasks.createdAt), desc(toolchainTasks.id))
+    .limit(f.limit)
+    .all();
+  return rows.map(taskFromRow);
+}
+
+/** Dedupe keys among `keys` that already belong to an open task. */
+export async function openDedupeKeys(env: Env, workspaceId: string, keys: string[]): Promise<Set<string>> {
+  if (!keys.length) return new Set();
+  const rows = await makeDb(env.DB)
+    .select({ key: toolchainTasks.dedupeKey })
+    .from(toolchainTasks)
+    .where(and(eq(toolchainTasks.workspaceId, workspaceId), inArray(toolchainTasks.dedupeKey, keys), inArray(toolchainTasks.status, OPEN_STATUSES)))
+    .all();
+  return new Set(rows.map((r) => r.key).filter((k): k is string => k !== null));
+}
+
+/** An open task with this dedupe key, if any (used to fold repeated infrastructure failures into one). */
+export async function openTaskByDedupeKey(env: Env, workspaceId: string, key: string): Promise<ToolchainTask | null> {
+  const row = await makeDb(env.DB)
+    .select()
+    .from(toolchainTasks)
+    .where(and(eq(toolchainTasks.workspaceId, workspaceId), eq(toolchainTasks.dedupeKey, key), inArray(toolchainTasks.status, OPEN_STATUSES)))
+    .get();
+  return row ? taskFromRow(row) : null;
+}
+
+export async function loadComments(env: Env, taskId: string): Promise<TaskComment[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainTaskComments)
+    .where(eq(toolchainTaskComments.taskId, taskId))
+    .orderBy(toolchainTaskComments.createdAt, toolchainTaskComments.id)
+    .all();
+  return rows.map((r) => ({ id: r.id, author: r.author, commentType: r.commentType, body: r.body, createdAt: r.createdAt }));
+}
+
+export async function loadOutputs(env: Env, taskId: string): Promise<TaskOutput[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainTaskOutputs)
+    .where(eq(toolchainTaskOutputs.taskId, taskId))
+    .orderBy(toolchainTaskOutputs.createdAt, toolchainTaskOutputs.id)
+    .all();
+  return rows.map((r) => ({ id: r.id, type: r.type, content: r.content, createdAt: r.createdAt }));
+}
+
+export async function loadHistory(env: Env, taskId: string): Promise<TaskHistoryEntry[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainTaskHistory)
+    .where(eq(toolchainTaskHistory.taskId, taskId))
+    .orderBy(toolchainTaskHistory.at, toolchainTaskHistory.id)
+    .all();
+  return rows.map((r) => ({
+    id: r.id,
+    event: r.event,
+    fromStatus: r.fromStatus,
+    toStatus: r.toStatus,
+    detail: JSON.parse(r.detail) as Record<string, unknown>,
+    at: r.at,
+  }));
+}
+
+export async function addComment(
+  env: Env,
+  workspaceId: string,
+  taskId: string,
+  c: { author: string; commentType: string; body: string },
+  now = Date.now(),
+): Promise<TaskComment> {
+  const row = { id: newId("tcc"), taskId, workspaceId, author: c.author, commentType: c.commentType, body: c.body, createdAt: now };
+  await makeDb(env.DB).insert(toolchainTaskComments).values(row).run();
+  return { id: row.id, author: row.author, commentType: row.commentType, body: row.body, createdAt: now };
+}
+
+export async function addOutput(env: Env, workspaceId: string, taskId: string, o: { type: string; content: string }, now = Date.now()): Promise<TaskOutput> {
+  const row = { id: newId("tco"), taskId, workspaceId, type: o.type, content: o.content, createdAt: now };
+  await makeDb(env.DB).insert(toolchainTaskOutputs).values(row).run();
+  return { id: row.id, type: row.type, content: row.content, createdAt: now };
+}
+
+export async function addHistory(env: Env, workspaceId: string, taskId: string, event: string, detail: Record<string, unknown>, now = Date.now()): Promise<void> {
+  await makeDb(env.DB)
+    .insert(toolchainTaskHistory)
+    .values({ id: newId("tch"), taskId, workspaceId, event, fromStatus: null, toStatus: null, detail: JSON.stringify(detail), at: now })
+    .run();
+}
+
+/** Columns a transition may set, by their SQL names. */
+export interface TaskPatch {
+  attempts?: number;
+  business_failures?: number;
+  reminder_sent?: number;
+  not_before?: number;
+  deadline_at?: number | null;
+  session_id?: string | null;
+  run_id?: string | null;
+  failure_kind?: string | null;
+  last_error?: string | null;
+  completed_at?: number | null;
+}
+
+export interface Transition {
+  from: TaskStatus[];
+  to: TaskStatus;
+  set?: TaskPatch;
+  event: string;
+  detail?: Record<string, unknown>;
+  now?: number;
+}
+
+/**
+ * Move a task from one of `from` to `to` (possibly the same status, to update its columns) and record
+ * the history entry in the same batch. Returns false when the task was not in `from` (someone else
+ * moved it first); then nothing changed and nothing was recorded.
+ */
+export async function transition(env: Env, workspaceId: string, taskId: string, t: Transition): Promise<boolean> {
+  const now = t.now ?? Date.now();
+  const patch = { ...t.set, status: t.to, updated_at: now } as Record<string, string | number | null>;
+  const cols = Object.keys(patch);
+  const assignments = cols.map((c) => `${c} = ?`).join(", ");
+  const placeholders = t.from.map(() => "?").join(", ");
+  const update = env.DB.prepare(`UPDATE toolchain_tasks SET ${assignments} WHERE workspace_id = ? AND id = ? AND status IN (${placeholders})`).bind(
+    ...cols.map((c) => patch[c] ?? null),
+    workspaceId,
+    taskId,
+    ...t.from,
+  );
+  // changes() is the row count of the UPDATE just before it in this batch (a D1 batch is one transaction).
+  const history = env.DB.prepare(
+    `INSERT INTO toolchain_task_history (id, task_id, workspace_id, event, from_status, to_status, detail, at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
+  ).bind(newId("tch"), taskId, workspaceId, t.event, t.from.join("|"), t.to, JSON.stringify(t.detail ?? {}), now);
+  const [res] = await env.DB.batch([update, history]);
+  return (res?.meta.changes ?? 0) > 0;
+}
+
+/** Pending tasks whose backoff has passed, oldest first. */
+export async function readyTasks(env: Env, workspaceId: string, now: number, limit: number): Promise<ToolchainTask[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainTasks)
+    .where(and(eq(toolchainTasks.workspaceId, workspaceId), eq(toolchainTasks.status, "pending"), lte(toolchainTasks.notBefore, now)))
+    .orderBy(toolchainTasks.notBefore, toolchainTasks.createdAt)
+    .limit(limit)
+    .all();
+  return rows.map(taskFromRow);
+}
+
+export async function workingTasks(env: Env, workspaceId: string): Promise<ToolchainTask[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainTasks)
+    .where(and(eq(toolchainTasks.workspaceId, workspaceId), eq(toolchainTasks.status, "working")))
+    .all();
+  return rows.map(taskFromRow);
+}
+
+/** Workspaces that have toolchain work to dispatch or to watch. */
+export async function workspacesWithOpenTasks(env: Env, now: number): Promise<string[]> {
+  const rows = await makeDb(env.DB)
+    .selectDistinct({ ws: toolchainTasks.workspaceId })
+    .from(toolchainTasks)
+    .where(sql`${toolchainTasks.status} = 'working' OR (${toolchainTasks.status} = 'pending' AND ${toolchainTasks.notBefore} <= ${now})`)
+    .all();
+  return rows.map((r) => r.ws);
+}

@@ -1,0 +1,229 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, json, newWorkspace } from "../helpers/api.ts";
+import { setGiteaFetchForTests } from "../../src/gitea/client.ts";
+import { FakeGitea } from "../support/fake-gitea.ts";
+import { swaggerProblems } from "../gitea/swagger.ts";
+import { fixture } from "./fixtures.ts";
+import { deliver, deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL, type DeliveryAnswer } from "./setup.ts";
+
+type Err = { error: { code: string; message: string; details?: unknown } };
+let fake: FakeGitea;
+
+beforeEach(() => {
+  fake = new FakeGitea(GITEA_URL);
+  setGiteaFetchForTests(fake.fetch);
+});
+afterEach(() => setGiteaFetchForTests(null));
+
+async function deliveries(token: string) {
+  const res = await call("GET", "/api/toolchain/deliveries", { token });
+  expect(res.status).toBe(200);
+  return (await json<{ deliveries: (DeliveryAnswer & { status_code: number })[] }>(res)).deliveries;
+}
+
+describe("webhook intake: signature first", () => {
+  it("answers 401 and stores nothing without a valid signature", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("HookPullRequest");
+    for (const sign of ["none", "wrong"] as const) {
+      const res = await deliver(ws.id, "pull_request", body, { sign });
+      expect(res.status).toBe(401);
+      expect((await json<Err>(res)).error.code).toBe("unauthorized");
+    }
+    expect((await deliver(ws.id, "pull_request", body, { secret: "another-secret" })).status).toBe(401);
+    expect(await deliveries(ws.read)).toEqual([]);
+    expect(await listTasks(ws.read)).toEqual([]);
+  });
+
+  it("answers the same 401 for an unknown workspace and one without a toolchain section", async () => {
+    const body = fixture("HookPullRequest");
+    expect((await deliver("no-such-workspace", "pull_request", body)).status).toBe(401);
+    const plain = await newWorkspace();
+    expect((await deliver(plain.id, "pull_request", body)).status).toBe(401);
+  });
+
+  it("accepts the GitHub-style X-Hub-Signature-256 header too, and needs no bearer token", async () => {
+    const ws = await toolchainWorkspace();
+    const answer = await deliverOk(ws.id, "pull_request", fixture("HookPullRequest"), { sign: "hub" });
+    expect(answer.outcome).toBe("tasks_created");
+  });
+});
+
+describe("webhook intake: scenarios become tasks for the right agent", () => {
+  const cases: [event: string, fixture: string, agent: string, action: string][] = [
+    ["pull_request", "HookPullRequest", "nice", "review_request"],
+    ["pull_request_review_request", "pull_request_review_requested", "nice", "review_request"],
+    ["pull_request_sync", "HookPullRequestUpdated", "nice", "review_updated"],
+    ["pull_request_review_approved", "HookPullRequestReviewAck", "jony", "review_result"],
+    ["pull_request_review_rejected", "HookPullRequestReviewDeny", "jony", "review_result"],
+    ["pull_request_review_comment", "HookPullRequestReviewComment", "jony", "review_comment"],
+    ["workflow_job", "workflow_job_failure", "jony", "ci_failure"],
+    ["issue_assign", "issue_assign", "jony", "issue_assigned"],
+    ["status", "status_deploy_error", "ops", "deploy_failure"],
+    ["workflow_run", "workflow_run_deploy_failure", "ops", "deploy_failure"],
+    ["issue_comment", "issue_comment_mention", "jony", "mention"],
+    ["pull_request_comment", "pull_request_comment_mention", "nice", "mention"],
+    ["pull_request", "pull_request_merged_by_reviewer", "jony", "review_merged"],
+  ];
+  for (const [event, name, agent, action] of cases) {
+    it(`${event} (${name}) → ${action} for ${agent}`, async () => {
+      const ws = await toolchainWorkspace();
+      const answer = await deliverOk(ws.id, event, fixture(name));
+      expect(answer.outcome).toBe("tasks_created");
+      const tasks = await listTasks(ws.read);
+      const mine = tasks.find((t) => t.agent_id === agent);
+      expect(mine, JSON.stringify(tasks.map((t) => [t.agent_id, t.action_type]))).toMatchObject({ action_type: action, status: "pending", attempts: 0 });
+      expect(answer.task_ids).toContain(mine!.id);
+      const detail = await getTask(ws.read, mine!.id);
+      expect(detail.task.must_haves).toMatchObject({ event_type: action, action_type: action, from: "system", source: "webhook" });
+      expect(detail.history.map((h) => h.event)).toEqual(["created"]);
+    });
+  }
+
+  it("a review that @mentions another agent gives the author a review task and the mentioned agent a mention task", async () => {
+    const ws = await toolchainWorkspace();
+    const answer = await deliverOk(ws.id, "pull_request_review_comment", fixture("pull_request_review_comment_mention"));
+    const tasks = await listTasks(ws.read);
+    expect(tasks.map((t) => `${t.agent_id}:${t.action_type}`).sort()).toEqual(["gordon:mention", "jony:review_comment"]);
+    expect(answer.task_ids).toHaveLength(2);
+  });
+
+  it("records why a delivery created nothing: no agent, the agent's own action, nothing to do", async () => {
+    const ws = await toolchainWorkspace();
+    const own = await deliverOk(ws.id, "pull_request_review_request", fixture("HookPullRequestAddReviewRequest"));
+    expect(own).toMatchObject({ outcome: "ignored", task_ids: [], reason: "review_request: own action of agent 'nice' (no task for itself)" });
+    const self = await deliverOk(ws.id, "pull_request", fixture("HookPullRequestMerged"));
+    expect(self.reason).toBe("review_merged: PR author 'anbraten' is not an enabled agent");
+    const push = await deliverOk(ws.id, "push", fixture("HookPush"));
+    expect(push).toMatchObject({ outcome: "ignored", reason: "event type 'push' needs no agent action" });
+    const unknown = await deliverOk(ws.id, "pull_request_exploded", "{}");
+    expect(unknown).toMatchObject({ outcome: "ignored", reason: "Event type 'pull_request_exploded' is not handled by the toolchain" });
+    const notice = await deliverOk(ws.id, "pull_request_comment", fixture("pull_request_comment_beaver_notice"));
+    expect(notice.reason).toContain("Beaver notice");
+    expect(await listTasks(ws.read)).toEqual([]);
+    const recorded = await deliveries(ws.read);
+    expect(recorded.map((d) => d.outcome)).toEqual(["ignored", "ignored", "ignored", "ignored", "ignored"]);
+  });
+});
+
+describe("webhook intake: redeliveries and bad deliveries", () => {
+  it("a redelivery answers 200 with the first outcome and creates nothing new", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("HookPullRequestReviewDeny");
+    const first = await deliverOk(ws.id, "pull_request_review_rejected", body, { id: "redeliver-1" });
+    const again = await deliver(ws.id, "pull_request_review_rejected", body, { id: "redeliver-1" });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({ delivery_id: "redeliver-1", outcome: "tasks_created", task_ids: first.task_ids, duplicate: true });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+
+  it("the same delivery arriving several times at once creates its tasks once", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("issue_assign");
+    const answers = await Promise.all(Array.from({ length: 6 }, () => deliver(ws.id, "issue_assign", body, { id: "burst-1" })));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    const bodies = await Promise.all(answers.map((r) => json<DeliveryAnswer>(r)));
+    expect(new Set(bodies.map((b) => b.task_ids.join(",")))).toEqual(new Set([bodies[0]!.task_ids.join(",")]));
+    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect(await deliveries(ws.read)).toHaveLength(1);
+  });
+
+  it("rejects malformed deliveries with 400 and a reason, records them, and never half-creates a task", async () => {
+    const ws = await toolchainWorkspace();
+    const bad = await deliver(ws.id, "pull_request", "{not json", { id: "bad-json" });
+    expect(bad.status).toBe(400);
+    expect((await json<Err>(bad)).error).toMatchObject({ code: "bad_request", message: "Body is not valid JSON" });
+    const noType = await deliver(ws.id, null, fixture("HookPullRequest"), { id: "no-type" });
+    expect(noType.status).toBe(400);
+    const review = JSON.parse(fixture("HookPullRequestReviewDeny")) as { pull_request: Record<string, unknown> };
+    delete review.pull_request.head;
+    const invalid = await deliver(ws.id, "pull_request_review_rejected", JSON.stringify(review), { id: "no-head" });
+    expect(invalid.status).toBe(400);
+    expect((await json<Err>(invalid)).error.message).toContain("pull_request.head");
+    const array = await deliver(ws.id, "pull_request", "[1,2]", { id: "array" });
+    expect(array.status).toBe(400);
+    // Redelivering a rejected one gives its first outcome (not a second record).
+    const again = await deliver(ws.id, "pull_request", "{not json", { id: "bad-json" });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({ outcome: "rejected", reason: "Body is not valid JSON", duplicate: true });
+    expect(await listTasks(ws.read)).toEqual([]);
+    const recorded = await deliveries(ws.read);
+    expect(recorded).toHaveLength(4);
+    expect(recorded.every((d) => d.outcome === "rejected" && d.status_code === 400)).toBe(true);
+  });
+
+  it("needs X-Gitea-Delivery to deduplicate (400, nothing stored) and limits the body size (413)", async () => {
+    const ws = await toolchainWorkspace();
+    const noId = await deliver(ws.id, "pull_request", fixture("HookPullRequest"), { id: "" });
+    expect(noId.status).toBe(400);
+    expect((await json<Err>(noId)).error.message).toContain("X-Gitea-Delivery");
+    const huge = JSON.stringify({ action: "opened", padding: "x".repeat(1_100_000) });
+    expect((await deliver(ws.id, "pull_request", huge)).status).toBe(413);
+    expect(await deliveries(ws.read)).toEqual([]);
+  });
+});
+
+describe("webhook intake: CI failures find their pull request", () => {
+  it("through the PR index, without asking Gitea", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "pull_request_review_rejected", fixture("HookPullRequestReviewDeny"));
+    const answer = await deliverOk(ws.id, "status", fixture("status_failure"));
+    expect(answer.outcome).toBe("tasks_created");
+    const ci = (await listTasks(ws.read, "?action_type=ci_failure"))[0]!;
+    expect(ci).toMatchObject({ agent_id: "jony", repo: "a_nice_user/hello_world_ci", number: 7 });
+    expect(ci.must_haves.context).toMatchObject({ branch: "jony-patch-1", error_summary: expect.stringContaining("2 tests failing") });
+    expect(fake.requests).toEqual([]);
+  });
+
+  it("through Gitea's commits/{sha}/pull when the index does not know the commit", async () => {
+    const ws = await toolchainWorkspace();
+    fake.addRepo("a_nice_user/hello_world_ci");
+    fake.addPull("a_nice_user/hello_world_ci", { number: 21, author: "jony", headRef: "jony-fix", headSha: "5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c", title: "Fix" });
+    const answer = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(answer.outcome).toBe("tasks_created");
+    expect((await listTasks(ws.read))[0]).toMatchObject({ agent_id: "jony", action_type: "ci_failure", number: 21 });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/v1/repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull"]);
+    expect(fake.requests[0]!.authorization).toBe("Bearer beaver-bot-token");
+    expect(swaggerProblems(fake.requests)).toEqual([]);
+    // Now indexed: the next failure on that commit needs no Gitea call.
+    await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("ignores it with a reason when no PR has the commit, and makes an infrastructure task when Gitea is down", async () => {
+    const ws = await toolchainWorkspace();
+    fake.addRepo("a_nice_user/hello_world_ci");
+    const none = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(none).toMatchObject({ outcome: "ignored", reason: "ci_failure: no pull request found for commit 5f3a9c0d1e2b" });
+    fake.setDown("503");
+    const down = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(down.outcome).toBe("tasks_created");
+    expect(down.reason).toContain("Gitea unreachable");
+    const infra = (await listTasks(ws.read))[0]!;
+    expect(infra).toMatchObject({ agent_id: "ops", action_type: "infrastructure_failure" });
+    expect(infra.description).toContain("GET /repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull");
+  });
+
+  it("several events about one failing commit make one task", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "workflow_job", fixture("workflow_job_failure"));
+    const second = await deliverOk(ws.id, "status", fixture("status_failure"));
+    expect(second).toMatchObject({ outcome: "ignored", reason: "ci_failure for jony: the same work is already an open task" });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+});
+
+describe("deliveries and tasks are per workspace", () => {
+  it("another workspace sees none of them and gets 404 for a task id", async () => {
+    const ws = await toolchainWorkspace();
+    const other = await toolchainWorkspace();
+    const answer = await deliverOk(ws.id, "issue_assign", fixture("issue_assign"));
+    expect(await deliveries(other.read)).toEqual([]);
+    expect(await listTasks(other.read)).toEqual([]);
+    expect((await call("GET", `/api/toolchain/tasks/${answer.task_ids[0]}`, { token: other.admin })).status).toBe(404);
+    // A delivery signed for one workspace is not accepted by the other's URL with a different secret.
+    expect((await deliver(other.id, "issue_assign", fixture("issue_assign"), { secret: "not-others-secret" })).status).toBe(401);
+  });
+});

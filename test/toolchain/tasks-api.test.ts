@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { call, json } from "../helpers/api.ts";
+import { fixture } from "./fixtures.ts";
+import { deliverOk, getTask, listTasks, toolchainWorkspace } from "./setup.ts";
+
+type Err = { error: { code: string; message: string; details?: { path: string; message: string }[] } };
+
+async function seed() {
+  const ws = await toolchainWorkspace();
+  await deliverOk(ws.id, "pull_request", fixture("HookPullRequest"));
+  await deliverOk(ws.id, "issue_assign", fixture("issue_assign"));
+  await deliverOk(ws.id, "status", fixture("status_deploy_error"));
+  return ws;
+}
+
+describe("/api/toolchain/tasks", () => {
+  it("lists and filters by status, agent, action type and repository, newest first, with a cursor", async () => {
+    const ws = await seed();
+    const all = await listTasks(ws.read);
+    expect(all.map((t) => t.action_type)).toEqual(["deploy_failure", "issue_assigned", "review_request"]);
+    expect((await listTasks(ws.read, "?agent_id=jony")).map((t) => t.action_type)).toEqual(["issue_assigned"]);
+    expect((await listTasks(ws.read, "?action_type=deploy_failure")).map((t) => t.agent_id)).toEqual(["ops"]);
+    expect((await listTasks(ws.read, "?repo=gordon/hello-world")).map((t) => t.number)).toEqual([1]);
+    expect(await listTasks(ws.read, "?status=done")).toEqual([]);
+    const page = await json<{ tasks: unknown[]; next_before: number | null }>(await call("GET", "/api/toolchain/tasks?limit=2", { token: ws.read }));
+    expect(page.tasks).toHaveLength(2);
+    expect(page.next_before).not.toBeNull();
+    expect((await call("GET", "/api/toolchain/tasks?status=nope", { token: ws.read })).status).toBe(400);
+    expect((await call("GET", "/api/toolchain/tasks?limit=0", { token: ws.read })).status).toBe(400);
+  });
+
+  it("adds comments (types validated in code) and outputs, shown with the task", async () => {
+    const ws = await seed();
+    const [task] = await listTasks(ws.read, "?agent_id=jony");
+    const ok = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "Started on the endpoint", comment_type: "observation", author: "jony" } });
+    expect(ok.status).toBe(201);
+    const report = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "Done: PR #14", comment_type: "action_report", author: "jony" } });
+    expect(report.status).toBe(201);
+    const bad = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "x", comment_type: "gossip" } });
+    expect(bad.status).toBe(400);
+    expect((await json<Err>(bad)).error.details?.[0]?.path).toBe("comment_type");
+    const system = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "x", author: "system" } });
+    expect(system.status).toBe(400);
+    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, body: { content: "plan", type: "markdown" } })).status).toBe(201);
+    const detail = await getTask(ws.read, task!.id);
+    expect(detail.comments.map((c) => [c.author, c.comment_type])).toEqual([
+      ["jony", "observation"],
+      ["jony", "action_report"],
+    ]);
+    expect(detail.outputs).toMatchObject([{ type: "markdown", content: "plan" }]);
+    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.read, body: { body: "x" } })).status).toBe(403);
+    const big = await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, rawBody: JSON.stringify({ content: "x".repeat(1_100_000) }), headers: { "Content-Type": "application/json" } });
+    expect(big.status).toBe(413);
+    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, rawBody: "content=x", headers: { "Content-Type": "text/plain" } })).status).toBe(415);
+  });
+
+  it("cancels open tasks and retries failed or cancelled ones; anything else is 409", async () => {
+    const ws = await seed();
+    const [task] = await listTasks(ws.read, "?agent_id=ops");
+    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/retry`, { token: ws.member })).status).toBe(409);
+    const cancelled = await call("POST", `/api/toolchain/tasks/${task!.id}/cancel`, { token: ws.member });
+    expect(cancelled.status).toBe(200);
+    expect(await json(cancelled)).toMatchObject({ status: "cancelled" });
+    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/cancel`, { token: ws.member })).status).toBe(409);
+    const retried = await call("POST", `/api/toolchain/tasks/${task!.id}/retry`, { token: ws.member });
+    expect(retried.status).toBe(200);
+    expect(await json(retried)).toMatchObject({ status: "pending", attempts: 0 });
+    const history = (await getTask(ws.read, task!.id)).history.map((h) => `${h.event}:${h.to_status}`);
+    expect(history).toEqual(["created:pending", "cancelled:cancelled", "manual_retry:pending"]);
+  });
+
+  it("answers 404 for unknown tasks and for another workspace's tasks, on every route", async () => {
+    const ws = await seed();
+    const other = await toolchainWorkspace();
+    const [task] = await listTasks(ws.read);
+    for (const [method, path, body] of [
+      ["GET", `/api/toolchain/tasks/${task!.id}`, undefined],
+      ["POST", `/api/toolchain/tasks/${task!.id}/comments`, { body: "hello there" }],
+      ["POST", `/api/toolchain/tasks/${task!.id}/outputs`, { content: "x" }],
+      ["POST", `/api/toolchain/tasks/${task!.id}/retry`, undefined],
+      ["POST", `/api/toolchain/tasks/${task!.id}/cancel`, undefined],
+      ["GET", "/api/toolchain/tasks/tct_nope", undefined],
+    ] as const) {
+      const res = await call(method, path, { token: other.admin, body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await getTask(ws.read, task!.id)).comments).toEqual([]);
+  });
+});
