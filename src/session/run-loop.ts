@@ -72,6 +72,7 @@ export class RunExecutor {
     state.attempts = (state.attempts ?? 0) + 1;
     log.store.updateRun(this.run);
     log.emit({ type: "runtime_start", run_id: this.run.id });
+    let result: RunResult;
     try {
       if (state.attempts > MAX_RUN_ATTEMPTS) throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
       const config = await this.#deps.loadConfig();
@@ -79,10 +80,16 @@ export class RunExecutor {
       if (this.#cancelRequested) throw new RunEnd("cancelled");
       const models = await this.#models(config);
       const registry = new ToolRegistry(toolsFor(this.run.input.toolset));
-      return await this.#loop(config, models, registry);
+      result = await this.#loop(config, models, registry);
     } catch (err) {
-      return this.#end(toRunEnd(err, this.#cancelRequested));
+      result = this.#end(toRunEnd(err, this.#cancelRequested));
     }
+    // D1 gets one chance to catch up before anyone hears that the run ended, so a client reading the
+    // log right after sees all of it (a failure only leaves the rest to the retrying alarm).
+    await log.replicator.flush();
+    const reason = result.status === "completed" ? "completed" : result.status === "cancelled" ? "cancelled" : "error";
+    log.emit({ type: "runtime_end", run_id: this.run.id, reason, ...(result.error ? { error: result.error.message } : {}) });
+    return result;
   }
 
   #open(config: WorkspaceConfig): void {
@@ -313,7 +320,6 @@ export class RunExecutor {
       for (const steer of lateSteers) log.store.dropSteer(steer.id);
     });
     log.inProgress.reset();
-    log.emit({ type: "runtime_end", run_id: run.id, reason: end.status === "completed" ? "completed" : end.status === "cancelled" ? "cancelled" : "error", ...(end.error ? { error: end.error.message } : {}) });
     return result;
   }
 }

@@ -149,9 +149,6 @@ export class RunQueue {
       } finally {
         this.#current = null;
       }
-      // Give D1 one chance to catch up before anyone is told the run ended, so a client that reads
-      // the log right after sees all of it (a failure only leaves it to the retrying alarm).
-      await this.#deps.log.replicator.flush();
       this.#notify(run.id, result);
       this.#deps.onRunEnded(run.id);
     }
