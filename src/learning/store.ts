@@ -27,14 +27,17 @@ export async function listDrafts(db: Db, workspaceId: string, skillName?: string
   return db.select().from(skillDrafts).where(where).orderBy(skillDrafts.createdAt, skillDrafts.id).all();
 }
 
-/** An active draft of `skillName` that does not belong to `candidateId` (which then has to wait). */
-export async function otherActiveDraft(db: Db, workspaceId: string, skillName: string, candidateId: string): Promise<DraftRow | undefined> {
+/**
+ * An active draft of `skillName` that belongs to none of `candidateIds` (the candidate itself and
+ * any it is superseding in the same batch); when there is one, the candidate has to wait.
+ */
+export async function otherActiveDraft(db: Db, workspaceId: string, skillName: string, candidateIds: readonly string[]): Promise<DraftRow | undefined> {
   const rows = await db
     .select()
     .from(skillDrafts)
     .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.skillName, skillName), inArray(skillDrafts.status, [...ACTIVE_DRAFT_STATUSES])))
     .all();
-  return rows.find((d) => d.candidateId !== candidateId);
+  return rows.find((d) => d.candidateId === null || !candidateIds.includes(d.candidateId));
 }
 
 export function updateCandidate(db: Db, workspaceId: string, id: string, set: Partial<Omit<CandidateRow, "workspaceId" | "id">>, now: number) {

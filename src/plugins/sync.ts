@@ -170,7 +170,8 @@ async function syncSkill(
 
   const mode: MergeMode = action;
   const candidateId = pluginUpdateCandidateId(plugin.id, link.skillName, U);
-  if (pending && pending.id !== candidateId && isOpen(pending.status)) supersede(db, workspaceId, pending, candidateId, statements, now);
+  const superseding = pending && pending.id !== candidateId && isOpen(pending.status) ? pending : undefined;
+  if (superseding) supersede(db, workspaceId, superseding, candidateId, statements, now);
   const evidence: PluginUpdateEvidence = {
     plugin_id: plugin.id,
     plugin_version: plugin.discoveredVersion,
@@ -186,7 +187,8 @@ async function syncSkill(
   if (existing && existing.status !== "superseded" && existing.status !== "pending") {
     candidateStatus = existing.status; // idempotent: already recorded (or decided)
   } else {
-    const blocker = await otherActiveDraft(db, workspaceId, link.skillName, candidateId);
+    // The superseded candidate's draft is retired in this same batch: it does not hold the skill.
+    const blocker = await otherActiveDraft(db, workspaceId, link.skillName, superseding ? [candidateId, superseding.id] : [candidateId]);
     const plan = mode === "three_way" ? await mergePlanFor(env, workspaceId, B, L, U) : null;
     let draftId: string | null = null;
     if (blocker) candidateStatus = "pending";
