@@ -3,6 +3,7 @@
  * baseline measured in the same run, never as pass/fail thresholds.
  */
 const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] = [
+  { name: "sessions", load: () => import("./sessions.ts") },
   { name: "session-context", load: () => import("./session-context.ts") },
   { name: "agent-raw-tool-calls", load: () => import("./agent-raw-tool-calls.ts") },
 ];

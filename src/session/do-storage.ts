@@ -99,8 +99,9 @@ type Row = Record<string, SqlStorageValue>;
 export class SessionStorage {
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
-  /** Statements executed; the benchmark reports it per step (all are local, none cross the network). */
+  /** Statements executed (writes, reads); the benchmark reports them per step. All are local and synchronous. */
   writes = 0;
+  reads = 0;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -114,6 +115,7 @@ export class SessionStorage {
   }
 
   #exec<T extends Row>(query: string, ...params: SqlStorageValue[]): T[] {
+    this.reads++;
     return this.#sql.exec<T>(query, ...params).toArray();
   }
 
@@ -149,7 +151,7 @@ export class SessionStorage {
 
   /** The projection version D1 has; the projection is stale while it is below `projectionVersion`. */
   markProjectionCopied(version: number): void {
-    this.setMeta("projection_copied", version);
+    if ((this.getMeta<number>("projection_copied") ?? 0) !== version) this.setMeta("projection_copied", version);
   }
 
   // ---- events -----------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ export class Replicator {
     this.#retryAt = 0;
     store.atomically(() => {
       if (throughSeq !== null) store.markReplicated(throughSeq);
-      store.markRunsClean(runs.map((r) => ({ id: r.id, version: r.version })));
+      if (runs.length > 0) store.markRunsClean(runs.map((r) => ({ id: r.id, version: r.version })));
       store.markProjectionCopied(projectionVersion);
     });
     return true;

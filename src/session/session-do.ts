@@ -334,9 +334,17 @@ export class SessionDO extends DurableObject<Env> {
     return this.#replicator.flush();
   }
 
-  stats(): { storage_statements: number; replication_batches: number; replication_failures: number; pending_replication: boolean; live_clients: number } {
+  stats(): {
+    storage_writes: number;
+    storage_reads: number;
+    replication_batches: number;
+    replication_failures: number;
+    pending_replication: boolean;
+    live_clients: number;
+  } {
     return {
-      storage_statements: this.#store.writes,
+      storage_writes: this.#store.writes,
+      storage_reads: this.#store.reads,
       replication_batches: this.#replicator.batches,
       replication_failures: this.#replicator.failures,
       pending_replication: this.#store.hasUnreplicated(),

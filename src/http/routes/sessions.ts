@@ -233,6 +233,29 @@ const benchBaseline = createRoute({
   responses: { 200: jsonResponse(z.object({ touches: z.number() }), "Touched"), ...errorResponses(404) },
 });
 
+const benchStats = createRoute({
+  method: "get",
+  path: "/{id}/_bench/stats",
+  tags: ["sessions"],
+  summary: "Benchmark counters of the session's Durable Object instance (storage statements, D1 batches)",
+  middleware: [requireScope("admin")] as const,
+  request: { params: SessionIdParam },
+  responses: {
+    200: jsonResponse(
+      z.object({
+        storage_writes: z.number(),
+        storage_reads: z.number(),
+        replication_batches: z.number(),
+        replication_failures: z.number(),
+        pending_replication: z.boolean(),
+        live_clients: z.number(),
+      }),
+      "Counters since the object was last started",
+    ),
+    ...errorResponses(404),
+  },
+});
+
 function eventsPage(rows: { payload: string; seq: number }[], limit: number) {
   const page = rows.slice(0, limit);
   return {
@@ -370,5 +393,10 @@ export const sessionRoutes = newRouter()
   .openapi(benchBaseline, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
     return c.json({ touches: unwrap(await rpc("benchBaseline", stub.benchBaseline(workspaceId))) }, 200);
+  })
+  .openapi(benchStats, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    unwrap(await rpc("view", stub.view(workspaceId)));
+    return c.json(await rpc("stats", stub.stats()), 200);
   });
 
