@@ -3,7 +3,7 @@
  * `request` expects a reply (a mail whose `in_reply_to` is the request). Status changes are
  * conditional and recorded in the mail's own history in the same batch.
  */
-import { and, desc, eq, inArray, lt, lte, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { mailTaskHistory, mailTasks } from "../db/schema.ts";
@@ -127,7 +127,7 @@ export async function listMail(
 }
 
 export async function mailHistory(env: Env, mailId: string) {
-  const rows = await makeDb(env.DB).select().from(mailTaskHistory).where(eq(mailTaskHistory.mailId, mailId)).orderBy(mailTaskHistory.at, mailTaskHistory.id).all();
+  const rows = await makeDb(env.DB).select().from(mailTaskHistory).where(eq(mailTaskHistory.mailId, mailId)).orderBy(mailTaskHistory.at, sql`rowid`).all();
   return rows.map((r) => ({ id: r.id, event: r.event, from_status: r.fromStatus, to_status: r.toStatus, detail: JSON.parse(r.detail) as unknown, at: r.at }));
 }
 

@@ -132,7 +132,7 @@ export async function loadComments(env: Env, taskId: string): Promise<TaskCommen
     .select()
     .from(toolchainTaskComments)
     .where(eq(toolchainTaskComments.taskId, taskId))
-    .orderBy(toolchainTaskComments.createdAt, toolchainTaskComments.id)
+    .orderBy(toolchainTaskComments.createdAt, sql`rowid`)
     .all();
   return rows.map((r) => ({ id: r.id, author: r.author, commentType: r.commentType, body: r.body, createdAt: r.createdAt }));
 }
@@ -142,7 +142,7 @@ export async function loadOutputs(env: Env, taskId: string): Promise<TaskOutput[
     .select()
     .from(toolchainTaskOutputs)
     .where(eq(toolchainTaskOutputs.taskId, taskId))
-    .orderBy(toolchainTaskOutputs.createdAt, toolchainTaskOutputs.id)
+    .orderBy(toolchainTaskOutputs.createdAt, sql`rowid`)
     .all();
   return rows.map((r) => ({ id: r.id, type: r.type, content: r.content, createdAt: r.createdAt }));
 }
@@ -152,7 +152,8 @@ export async function loadHistory(env: Env, taskId: string): Promise<TaskHistory
     .select()
     .from(toolchainTaskHistory)
     .where(eq(toolchainTaskHistory.taskId, taskId))
-    .orderBy(toolchainTaskHistory.at, toolchainTaskHistory.id)
+    // rowid: insertion order, for entries written within the same millisecond.
+    .orderBy(toolchainTaskHistory.at, sql`rowid`)
     .all();
   return rows.map((r) => ({
     id: r.id,
