@@ -4,10 +4,14 @@
  */
 import type { Env } from "./env.ts";
 import { runToolchainTick } from "./toolchain/tick.ts";
+import { runPluginSyncTick } from "./plugins/cron.ts";
 
 export type ScheduledJob = (env: Env, now: number) => Promise<void>;
 
-const jobs: { name: string; run: ScheduledJob }[] = [{ name: "toolchain", run: runToolchainTick }];
+const jobs: { name: string; run: ScheduledJob }[] = [
+  { name: "toolchain", run: runToolchainTick },
+  { name: "plugins", run: runPluginSyncTick },
+];
 
 export async function runScheduled(env: Env, now: number): Promise<void> {
   const results = await Promise.allSettled(jobs.map((j) => j.run(env, now)));

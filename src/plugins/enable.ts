@@ -105,7 +105,14 @@ export async function enablePlugin(env: Env, workspaceId: string, pluginId: stri
   }
   // Plugin state last: it claims what the statements above made true.
   statements.push(
-    updatePlugin(db, workspaceId, pluginId, { enabled: true, updatesPaused: false, installedVersion: plugin.installedVersion ?? plugin.discoveredVersion, enabledAt: plugin.enabledAt ?? now }, now),
+    updatePlugin(
+      db,
+      workspaceId,
+      pluginId,
+      // A first enable mirrors the package as it is, so it counts as synced with it; a re-enable syncs right after.
+      { enabled: true, updatesPaused: false, installedVersion: plugin.installedVersion ?? plugin.discoveredVersion, enabledAt: plugin.enabledAt ?? now, ...(restore.length === 0 ? { syncedDigest: plugin.packageDigest } : {}) },
+      now,
+    ),
   );
   await runBatch(db, statements);
   return { pluginId, changed: true, mirrored, restored: restore.map((l) => l.skillName) };

@@ -1,0 +1,57 @@
+/**
+ * The plugins' cron job: sync every workspace with an enabled plugin whose package changed since its
+ * last sync (or with a candidate waiting for a busy skill), and once an hour collect orphaned
+ * content. Automatic work never waits for the workspace lock: when it is busy the workspace is
+ * deferred to the next tick.
+ */
+import type { Env } from "../env.ts";
+import { AppError } from "../http/errors.ts";
+import { runLocked } from "../workspace/client.ts";
+
+/** Orphans older than this are collected by the hourly pass. */
+export const GC_GRACE_MS = 24 * 3_600_000;
+
+export interface PluginTickReport {
+  synced: string[];
+  deferred: string[];
+  collected: string[];
+}
+
+async function workspacesNeedingSync(env: Env): Promise<string[]> {
+  const rows = await env.DB.prepare(
+    `SELECT DISTINCT workspace_id AS w FROM plugins
+       WHERE enabled = 1 AND updates_paused = 0 AND package_status = 'present' AND (synced_digest IS NULL OR synced_digest != package_digest)
+     UNION SELECT DISTINCT workspace_id AS w FROM learning_candidates WHERE status = 'pending'`,
+  ).all<{ w: string }>();
+  return rows.results.map((r) => r.w);
+}
+
+async function tryOp(env: Env, workspaceId: string, run: () => Promise<unknown>, report: PluginTickReport, done: string[]): Promise<void> {
+  try {
+    await run();
+    done.push(workspaceId);
+  } catch (e) {
+    if (e instanceof AppError && e.code === "busy") report.deferred.push(workspaceId);
+    else console.error("plugin cron failed for workspace", workspaceId, e instanceof Error ? e.message : String(e));
+  }
+}
+
+export async function runPluginTick(env: Env, now: number): Promise<PluginTickReport> {
+  const report: PluginTickReport = { synced: [], deferred: [], collected: [] };
+  for (const ws of await workspacesNeedingSync(env)) {
+    await tryOp(env, ws, () => runLocked(env, ws, { kind: "sync_plugins" }, "try"), report, report.synced);
+  }
+  if (new Date(now).getUTCMinutes() === 17) {
+    const rows = await env.DB.prepare("SELECT DISTINCT workspace_id AS w FROM skill_trees").all<{ w: string }>();
+    for (const { w } of rows.results) {
+      await tryOp(env, w, () => runLocked(env, w, { kind: "collect_garbage", now, graceMs: GC_GRACE_MS }, "try"), report, report.collected);
+    }
+  }
+  return report;
+}
+
+/** The `ScheduledJob` registered in src/scheduled.ts. */
+export async function runPluginSyncTick(env: Env, now: number): Promise<void> {
+  const r = await runPluginTick(env, now);
+  if (r.deferred.length > 0) console.log("plugin sync deferred (workspace busy)", r.deferred);
+}
