@@ -28,6 +28,8 @@ export interface UsageTotals {
 export interface RunState {
   system_prompt?: string;
   tool_iterations: number;
+  /** Model steps taken (the `turn_index` of the next one). */
+  steps?: number;
   usage: UsageTotals;
   provider: string | null;
   model: string | null;

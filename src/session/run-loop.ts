@@ -174,7 +174,7 @@ export class RunExecutor {
   async #modelStep(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<void> {
     const { log } = this.#deps;
     const runId = this.run.id;
-    const turnIndex = this.run.state.tool_iterations;
+    const turnIndex = this.run.state.steps ?? 0;
     const parentId = log.leaf;
     const messages = toModelMessages(buildContext(log.tree, parentId, { maxMessages: config.runtime.max_context_messages }));
     let eventId: string | null = null;
@@ -225,6 +225,7 @@ export class RunExecutor {
     state.output_text = output.text;
     state.finish_reason = output.finish_reason;
     if (output.tool_calls.length > 0) state.tool_iterations++;
+    state.steps = turnIndex + 1;
     const totals = addUsage(log.store.getMeta<UsageTotals>("usage") ?? undefined, output.usage);
     log.appendOne({ type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message }, () => {
       log.store.updateRun(this.run);

@@ -428,8 +428,9 @@ export class SessionDO extends DurableObject<Env> {
     const loaded = this.#loaded();
     if (!loaded) return;
     if (this.#store.openRuns().length > 0) {
-      // Re-armed first: should this instance die while running, the next alarm resumes the run.
-      this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
+      // Re-armed first (directly: the alarm being handled no longer counts as set), so that should this
+      // instance die while running, the next alarm resumes the run.
+      await this.ctx.storage.setAlarm(Date.now() + RESUME_CHECK_MS);
       await loaded.queue.wake();
     }
     await this.#replicator.flush();

@@ -5,7 +5,7 @@ import { createSession, submitRun, waitForRun, rpc } from "../../src/session/ser
 import { setReplicationFaultForTests } from "../../src/session/replicator.ts";
 import type { MessageEvent, PersistentEvent } from "../../src/session/events.ts";
 import { call } from "../helpers/api.ts";
-import { ScriptedModel, countingTool, doEvents, readSse, registerToolset, runInDurableObject, scriptedWorkspace, stub, text, toolCalls, until } from "./support.ts";
+import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerToolset, runInDurableObject, scriptedWorkspace, stub, text, toolCalls, until } from "./support.ts";
 
 const toolResults = (events: PersistentEvent[]) =>
   events.filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result").map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
@@ -79,6 +79,24 @@ describe("durable runs", () => {
     expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed" });
     expect(idem.state.runs).toBe(2);
     expect(toolResults(await doEvents(session.id, ws.id))).toEqual([expect.objectContaining({ tool_call_id: "i1", is_error: false, content: "idem_tool ran (7)" })]);
+  });
+
+  it("the alarm stays armed while a run is open (so a dead instance is resumed) and is cleared once all is done", async () => {
+    const gate = deferred();
+    const ws = await scriptedWorkspace(new ScriptedModel([{ parts: text("late"), gate: gate.promise }]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "wait for it" });
+    const alarmAt = () => runInDurableObject(stub(session.id), (_i, state) => state.storage.getAlarm());
+    await until(async () => (await alarmAt()) !== null, 5_000, "alarm armed on submit");
+    const armedOnSubmit = (await alarmAt())!;
+    await new Promise((r) => setTimeout(r, 20));
+    // The alarm handler joins the running pump and re-arms itself first (a later time than before).
+    const alarmRun = runDurableObjectAlarm(stub(session.id));
+    await until(async () => ((await alarmAt()) ?? 0) > armedOnSubmit, 5_000, "alarm re-armed while the run is open");
+    gate.resolve();
+    expect(await alarmRun).toBe(true);
+    expect((await waitForRun(env, session.id, run_id, 5_000)).status).toBe("completed");
+    expect(await alarmAt()).toBeNull();
   });
 
   it("seq keeps rising across a restart, past transient seqs that were never stored", async () => {

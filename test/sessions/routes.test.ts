@@ -148,6 +148,24 @@ describe("session routes: happy paths", () => {
     expect((await json<ErrorBody>(failed)).error.code).toBe("no_model_configured");
   });
 
+  it("the routes are in the OpenAPI document", async () => {
+    const doc = await json<{ paths: Record<string, unknown> }>(await call("GET", "/api/openapi.json", { token: null }));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/api/sessions",
+        "/api/sessions/{id}",
+        "/api/sessions/{id}/events",
+        "/api/sessions/{id}/messages",
+        "/api/sessions/{id}/stream",
+        "/api/sessions/{id}/stream-ticket",
+        "/api/sessions/{id}/rewind",
+        "/api/sessions/{id}/branch",
+        "/api/sessions/{id}/context",
+        "/api/chat",
+      ]),
+    );
+  });
+
   it("search finds visible text, never hidden run facts", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("the capybara answer")]));
     const id = await newSession(ws);
