@@ -171,6 +171,18 @@ describe("sessions over wrangler dev", () => {
     expect((await api("POST", `/api/sessions/${id}/branch`, { token: ws.token, body: { leaf_event_id: "evt_nowhere" } })).status).toBe(422);
   });
 
+  it("a tool call written as JSON text becomes a real call, never text shown to the user", async () => {
+    const ws = await workspaceWith({ model: modelEntry(`json-tool:${Date.now()}`) });
+    const id = await newSession(ws.token);
+    const res = await api("POST", `/api/sessions/${id}/messages`, { token: ws.token, body: { content: "hello json" }, headers: { Accept: "text/event-stream" } });
+    const frames = await readSse(res);
+    expect(frames.filter((f) => f.type === "text_delta").map((f) => String(f.delta)).join("")).not.toContain('"arguments"');
+    const persisted = frames.filter((f) => f.persistent);
+    expect(persisted.map((f) => f.message?.role)).toEqual(["user", "assistant", "tool_result", "assistant"]);
+    expect(persisted[2]?.message?.content).toBe("hello json");
+    expect(persisted[3]?.message?.text).toBe("json-tool done: hello json");
+  });
+
   it("main provider down: the fallback answers and the result says which model", async () => {
     const fallback = `echo:fallback-${Date.now()}`;
     const ws = await workspaceWith({ model: modelEntry(`down:${Date.now()}`), fallback_model: modelEntry(fallback) });
