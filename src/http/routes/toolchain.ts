@@ -11,6 +11,7 @@ import { deliveryView, listDeliveries } from "../../toolchain/delivery-store.ts"
 import { addComment, addOutput, listTasks, loadComments, loadHistory, loadOutputs, loadTask } from "../../toolchain/task-store.ts";
 import { COMMENT_TYPES, TASK_STATUSES, commentView, historyView, isCommentType, outputView, taskView } from "../../toolchain/task-model.ts";
 import { cancelTask, retryTask } from "../../toolchain/task-actions.ts";
+import { dispatchWorkspace } from "../../toolchain/dispatcher.ts";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 const Before = z.coerce.number().int().positive().optional();
@@ -113,6 +114,15 @@ const cancel = createRoute({
   responses: { 200: jsonResponse(TaskDoc, "Cancelled"), ...errorResponses(404, 409) },
 });
 
+const dispatch = createRoute({
+  method: "post",
+  path: "/dispatch",
+  tags: ["toolchain"],
+  summary: "Run one dispatch pass now (what the cron tick does every minute): finish, remind and start tasks",
+  middleware: [requireScope("member")] as const,
+  responses: { 200: jsonResponse(z.object({ started: z.number(), finished: z.number(), reminded: z.number() }), "What the pass did"), ...errorResponses() },
+});
+
 async function taskOr404(c: { env: Parameters<typeof loadTask>[0] }, workspaceId: string, id: string) {
   const task = await loadTask(c.env, workspaceId, id);
   if (!task) throw notFound(`Task '${id}'`);
@@ -161,4 +171,5 @@ export const toolchainRoutes = newRouter()
   .openapi(cancel, async (c) => {
     const p = c.get("principal");
     return c.json(taskView(await cancelTask(c.env, p.workspaceId, c.req.valid("param").id, `token:${p.tokenId}`)), 200);
-  });
+  })
+  .openapi(dispatch, async (c) => c.json(await dispatchWorkspace(c.env, c.get("principal").workspaceId), 200));

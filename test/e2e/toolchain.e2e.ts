@@ -1,0 +1,220 @@
+/**
+ * The Gitea toolchain against a real `wrangler dev`: signed webhooks over HTTP become tasks, agent
+ * runs go to the scripted OpenAI-compatible server, Gitea tools and failure routes call the fake
+ * Gitea over HTTP — and every request Beaver sent to Gitea is checked against Gitea's own API
+ * description (swagger.v1.22.json): method, path, parameters and body fields.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { api, newWorkspace } from "./client.ts";
+import { fakeGiteaControl, type RecordedRequest } from "../support/fake-gitea.ts";
+import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
+import { checkAgainstSwagger, type SwaggerDoc } from "../gitea/swagger-check.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SWAGGER = JSON.parse(readFileSync(resolve(ROOT, "../shared/gitea/swagger.v1.22.json"), "utf8")) as SwaggerDoc;
+const SECRET = "e2e-webhook-secret";
+const giteaUrl = inject("giteaUrl");
+const modelUrl = inject("modelUrl");
+const gitea = fakeGiteaControl(giteaUrl);
+const models = scriptedModelClient(modelUrl);
+const rand = () => randomBytes(4).toString("hex");
+
+function payload(name: string, repo: string): string {
+  const shared = resolve(ROOT, "../shared/gitea/webhooks", `${name}.json`);
+  const own = resolve(ROOT, "test/fixtures/gitea", `${name}.json`);
+  let text: string;
+  try {
+    text = readFileSync(own, "utf8");
+  } catch {
+    text = readFileSync(shared, "utf8");
+  }
+  const body = JSON.parse(text) as { repository: { full_name: string } };
+  body.repository.full_name = repo;
+  return JSON.stringify(body);
+}
+
+async function deliver(ws: string, eventType: string, body: string, opts: { id?: string; sign?: boolean } = {}) {
+  const headers: Record<string, string> = { "Content-Type": "application/json", "X-Gitea-Event-Type": eventType, "X-Gitea-Delivery": opts.id ?? `e2e-${rand()}` };
+  if (opts.sign !== false) headers["X-Gitea-Signature"] = createHmac("sha256", SECRET).update(body).digest("hex");
+  // The exact bytes that were signed (the api() helper would re-serialise a body).
+  return fetch(`${inject("baseUrl")}/webhooks/gitea/${ws}`, { method: "POST", headers, body });
+}
+
+interface Setup {
+  id: string;
+  token: string;
+  repo: string;
+  model: (agent: string) => string;
+}
+
+const AGENTS = [
+  { id: "jony", gitea_username: "jony", roles: ["developer"] },
+  { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] },
+  { id: "ops", gitea_username: "infra-bot", roles: ["infra"] },
+  { id: "boss", gitea_username: "boss", roles: ["supervisor"] },
+];
+
+/** A workspace targeted by the fake Gitea, each agent with its own scripted model id. */
+async function setup(toolchain: Record<string, unknown> = {}): Promise<Setup> {
+  const ws = await newWorkspace();
+  const repo = `e2e-${rand()}/hello_world_ci`;
+  const tag = rand();
+  const model = (agent: string) => `echo:tc-${tag}-${agent}`;
+  for (const [name, value] of [
+    ["GITEA_WEBHOOK_SECRET", SECRET],
+    ["GITEA_TOKEN", "e2e-bot-token"],
+  ]) {
+    expect((await api("PUT", `/api/secrets/${name}`, { token: ws.token, body: { value } })).status).toBe(200);
+  }
+  const config = {
+    toolchain: {
+      gitea_base_url: giteaUrl,
+      webhook_secret: "GITEA_WEBHOOK_SECRET",
+      gitea_token_secret: "GITEA_TOKEN",
+      retry: { backoff_ms: 0 },
+      ...toolchain,
+    },
+  };
+  expect((await api("PUT", "/api/config", { token: ws.token, body: config })).status).toBe(200);
+  for (const a of AGENTS) {
+    const res = await api("POST", "/api/agents", { token: ws.token, body: { ...a, model: { provider: "openai-compatible", id: model(a.id), base_url: `${modelUrl}/v1` } } });
+    expect(res.status).toBe(201);
+  }
+  await gitea.addRepo(repo, { files: { "main.go": "package main\n" } });
+  await gitea.addPull(repo, { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
+  await gitea.addToken("e2e-bot-token", "beaver-bot");
+  return { id: ws.id, token: ws.token, repo, model };
+}
+
+interface Task {
+  id: string;
+  status: string;
+  agent_id: string;
+  action_type: string;
+  failure_kind: string | null;
+  attempts: number;
+}
+
+async function task(s: Setup, id: string): Promise<{ task: Task; history: { event: string }[]; comments: { comment_type: string }[] }> {
+  const res = await api("GET", `/api/toolchain/tasks/${id}`, { token: s.token });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { task: Task; history: { event: string }[]; comments: { comment_type: string }[] };
+}
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const forRepo = (requests: RecordedRequest[], repo: string) => requests.filter((r) => r.path.includes(`/repos/${repo}/`));
+const problems = (requests: RecordedRequest[]) => requests.flatMap((r) => checkAgainstSwagger(SWAGGER, r));
+
+afterAll(async () => {
+  // Every request any test made Beaver send is a documented Gitea API call.
+  const { requests } = await gitea.state();
+  expect(requests.length).toBeGreaterThan(0);
+  expect(problems(requests)).toEqual([]);
+});
+
+describe("e2e: webhook intake over HTTP", () => {
+  it("accepts signed deliveries only, answers redeliveries with the first outcome, and lists them", async () => {
+    const s = await setup({ concurrency: { dispatch_on_intake: false } });
+    const body = payload("HookPullRequestReviewDeny", s.repo);
+    expect((await deliver(s.id, "pull_request_review_rejected", body, { sign: false })).status).toBe(401);
+    const first = await deliver(s.id, "pull_request_review_rejected", body, { id: "e2e-once" });
+    expect(first.status).toBe(202);
+    const firstBody = (await first.json()) as { task_ids: string[]; outcome: string };
+    expect(firstBody.outcome).toBe("tasks_created");
+    const again = await deliver(s.id, "pull_request_review_rejected", body, { id: "e2e-once" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ duplicate: true, task_ids: firstBody.task_ids });
+    expect((await deliver(s.id, "pull_request", "{oops")).status).toBe(400);
+    const list = (await (await api("GET", "/api/toolchain/deliveries", { token: s.token })).json()) as { deliveries: { outcome: string }[] };
+    expect(list.deliveries.map((d) => d.outcome).sort()).toEqual(["rejected", "tasks_created"]);
+  });
+});
+
+describe("e2e: agent runs through the scripted model server and the fake Gitea", () => {
+  it("a reporting agent merges the approved PR and the task is done", async () => {
+    const s = await setup();
+    const steps: ScriptedStep[] = [
+      { tool_calls: [{ name: "gitea_get_pull", arguments: { repo: s.repo, number: 7 } }] },
+      { tool_calls: [{ name: "gitea_merge_pull", arguments: { repo: s.repo, number: 7, method: "squash" } }] },
+      { tool_calls: [{ name: "toolchain_report", arguments: { summary: `Merged ${s.repo}#7 (squash) after the approval.` } }] },
+      { text: "Done." },
+    ];
+    await models.script(s.model("jony"), steps);
+    const res = await deliver(s.id, "pull_request_review_approved", payload("HookPullRequestReviewAck", s.repo));
+    expect(res.status).toBe(202);
+    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const done = await until("the task to be done", () => task(s, task_ids[0]!), (t) => t.task.status !== "pending" && t.task.status !== "working");
+    expect(done.task).toMatchObject({ status: "done", agent_id: "jony", attempts: 1 });
+    expect(done.comments.map((c) => c.comment_type)).toEqual(["action_report"]);
+    const state = await gitea.state();
+    expect(state.merges).toContainEqual({ repo: s.repo, number: 7, method: "squash" });
+    const mine = forRepo(state.requests, s.repo);
+    expect(mine.map((r) => `${r.method} ${r.path.replace(`/repos/${s.repo}`, "/repos/{repo}")}`)).toEqual(["GET /api/v1/repos/{repo}/pulls/7", "POST /api/v1/repos/{repo}/pulls/7/merge"]);
+    expect(mine.every((r) => r.authorization === "Bearer e2e-bot-token")).toBe(true);
+    expect(problems(mine)).toEqual([]);
+    // The model was given the steps with the real repo and API call.
+    const sent = await models.requests(s.model("jony"));
+    expect(JSON.stringify(sent[0]?.body.messages)).toContain(`POST /repos/${s.repo}/pulls/7/merge`);
+  });
+
+  it("an agent that ignores the steps gets PR comments and retries, then the supervisor gets an issue", async () => {
+    const s = await setup();
+    const res = await deliver(s.id, "pull_request_review_rejected", payload("HookPullRequestReviewDeny", s.repo));
+    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const id = task_ids[0]!;
+    await until("the first attempt to fail", () => task(s, id), (t) => t.task.attempts === 1 && t.task.status === "pending");
+    for (let i = 0; i < 2; i++) expect((await api("POST", "/api/toolchain/dispatch", { token: s.token })).status).toBe(200);
+    const failed = await until("the task to fail", () => task(s, id), (t) => t.task.status === "failed");
+    expect(failed.task).toMatchObject({ failure_kind: "system", attempts: 3 });
+    const state = await gitea.state();
+    const comments = state.comments.filter((c) => c.repo === s.repo);
+    expect(comments).toHaveLength(3);
+    expect(comments.every((c) => c.body.startsWith("@jony ") && c.number === 7 && c.author === "beaver-bot")).toBe(true);
+    expect(state.issues.filter((i) => i.repo === s.repo)).toMatchObject([{ assignees: ["boss"] }]);
+    expect(problems(forRepo(state.requests, s.repo))).toEqual([]);
+  });
+
+  it("while Gitea is down, the failure becomes an infrastructure task for infra, created without Gitea", async () => {
+    const s = await setup();
+    await models.script(s.model("jony"), [{ tool_calls: [{ name: "gitea_merge_pull", arguments: { repo: s.repo, number: 7 } }] }, { text: "Gitea does not answer." }]);
+    await gitea.setDown("503");
+    try {
+      const res = await deliver(s.id, "pull_request_review_approved", payload("HookPullRequestReviewAck", s.repo));
+      const { task_ids } = (await res.json()) as { task_ids: string[] };
+      const after = await until("the infrastructure failure", () => task(s, task_ids[0]!), (t) => t.task.failure_kind === "infrastructure");
+      expect(after.history.map((h) => h.event)).toContain("routed_infrastructure");
+    } finally {
+      await gitea.setDown(false);
+    }
+    const infra = (await (await api("GET", "/api/toolchain/tasks?action_type=infrastructure_failure", { token: s.token })).json()) as { tasks: Task[] };
+    expect(infra.tasks.map((t) => t.agent_id)).toEqual(["ops"]);
+    const mine = forRepo((await gitea.state()).requests, s.repo);
+    expect(mine.map((r) => r.method + " " + r.path.split(s.repo)[1])).toEqual(["POST /pulls/7/merge"]);
+  });
+
+  it("a crashing model run fails as a system failure and opens a supervisor issue", async () => {
+    const s = await setup();
+    // `down:` ids make the scripted server answer HTTP 500 to every call.
+    expect((await api("PATCH", "/api/agents/jony", { token: s.token, body: { model: { provider: "openai-compatible", id: `down:${rand()}`, base_url: `${modelUrl}/v1` } } })).status).toBe(200);
+    const res = await deliver(s.id, "issue_assign", payload("issue_assign", s.repo));
+    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const failed = await until("the crash to be routed", () => task(s, task_ids[0]!), (t) => t.history.some((h) => h.event === "routed_supervisor_issue"));
+    expect(failed.task).toMatchObject({ status: "failed", failure_kind: "system" });
+    const issues = (await gitea.state()).issues.filter((i) => i.repo === s.repo);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]!.assignees).toEqual(["boss"]);
+    expect(issues[0]!.body).toContain(`<!-- beaver:system-failure task=${task_ids[0]} -->`);
+  });
+});
