@@ -10,12 +10,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { AppError, type ErrorCode } from "../http/errors.ts";
 import { verifyTreeStored } from "../blob/store.ts";
+import { withR2WriteCounter } from "../blob/counting.ts";
 import { WriteLock } from "./lock.ts";
 import { executeOp, type OpKind, type OpResults, type WorkspaceOp } from "./ops.ts";
 
 export type LockMode = "wait" | "try";
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string; details?: unknown; retryAfter?: number } };
+export type Outcome<T> = { ok: true; value: T; r2Writes: number } | { ok: false; error: { code: ErrorCode; message: string; details?: unknown; retryAfter?: number } };
 
 /** Seconds suggested to a client that met a busy lock. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
@@ -39,11 +40,12 @@ export class WorkspaceDO extends DurableObject<Env> {
   }
 
   async run<K extends OpKind>(workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<Outcome<OpResults[K]>> {
+    const counter = withR2WriteCounter(this.env);
     const held = await this.lock.run(mode === "try" ? 0 : this.lockWaitMs, async () => {
       const isGc = op.kind === "collect_garbage";
       if (isGc) await this.bumpEpoch();
       try {
-        return (await executeOp(this.env, workspaceId, op, (epoch) => this.ensureStored(workspaceId, epoch))) as OpResults[K];
+        return (await executeOp(counter.env, workspaceId, op, (epoch) => this.ensureStored(workspaceId, epoch))) as OpResults[K];
       } finally {
         if (isGc) await this.bumpEpoch();
       }
@@ -60,7 +62,7 @@ export class WorkspaceDO extends DurableObject<Env> {
         },
       };
     }
-    return { ok: true, value: held.value };
+    return { ok: true, value: held.value, r2Writes: counter.writes() };
   }
 
   /** Content stored while the collector ran (or before it ran) is checked in R2 before it is published. */

@@ -8,7 +8,8 @@ import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../helpers/api.ts";
 import { storeTree } from "../../src/blob/store.ts";
 import { workspacePrefix } from "../../src/blob/keys.ts";
-import { runLocked, storeEpoch } from "../../src/workspace/client.ts";
+import { runLocked, runLockedMeasured, storeEpoch } from "../../src/workspace/client.ts";
+import { withR2WriteCounter } from "../../src/blob/counting.ts";
 import { skillMd } from "../fixtures/skills/bundles.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -92,5 +93,18 @@ describe("atomic publication and orphan collection", () => {
     const res = await call("POST", "/api/skills/_gc", { token: ws.admin, body: { grace_seconds: 3600 } });
     expect(await json(res)).toEqual({ trees_deleted: 0, blobs_deleted: 0, unindexed_deleted: 0 });
     expect((await call("POST", "/api/skills/_gc", { token: ws.member, body: {} })).status).toBe(403);
+  });
+
+  it("measures R2 writes: storing content counts, locked operations write none", async () => {
+    const ws = await newWorkspace();
+    const counted = withR2WriteCounter(env);
+    const stored = await storeTree(counted.env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false }, { path: "a.md", bytes: enc("a"), executable: false }]);
+    expect(counted.writes()).toBe(3);
+    expect(stored.r2Writes).toBe(3);
+    await storeTree(counted.env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false }, { path: "a.md", bytes: enc("a"), executable: false }]);
+    expect(counted.writes()).toBe(3);
+    const input = { skillName: "atom", treeHash: stored.treeHash, contentHash: "c".repeat(64), frontmatter: { name: "atom", description: "Counted." }, provenance: { kind: "manual" }, safety: { level: "pass" as const, findings: [] }, fileCount: 2, totalBytes: 2, actor: "t" };
+    const published = await runLockedMeasured(env, ws.id, { kind: "publish_skill", epoch: await storeEpoch(env, ws.id), input });
+    expect(published).toMatchObject({ value: { version: "v0001" }, r2Writes: 0 });
   });
 });

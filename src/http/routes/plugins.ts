@@ -6,7 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { runLocked } from "../../workspace/client.ts";
+import { runLocked, runLockedMeasured } from "../../workspace/client.ts";
 import { archiveRequestBody, readArchiveBody } from "../../skills/upload-body.ts";
 import { uploadPackage } from "../../plugins/upload.ts";
 import { listPluginsView } from "../../plugins/views.ts";
@@ -37,7 +37,8 @@ const outcomeView = (o: PluginSyncOutcome) => ({
   new_skills: o.newSkills,
   skills: o.skills.map((s) => ({ skill: s.skill, action: s.action, status: s.status, candidate_id: s.candidateId, candidate_status: s.candidateStatus })),
 });
-const syncView = (r: SyncResult) => ({ plugins: r.plugins.map(outcomeView), r2_writes: 0 });
+/** A sync result; `r2Writes` is given where it was measured for exactly this sync. */
+const syncView = (r: SyncResult, r2Writes?: number) => ({ plugins: r.plugins.map(outcomeView), ...(r2Writes === undefined ? {} : { r2_writes: r2Writes }) });
 
 /** The fields every plugin route shares: tag, summary, scope and the JSON 200 plus error responses. */
 const common = (summary: string, scope: "read" | "admin", errors: (404 | 409 | 413 | 415 | 422 | 502 | 503)[] = [404, 409]) => ({
@@ -126,6 +127,7 @@ export const pluginRoutes = newRouter()
       r2_writes: r.r2Writes,
       blobs_written: r.blobsWritten,
       bytes_hashed: r.bytesHashed,
+      hash_ms: Math.round(r.hashMs * 100) / 100,
     }, 200);
   })
   .openapi(removePkg, async (c) => {
@@ -135,15 +137,15 @@ export const pluginRoutes = newRouter()
   .openapi(sync, async (c) => {
     // The body is optional: without a JSON content type there is nothing to validate.
     const pluginIdArg = (c.req.header("Content-Type") ?? "").includes("json") ? c.req.valid("json").plugin_id : undefined;
-    const r = await runLocked(c.env, c.get("principal").workspaceId, { kind: "sync_plugins", ...(pluginIdArg ? { pluginId: pluginIdArg } : {}) });
-    return c.json(syncView(r), 200);
+    const { value, r2Writes } = await runLockedMeasured(c.env, c.get("principal").workspaceId, { kind: "sync_plugins", ...(pluginIdArg ? { pluginId: pluginIdArg } : {}) });
+    return c.json(syncView(value, r2Writes), 200);
   })
   .openapi(enable, async (c) => {
     const p = c.get("principal");
     const { id } = c.req.valid("param");
-    const r = await runLocked(c.env, p.workspaceId, { kind: "enable_plugin", pluginId: id, actor: p.tokenId });
+    const { value: r, r2Writes } = await runLockedMeasured(c.env, p.workspaceId, { kind: "enable_plugin", pluginId: id, actor: p.tokenId });
     const [plugin] = await listPluginsView(c.env, p.workspaceId, id);
-    return c.json({ plugin_id: id, changed: r.changed, mirrored: r.mirrored, restored: r.restored, sync: r.sync ? syncView(r.sync) : null, plugin: plugin ?? null }, 200);
+    return c.json({ plugin_id: id, changed: r.changed, mirrored: r.mirrored, restored: r.restored, sync: r.sync ? syncView(r.sync) : null, r2_writes: r2Writes, plugin: plugin ?? null }, 200);
   })
   .openapi(pause, async (c) => {
     const p = c.get("principal");
