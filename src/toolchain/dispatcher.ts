@@ -16,7 +16,7 @@ import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { applyFailure, type ApplyContext } from "./failure-apply.ts";
 import { toolchainHandler } from "./handlers.ts";
 import { awaitRun, isRunOver, sessionIdOf, startAgentRun } from "./agent-run.ts";
-import { loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks, loadTask } from "./task-store.ts";
+import { loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import type { RunKind } from "./prompt-sections.ts";
 
@@ -170,6 +170,11 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
   return "finished";
 }
 
+function logFailure(step: string, taskId: string, err: unknown): "error" {
+  console.error(`toolchain dispatch: ${step} of task ${taskId} failed`, err);
+  return "error";
+}
+
 async function contextFor(env: Env, workspaceId: string, now: number): Promise<Ctx> {
   const [config, agents] = await Promise.all([loadConfig(env, workspaceId), listAgents(env, workspaceId)]);
   const toolchain: ToolchainConfig = toolchainConfigOf(config.toolchain);
@@ -182,7 +187,8 @@ export async function dispatchWorkspace(env: Env, workspaceId: string, now = Dat
   const summary: DispatchSummary = { started: 0, finished: 0, reminded: 0 };
   const working = await workingTasks(env, workspaceId);
   for (const task of working) {
-    const outcome = await watchTask(c, task);
+    // One task's trouble (a session that cannot be reached) must not stop the others; the next pass retries it.
+    const outcome = await watchTask(c, task).catch((err: unknown) => logFailure("watch", task.id, err));
     if (outcome === "finished") summary.finished++;
     if (outcome === "reminded") summary.reminded++;
   }
@@ -190,15 +196,7 @@ export async function dispatchWorkspace(env: Env, workspaceId: string, now = Dat
   const slots = Math.max(0, c.config.concurrency.max_working - stillWorking);
   if (!slots) return summary;
   const ready = await readyTasks(env, workspaceId, now, slots);
-  const started = await Promise.all(ready.map((t) => startTask(c, t)));
-  summary.started = started.filter(Boolean).length;
+  const started = await Promise.all(ready.map((t) => startTask(c, t).catch((err: unknown) => logFailure("start", t.id, err))));
+  summary.started = started.filter((s) => s === true).length;
   return summary;
-}
-
-/** Re-read a task and, if it is still working on `runId`, finish it (used by tests and the cron). */
-export async function finishIfOver(env: Env, workspaceId: string, taskId: string): Promise<boolean> {
-  const task = await loadTask(env, workspaceId, taskId);
-  if (!task || task.status !== "working" || !task.runId || !task.sessionId) return false;
-  const c = await contextFor(env, workspaceId, Date.now());
-  return (await watchTask(c, task)) === "finished";
 }

@@ -32,6 +32,8 @@ export async function taskToolContext(ctx: ToolContext): Promise<TaskToolContext
   if (typeof taskId !== "string") throw new ToolContextError("no_task", "This run is not a toolchain task run (no task_id)");
   const task = await loadTask(ctx.env, ctx.workspaceId, taskId);
   if (!task) throw new ToolContextError("no_task", `Toolchain task ${taskId} not found`);
+  // Only the task's own session acts for it (runs of other sessions cannot borrow a task id).
+  if (task.sessionId !== ctx.sessionId) throw new ToolContextError("not_task_session", `This run's session does not belong to task ${taskId}`);
   const [agent, config] = await Promise.all([getAgent(ctx.env, ctx.workspaceId, task.agentId), loadConfig(ctx.env, ctx.workspaceId)]);
   return { task, agent, config: toolchainConfigOf(config.toolchain) };
 }
