@@ -47,7 +47,7 @@ const run = (name: string, args: unknown, ctx: ToolContext): Promise<ToolResult>
 describe("reporting tools", () => {
   it("record the report, outputs and notes on the task, as the agent", async () => {
     const { ws, id, ctx } = await workingTask();
-    expect((await run("toolchain_comment", { body: "Looking at the review now", comment_type: "observation" }, ctx(),)).ok).toBe(true);
+    expect((await run("toolchain_comment", { body: "Looking at the review now", comment_type: "observation" }, ctx())).ok).toBe(true);
     expect((await run("toolchain_output", { content: "diff --git …", type: "diff" }, ctx())).ok).toBe(true);
     expect((await run("toolchain_report", { summary: "Changed the greeting as asked." }, ctx())).ok).toBe(true);
     const d = await getTask(ws.read, id);
