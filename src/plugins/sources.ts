@@ -175,3 +175,19 @@ export async function handleGiteaPushForPlugins(env: Env, workspaceId: string, p
   }
   return out;
 }
+
+/**
+ * The hook the webhook route calls for an authenticated, first-time `push` delivery: parse the raw
+ * body and hand it to `handleGiteaPushForPlugins`. Never throws (it runs in `waitUntil`).
+ */
+export async function handleGiteaPushDelivery(env: Env, workspaceId: string, body: Uint8Array, fetchImpl?: FetchFn): Promise<PushHandled[]> {
+  try {
+    const payload = JSON.parse(new TextDecoder().decode(body)) as GiteaPushPayload;
+    const handled = await handleGiteaPushForPlugins(env, workspaceId, payload, fetchImpl);
+    for (const h of handled) if (h.outcome === "error") console.error("plugin source push failed", { workspaceId, sourceId: h.sourceId, message: h.message });
+    return handled;
+  } catch (e) {
+    console.error("plugin push hook failed", { workspaceId, error: e instanceof Error ? e.message : String(e) });
+    return [];
+  }
+}

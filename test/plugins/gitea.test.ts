@@ -11,6 +11,7 @@ import { archiveUrl, fetchGiteaArchive } from "../../src/plugins/gitea-archive.t
 import { skillMd } from "../fixtures/skills/bundles.ts";
 import { candidates, plugin, pluginPackage, post, uploadPackage } from "./helpers.ts";
 import hookPush from "../../../shared/gitea/webhooks/HookPush.json";
+import { hmacSha256Hex } from "../../src/lib/hash.ts";
 
 const V1 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.") };
 const V2 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.", "# Steps\n\n1. Read the diff twice.\n") };
@@ -151,5 +152,29 @@ describe("Gitea plugin sources", () => {
     const res = await call("POST", "/api/plugins/sources/team-skills/fetch", { token: ws.admin });
     expect(await json(res)).toMatchObject({ source_id: "team-skills", outcome: "recorded", recorded: [{ id: "review-kit", package_status: "present", changed: true }] });
     expect((await call("POST", "/api/plugins/sources/nope/fetch", { token: ws.admin })).status).toBe(404);
+  });
+
+  it("a signed push delivery to the webhook target reaches the plugin hook; an unsigned one does not", async () => {
+    const ws = await newWorkspace();
+    await configure(ws);
+    await call("PUT", "/api/config", { token: ws.admin, body: { toolchain: { gitea_base_url: "https://gitea.test/", gitea_token_secret: "GITEA_TOKEN", webhook_secret: "HOOK_SECRET" } } });
+    await call("PUT", "/api/secrets/HOOK_SECRET", { token: ws.admin, body: { value: "hook-secret" } });
+    const gitea = fakeGitea();
+    gitea.archives.set(url(hookPush.after), await pluginPackage("review-kit", "1.0.0", { reviewer: V1 }, { prefix: "hello-world" }));
+    vi.spyOn(globalThis, "fetch").mockImplementation(gitea.fetch);
+    const body = JSON.stringify(hookPush);
+    const deliver = async (signature: string, id: string) =>
+      call("POST", `/webhooks/gitea/${ws.id}`, { token: null, rawBody: body, headers: { "Content-Type": "application/json", "X-Gitea-Event-Type": "push", "X-Gitea-Delivery": id, "X-Gitea-Signature": signature } });
+    expect((await deliver("0".repeat(64), "d-unsigned")).status).toBe(401);
+    expect(gitea.requests).toEqual([]);
+    expect((await deliver(await hmacSha256Hex("hook-secret", body), "d-1")).status).toBe(202);
+    let state = "";
+    for (let i = 0; i < 50 && state !== "discovered"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const list = await json<{ plugins: { id: string; state: string }[] }>(await call("GET", "/api/plugins", { token: ws.read }));
+      state = list.plugins.find((p) => p.id === "review-kit")?.state ?? "";
+    }
+    expect(state).toBe("discovered");
+    expect(gitea.requests.map((r) => r.url)).toEqual([url(hookPush.after)]);
   });
 });

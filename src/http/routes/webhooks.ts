@@ -7,6 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { intakeWebhook } from "../../toolchain/intake.ts";
 import { dispatchWorkspace } from "../../toolchain/dispatcher.ts";
+import { handleGiteaPushDelivery } from "../../plugins/sources.ts";
 
 const Outcome = z
   .object({
@@ -47,5 +48,7 @@ export const webhookRoutes = newRouter().openapi(route, async (c) => {
   if (answer.dispatch) {
     c.executionCtx.waitUntil(dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)));
   }
+  // Plugin sources watching the pushed repository record the new commit (src/plugins/sources.ts).
+  if (answer.status === 202 && c.req.header("X-Gitea-Event-Type") === "push") c.executionCtx.waitUntil(handleGiteaPushDelivery(c.env, workspaceId, body));
   return c.json(answer.body as z.infer<typeof Outcome>, answer.status as 200);
 });
