@@ -133,6 +133,10 @@ describe("plugin upload and enable", () => {
     expect((await post(a.member, "/api/plugins/mine/enable")).status).toBe(403);
     expect((await uploadPackage(a.member, new Uint8Array([1]))).status).toBe(403);
     expect((await post(a.admin, "/api/plugins/Not%20An%20Id/enable")).status).toBe(400);
+    expect((await post(a.admin, "/api/plugins/sync", { plugin_id: "nope" })).status).toBe(404);
+    expect((await post(b.admin, "/api/plugins/sync", { plugin_id: "mine" })).status).toBe(404);
+    expect((await post(a.admin, "/api/plugins/sync", { bogus: 1 })).status).toBe(400);
+    expect((await post(a.admin, "/api/plugins/sync", { plugin_id: "mine" })).body).toMatchObject({ plugins: [{ plugin_id: "mine", skipped: "not_enabled" }], r2_writes: 0 });
     expect((await json<{ plugins: unknown[] }>(await call("GET", "/api/plugins", { token: b.read }))).plugins).toEqual([]);
     // Plugin ids may not be hijacked by another origin.
     expect((await call("PUT", "/api/plugins/packages", { token: a.admin, rawBody: new Uint8Array(0), headers: { "Content-Type": "text/plain" } })).status).toBe(415);
