@@ -156,14 +156,13 @@ async function syncSkill(
   const U = upstream.treeHash;
   const action = classifyUpgrade({ base: B, local: L, upstream: U });
   const pending = link.pendingCandidateId ? await getCandidate(db, workspaceId, link.pendingCandidateId) : undefined;
-  const skillState = skill.status === "disabled" && link.status === "disabled" ? "disabled" : null;
 
   if (action === "none" || action === "acknowledge") {
     if (pending && isOpen(pending.status)) supersede(db, workspaceId, pending, null, statements, now);
     const set =
       action === "acknowledge"
-        ? { acceptedUpstreamTreeHash: U, acceptedBeaverVersionNo: current.versionNo, observedUpstreamTreeHash: U, pendingCandidateId: null, status: skillState ?? "synced" }
-        : { observedUpstreamTreeHash: U, pendingCandidateId: null, status: skillState ?? "synced" };
+        ? { acceptedUpstreamTreeHash: U, acceptedBeaverVersionNo: current.versionNo, observedUpstreamTreeHash: U, pendingCandidateId: null, status: "synced" }
+        : { observedUpstreamTreeHash: U, pendingCandidateId: null, status: "synced" };
     statements.push(updatePluginSkill(db, workspaceId, plugin.id, link.skillName, set, now));
     return result(action, set.status, null);
   }
@@ -227,7 +226,7 @@ async function syncSkill(
     if (existing) statements.push(updateCandidate(db, workspaceId, candidateId, fields, now));
     else statements.push(db.insert(learningCandidates).values({ workspaceId, id: candidateId, kind: "plugin_skill_update", skillName: link.skillName, pluginId: plugin.id, createdAt: now, updatedAt: now, ...fields }));
   }
-  const status = skillState ?? "update_pending";
+  const status = "update_pending";
   statements.push(updatePluginSkill(db, workspaceId, plugin.id, link.skillName, { observedUpstreamTreeHash: U, pendingCandidateId: candidateId, status }, now));
   return result(action, status, { id: candidateId, status: candidateStatus });
 }
