@@ -242,6 +242,9 @@ describe("session routes: bad input", () => {
     expect(res.status).toBe(413);
     expect(await json<ErrorBody>(res)).toMatchObject({ error: { code: "payload_too_large", details: { limit_bytes: MAX_MESSAGE_BYTES } } });
     expect((await call("POST", "/api/chat", { token: ws.member, body: { message: "x".repeat(MAX_MESSAGE_BYTES + 1) } })).status).toBe(413);
+    // The refused chat left nothing behind: no new, empty session.
+    const listed = await json<{ sessions: { id: string }[] }>(await call("GET", "/api/sessions", { token: ws.read }));
+    expect(listed.sessions.map((s) => s.id)).toEqual([id]);
   });
 
   it("404 for an unknown session and for another workspace's session, on every route", async () => {

@@ -7,9 +7,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { AppError, type ErrorCode } from "../errors.ts";
-import { createSession, submitRun, waitForRun } from "../../session/service.ts";
+import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitRun, waitForRun } from "../../session/service.ts";
 import { excerpt } from "../../session/message-text.ts";
-import { SESSION_ID_PATTERN } from "../../session/service.ts";
 import { WAIT_TIMEOUT_MS } from "./session-messages.ts";
 
 const ChatResponse = z
@@ -56,6 +55,8 @@ function httpCode(code: string): ErrorCode {
 export const chatRoutes = newRouter().openapi(chat, async (c) => {
   const body = c.req.valid("json");
   const workspaceId = c.get("principal").workspaceId;
+  // Before creating a session: a refused message must not leave an empty one behind.
+  assertMessageSize(body.message);
   const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
   const { run_id } = await submitRun(c.env, sessionId, { workspace_id: workspaceId, content: body.message, client_id: "chat" });
   const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);
