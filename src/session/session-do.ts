@@ -209,7 +209,7 @@ export class SessionDO extends DurableObject<Env> {
       const seen = this.#store.runByIdempotencyKey(idempotencyKey);
       if (seen) return { run_id: seen.id, status: seen.status, deduplicated: true, steered: false };
     }
-    if (log.session.status === "closed") throw new AppError("session_closed", "The session is closed");
+    assertOpen(log.session);
     if (log.session.title === "") log.updateSession({ title: excerpt(input.content, 80) });
     const outcome = queue.submit(input, idempotencyKey);
     if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
@@ -308,6 +308,7 @@ export class SessionDO extends DurableObject<Env> {
 
   #navigate(workspaceId: string, clientId: string, kind: "rewind" | "branch", target: string) {
     const { log } = this.#require(workspaceId);
+    assertOpen(log.session);
     if (this.#store.openRuns().length > 0) throw new AppError("busy", `Cannot ${kind} while a run is queued or running; cancel it or wait`, undefined, 1);
     const check = kind === "rewind" ? validateRewindTarget(log.tree, target) : validateBranchTarget(log.tree, target);
     if (!check.ok) throw new AppError("unprocessable", `Cannot ${kind} to ${target}: ${describeRejection(check.reason)}`, { reason: check.reason });
@@ -437,6 +438,11 @@ export class SessionDO extends DurableObject<Env> {
     await this.#alarmChain;
     if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
   }
+}
+
+/** A closed session's log takes no more writes from clients (messages, rewinds, branch switches). */
+function assertOpen(session: SessionInfo): void {
+  if (session.status === "closed") throw new AppError("session_closed", "The session is closed");
 }
 
 function runView(sessionId: string, run: RunRow): RunView {

@@ -300,6 +300,14 @@ describe("session routes: bad input", () => {
     const res = await send(ws.member, id, "hi");
     expect(res.status).toBe(409);
     expect((await json<ErrorBody>(res)).error.code).toBe("session_closed");
+    // Navigation writes to the log too: refused the same way.
+    const [closeEvent] = (await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${id}/events`, { token: ws.read }))).events;
+    expect(closeEvent).toMatchObject({ type: "session_info", changes: { status: "closed" } });
+    for (const [path, body] of [["rewind", { target_event_id: closeEvent!.id }], ["branch", { leaf_event_id: closeEvent!.id }]] as const) {
+      const nav = await call("POST", `/api/sessions/${id}/${path}`, { token: ws.member, body });
+      expect([path, nav.status]).toEqual([path, 409]);
+      expect((await json<ErrorBody>(nav)).error.code).toBe("session_closed");
+    }
     const cancel = await call("POST", `/api/sessions/${id}/cancel`, { token: ws.member });
     expect(await json(cancel)).toEqual({ run_id: null, status: null });
   });
