@@ -209,7 +209,7 @@ CREATE TABLE `toolchain_tasks` (
 CREATE INDEX `toolchain_tasks_status_idx` ON `toolchain_tasks` (`workspace_id`,`status`,`not_before`);--> statement-breakpoint
 CREATE INDEX `toolchain_tasks_agent_idx` ON `toolchain_tasks` (`workspace_id`,`agent_id`);--> statement-breakpoint
 CREATE INDEX `toolchain_tasks_repo_idx` ON `toolchain_tasks` (`workspace_id`,`repo`,`number`);--> statement-breakpoint
-CREATE INDEX `toolchain_tasks_dedupe_idx` ON `toolchain_tasks` (`workspace_id`,`dedupe_key`);--> statement-breakpoint
+CREATE UNIQUE INDEX `toolchain_tasks_open_dedupe_idx` ON `toolchain_tasks` (`workspace_id`,`dedupe_key`) WHERE status IN ('pending', 'working') AND dedupe_key IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `toolchain_tasks_created_idx` ON `toolchain_tasks` (`workspace_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `webhook_deliveries` (
 	`workspace_id` text NOT NULL,

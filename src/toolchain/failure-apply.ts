@@ -13,7 +13,7 @@ import { decideFailure, type FailureCause } from "./failure-routing.ts";
 import { giteaFor } from "./gitea-access.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
 import { supervisorOf } from "./routing.ts";
-import { addHistory, insertTasks, transition } from "./task-store.ts";
+import { addHistory, insertOpenTask, transition } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
 
 export interface ApplyContext {
@@ -25,9 +25,15 @@ export interface ApplyContext {
 }
 
 async function raiseInfra(c: ApplyContext, task: ToolchainTask, operation: string, error: string): Promise<void> {
-  const route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, { operation, error, originTaskId: task.id, originTitle: task.title }, c.now);
+  const failure = { operation, error, originTaskId: task.id, originTitle: task.title };
+  let route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, failure, c.now);
+  // Another failure opened the infrastructure task a moment ago (the open-task index refused ours):
+  // route again, which adds to that one.
+  for (let refused = 0; route.draft && !(await insertOpenTask(c.env, c.workspaceId, route.draft, c.now)); refused++) {
+    if (refused === 2) throw new Error(`the infrastructure task for ${operation} was refused three times`);
+    route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, failure, c.now);
+  }
   if (route.draft) {
-    await insertTasks(c.env, c.workspaceId, [route.draft], c.now);
     await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.draft.id, operation }, c.now);
   } else if (route.existingTaskId) {
     await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.existingTaskId, operation, added_to_open_task: true }, c.now);

@@ -107,6 +107,7 @@ async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, 
           originTitle: `delivery ${deliveryId} (${s.kind} on ${s.repo}@${s.sha.slice(0, 12)})`,
         }, now);
         if (infra.draft) drafts.push(infra.draft);
+        if (infra.notRouted) ignored.push(`infrastructure_failure: ${infra.notRouted}`);
         ignored.push(`${s.kind}: Gitea unreachable while looking up the pull request of ${s.sha.slice(0, 12)}`);
         continue;
       }
@@ -123,32 +124,57 @@ async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, 
       drafts.push(draftTask(newTaskId(), s, agent));
     }
   }
-  const open = await openDedupeKeys(env, workspaceId, drafts.map((d) => d.dedupeKey).filter((k): k is string => k !== null));
-  const fresh = drafts.filter((d) => {
+  return { drafts, ignored, pulls };
+}
+
+/** Drafts whose work is already an open task are dropped, each with its reason. */
+async function withoutOpenWork(env: Env, workspaceId: string, r: Routed): Promise<Routed> {
+  const open = await openDedupeKeys(env, workspaceId, r.drafts.map((d) => d.dedupeKey).filter((k): k is string => k !== null));
+  if (!open.size) return r;
+  const ignored = [...r.ignored];
+  const drafts = r.drafts.filter((d) => {
     if (!d.dedupeKey || !open.has(d.dedupeKey)) return true;
     ignored.push(`${d.actionType} for ${d.agentId}: the same work is already an open task`);
     return false;
   });
-  return { drafts: fresh, ignored, pulls };
+  return { ...r, drafts, ignored };
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  return err instanceof Error && /UNIQUE constraint failed/i.test(`${err.message} ${String((err as { cause?: unknown }).cause ?? "")}`);
+/** The delivery record for what will be written: tasks created, else the base outcome (ignored or rejected) with the reasons. */
+function deliveryOf(base: Delivery, r: Routed): Delivery {
+  return {
+    ...base,
+    outcome: r.drafts.length ? "tasks_created" : base.outcome,
+    reason: r.ignored.length ? r.ignored.join("; ").slice(0, 2000) : null,
+    taskIds: r.drafts.map((d) => d.id),
+  };
 }
 
-async function persist(env: Env, workspaceId: string, d: Delivery, drafts: TaskDraft[], pulls: PullFacts[], now: number, dispatchOnIntake = false): Promise<IntakeAnswer> {
+/**
+ * Write the delivery with its tasks, history and PR facts in one batch (one transaction). Two
+ * constraints can refuse it: the delivery id (the same delivery arrived twice at once — answer with
+ * the first outcome) and the open-task dedupe index (another delivery about the same work won —
+ * drop that work and write again, so this delivery records its own outcome instead of failing).
+ */
+async function persist(env: Env, workspaceId: string, base: Delivery, routed: Routed, now: number, dispatchOnIntake = false): Promise<IntakeAnswer> {
   const db = makeDb(env.DB);
-  const queries: BatchItem<"sqlite">[] = [...taskInsertQueries(db, workspaceId, drafts, d.deliveryId, now), ...pullUpsertQueries(db, workspaceId, pulls, now)];
-  try {
-    await db.batch([deliveryInsertQuery(db, workspaceId, d), ...queries]);
-  } catch (err) {
-    // The same delivery arrived twice at once: the first batch won; answer with its outcome.
-    if (!isUniqueViolation(err)) throw err;
-    const first = await findDelivery(env, workspaceId, d.deliveryId);
-    if (!first) throw err;
-    return answerFor(first, true);
+  let r = await withoutOpenWork(env, workspaceId, routed);
+  // Each refusal by the dedupe index drops at least one draft, so this ends.
+  for (;;) {
+    const d = deliveryOf(base, r);
+    const queries: BatchItem<"sqlite">[] = [...taskInsertQueries(db, workspaceId, r.drafts, d.deliveryId, now), ...pullUpsertQueries(db, workspaceId, r.pulls, now)];
+    try {
+      await db.batch([deliveryInsertQuery(db, workspaceId, d), ...queries]);
+      return answerFor(d, false, dispatchOnIntake);
+    } catch (err) {
+      // Nothing of the batch was written. Which constraint refused it is read from the data, not the error text.
+      const first = await findDelivery(env, workspaceId, d.deliveryId);
+      if (first) return answerFor(first, true);
+      const next = await withoutOpenWork(env, workspaceId, r);
+      if (next.drafts.length === r.drafts.length) throw err;
+      r = next;
+    }
   }
-  return answerFor(d, false, dispatchOnIntake);
 }
 
 export interface WebhookInput {
@@ -185,7 +211,8 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
     bodySha256: await sha256Hex(req.body),
     receivedAt: now,
   };
-  const reject = (reason: string) => persist(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, [], [], now);
+  const nothing: Routed = { drafts: [], ignored: [], pulls: [] };
+  const reject = (reason: string) => persist(env, req.workspaceId, { ...base, outcome: "rejected", statusCode: 400 }, { ...nothing, ignored: [reason] }, now);
 
   if (!EVENT_TYPE.test(eventType)) return reject("X-Gitea-Event-Type header missing or malformed");
   let payload: unknown;
@@ -198,19 +225,12 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   try {
     classified = classify(eventType, payload, { deployPattern: new RegExp(toolchain.deploy_pattern, "i") });
   } catch (err) {
-    if (err instanceof UnsupportedEventError) return persist(env, req.workspaceId, { ...base, reason: err.message }, [], [], now);
+    if (err instanceof UnsupportedEventError) return persist(env, req.workspaceId, base, { ...nothing, ignored: [err.message] }, now);
     if (err instanceof PayloadError) return reject(err.message);
     throw err;
   }
   const agents = await listAgents(env, req.workspaceId);
   const routed = await routeAll(env, req.workspaceId, toolchain, agents, classified, deliveryId, now);
-  const delivery: Delivery = {
-    ...base,
-    action: classified.action,
-    repo: classified.repo || null,
-    outcome: routed.drafts.length ? "tasks_created" : "ignored",
-    reason: routed.ignored.length ? routed.ignored.join("; ").slice(0, 2000) : null,
-    taskIds: routed.drafts.map((d) => d.id),
-  };
-  return persist(env, req.workspaceId, delivery, routed.drafts, routed.pulls, now, toolchain.concurrency.dispatch_on_intake);
+  const described: Delivery = { ...base, action: classified.action, repo: classified.repo || null };
+  return persist(env, req.workspaceId, described, routed, now, toolchain.concurrency.dispatch_on_intake);
 }

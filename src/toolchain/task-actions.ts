@@ -5,7 +5,7 @@
 import type { Env } from "../env.ts";
 import { AppError, notFound } from "../http/errors.ts";
 import { cancelRun } from "../session/service.ts";
-import { loadTask, transition } from "./task-store.ts";
+import { loadTask, openTaskByDedupeKey, transition } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
 
 async function mustLoad(env: Env, workspaceId: string, id: string): Promise<ToolchainTask> {
@@ -16,14 +16,22 @@ async function mustLoad(env: Env, workspaceId: string, id: string): Promise<Tool
 
 export async function retryTask(env: Env, workspaceId: string, id: string, by: string, now = Date.now()): Promise<ToolchainTask> {
   const task = await mustLoad(env, workspaceId, id);
-  const moved = await transition(env, workspaceId, id, {
-    from: ["failed", "cancelled"],
-    to: "pending",
-    set: { attempts: 0, business_failures: 0, reminder_sent: 0, not_before: now, deadline_at: null, failure_kind: null, last_error: null, completed_at: null, run_id: null },
-    event: "manual_retry",
-    detail: { by, previous_status: task.status },
-    now,
-  });
+  let moved: boolean;
+  try {
+    moved = await transition(env, workspaceId, id, {
+      from: ["failed", "cancelled"],
+      to: "pending",
+      set: { attempts: 0, business_failures: 0, reminder_sent: 0, not_before: now, deadline_at: null, failure_kind: null, last_error: null, completed_at: null, run_id: null },
+      event: "manual_retry",
+      detail: { by, previous_status: task.status },
+      now,
+    });
+  } catch (err) {
+    // The open-task dedupe index refused to reopen it: a newer task is already doing this work.
+    const open = task.dedupeKey ? await openTaskByDedupeKey(env, workspaceId, task.dedupeKey) : null;
+    if (open) throw new AppError("conflict", `Task '${id}' cannot be retried: task '${open.id}' is already open for the same work`, { open_task_id: open.id });
+    throw err;
+  }
   if (!moved) throw new AppError("conflict", `Task '${id}' is ${task.status}; only failed or cancelled tasks can be retried`);
   return mustLoad(env, workspaceId, id);
 }

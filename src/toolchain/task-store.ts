@@ -22,11 +22,14 @@ import {
 export const TASK_ID_PREFIX = "tct";
 export const newTaskId = () => newId(TASK_ID_PREFIX);
 
-/** Insert statements for new tasks and their `created` history rows (to run inside a batch). */
+/**
+ * Insert statements for new tasks and their `created` history rows (to run inside a batch): one
+ * statement per row, because D1 binds at most 100 values per statement and a delivery may name
+ * many agents.
+ */
 export function taskInsertQueries(db: Db, workspaceId: string, drafts: TaskDraft[], deliveryId: string | null, now: number) {
-  if (!drafts.length) return [];
-  const tasks = db.insert(toolchainTasks).values(
-    drafts.map((d) => ({
+  return drafts.flatMap((d) => [
+    db.insert(toolchainTasks).values({
       id: d.id,
       workspaceId,
       deliveryId,
@@ -47,10 +50,8 @@ export function taskInsertQueries(db: Db, workspaceId: string, drafts: TaskDraft
       originTaskId: d.originTaskId,
       createdAt: now,
       updatedAt: now,
-    })),
-  );
-  const history = db.insert(toolchainTaskHistory).values(
-    drafts.map((d) => ({
+    }),
+    db.insert(toolchainTaskHistory).values({
       id: newId("tch"),
       taskId: d.id,
       workspaceId,
@@ -59,15 +60,25 @@ export function taskInsertQueries(db: Db, workspaceId: string, drafts: TaskDraft
       toStatus: "pending",
       detail: JSON.stringify({ agent_id: d.agentId, action_type: d.actionType, delivery_id: deliveryId, origin_task_id: d.originTaskId }),
       at: now,
-    })),
-  );
-  return [tasks, history] as const;
+    }),
+  ]);
 }
 
-export async function insertTasks(env: Env, workspaceId: string, drafts: TaskDraft[], now: number): Promise<void> {
+/**
+ * Insert one task Beaver creates itself (no delivery). False when an open task already holds its
+ * dedupe key (the unique index refused it; nothing was written).
+ */
+export async function insertOpenTask(env: Env, workspaceId: string, draft: TaskDraft, now: number): Promise<boolean> {
   const db = makeDb(env.DB);
-  const [tasks, history] = taskInsertQueries(db, workspaceId, drafts, null, now);
-  if (tasks && history) await db.batch([tasks, history]);
+  const [task, history] = taskInsertQueries(db, workspaceId, [draft], null, now);
+  try {
+    await db.batch([task!, history!]);
+    return true;
+  } catch (err) {
+    // Which constraint stopped the batch is read from the data, not from the error's wording.
+    if (draft.dedupeKey && (await openDedupeKeys(env, workspaceId, [draft.dedupeKey])).size) return false;
+    throw err;
+  }
 }
 
 export async function loadTask(env: Env, workspaceId: string, id: string): Promise<ToolchainTask | null> {

@@ -166,6 +166,25 @@ describe("an agent working while Gitea is down: infrastructure failure", () => {
   });
 });
 
+describe("two tasks failing on the same Gitea outage at the same moment", () => {
+  it("make one infrastructure task; the later failure is added to it, and both show the route", async () => {
+    const ws = await toolchainWorkspace({ concurrency: { max_working: 2, dispatch_on_intake: false } });
+    fake.setDown("503");
+    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    await useModel(ws, "nice", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_get_pull_diff", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    const a = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids[0]!;
+    const b = (await deliverOk(ws.id, "pull_request_review_request", fixture("pull_request_review_requested"))).task_ids[0]!;
+    expect((await dispatchWorkspace(env, ws.id)).started).toBe(2);
+
+    const infra = await listTasks(ws.read, "?action_type=infrastructure_failure");
+    expect(infra).toHaveLength(1);
+    const routed = await Promise.all([a, b].map(async (id) => (await getTask(ws.read, id)).history.find((h) => h.event === "routed_infrastructure")?.detail));
+    expect(routed.map((d) => d?.infra_task_id)).toEqual([infra[0]!.id, infra[0]!.id]);
+    expect(routed.filter((d) => d?.added_to_open_task === true)).toHaveLength(1);
+    expect((await getTask(ws.read, infra[0]!.id)).comments).toMatchObject([{ author: "system", comment_type: "observation" }]);
+  });
+});
+
 describe("a crashing agent: system failure", () => {
   it("opens a Gitea issue for the supervisor, whose own failure is not escalated again", async () => {
     const ws = await toolchainWorkspace();

@@ -88,6 +88,17 @@ describe("webhook intake: scenarios become tasks for the right agent", () => {
     expect(answer.task_ids).toHaveLength(2);
   });
 
+  it("a comment that mentions many agents gives each one a task (one statement per task: D1 binds at most 100 values)", async () => {
+    const ws = await toolchainWorkspace();
+    const names = Array.from({ length: 8 }, (_, i) => `helper${i}`);
+    for (const n of names) expect((await call("POST", "/api/agents", { token: ws.admin, body: { id: n, gitea_username: n, roles: ["developer"] } })).status).toBe(201);
+    const payload = JSON.parse(fixture("issue_comment_mention")) as { comment: { body: string } };
+    payload.comment.body = `${names.map((n) => `@${n}`).join(" ")} please take a look`;
+    const answer = await deliverOk(ws.id, "issue_comment", JSON.stringify(payload));
+    expect(answer.task_ids).toHaveLength(8);
+    expect((await listTasks(ws.read)).map((t) => t.agent_id).sort()).toEqual(names);
+  });
+
   it("records why a delivery created nothing: no agent, the agent's own action, nothing to do", async () => {
     const ws = await toolchainWorkspace();
     const own = await deliverOk(ws.id, "pull_request_review_request", fixture("HookPullRequestAddReviewRequest"));
@@ -204,6 +215,30 @@ describe("webhook intake: CI failures find their pull request", () => {
     const infra = (await listTasks(ws.read))[0]!;
     expect(infra).toMatchObject({ agent_id: "ops", action_type: "infrastructure_failure" });
     expect(infra.description).toContain("GET /repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull");
+  });
+
+  it("different deliveries about one failing commit arriving at the same moment make one task", async () => {
+    const ws = await toolchainWorkspace();
+    // The status payload does not name its PR: Gitea's commits/{sha}/pull answers for it.
+    fake.addRepo("a_nice_user/hello_world_ci");
+    fake.addPull("a_nice_user/hello_world_ci", { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
+    // A commit status and a workflow job for the same commit, each sent three times with its own delivery id.
+    const sends = ["status", "workflow_job", "status", "workflow_job", "status", "workflow_job"].map((event) =>
+      deliver(ws.id, event, fixture(event === "status" ? "status_failure" : "workflow_job_failure")),
+    );
+    const answers = await Promise.all(sends);
+    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: await json<DeliveryAnswer>(r) })));
+    expect(bodies.map((b) => b.status)).toEqual([202, 202, 202, 202, 202, 202]);
+    const created = bodies.filter((b) => b.body.outcome === "tasks_created");
+    expect(created).toHaveLength(1);
+    for (const b of bodies.filter((x) => x.body.outcome !== "tasks_created")) {
+      expect(b.body).toMatchObject({ outcome: "ignored", task_ids: [], reason: "ci_failure for jony: the same work is already an open task" });
+    }
+    const tasks = await listTasks(ws.read);
+    expect(tasks.map((t) => t.id)).toEqual(created[0]!.body.task_ids);
+    // Every delivery is recorded with the outcome it answered.
+    const recorded = await deliveries(ws.read);
+    expect(recorded.map((d) => d.outcome).sort()).toEqual(["ignored", "ignored", "ignored", "ignored", "ignored", "tasks_created"]);
   });
 
   it("several events about one failing commit make one task", async () => {

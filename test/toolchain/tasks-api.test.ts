@@ -69,6 +69,20 @@ describe("/api/toolchain/tasks", () => {
     expect(history).toEqual(["created:pending", "cancelled:cancelled", "manual_retry:pending"]);
   });
 
+  it("does not retry a task whose work is open again as a newer task (409 naming it)", async () => {
+    const ws = await toolchainWorkspace();
+    const [first] = (await deliverOk(ws.id, "status", fixture("status_deploy_error"))).task_ids;
+    expect((await call("POST", `/api/toolchain/tasks/${first}/cancel`, { token: ws.member })).status).toBe(200);
+    // The same deployment fails again in a new delivery: a new open task for the same work.
+    const [second] = (await deliverOk(ws.id, "status", fixture("status_deploy_error"))).task_ids;
+    expect(second).toBeDefined();
+    const res = await call("POST", `/api/toolchain/tasks/${first}/retry`, { token: ws.member });
+    expect(res.status).toBe(409);
+    expect(await json(res)).toMatchObject({ error: { code: "conflict", details: { open_task_id: second } } });
+    expect((await getTask(ws.read, first!)).task.status).toBe("cancelled");
+    expect((await getTask(ws.read, first!)).history.map((h) => h.event)).toEqual(["created", "cancelled"]);
+  });
+
   it("answers 404 for unknown tasks and for another workspace's tasks, on every route", async () => {
     const ws = await seed();
     const other = await toolchainWorkspace();

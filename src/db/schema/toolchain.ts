@@ -4,6 +4,7 @@
  * between agents. Comment types are validated in application code, not by a CHECK constraint, so a
  * new type never needs a table rebuild.
  */
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Agents a workspace routes toolchain work to; each is a Gitea user. */
@@ -86,7 +87,10 @@ export const toolchainTasks = sqliteTable(
     repo: text("repo"),
     /** PR or issue number the task is about, when there is one. */
     number: integer("number"),
-    /** Open tasks with the same key are one piece of work (a CI failure reported by several events). */
+    /**
+     * Open tasks with the same key are one piece of work (a CI failure reported by several events);
+     * the partial unique index below makes that exact when such events arrive at the same moment.
+     */
     dedupeKey: text("dedupe_key"),
     /** pending | working | done | failed | cancelled */
     status: text("status").notNull(),
@@ -112,7 +116,10 @@ export const toolchainTasks = sqliteTable(
     index("toolchain_tasks_status_idx").on(t.workspaceId, t.status, t.notBefore),
     index("toolchain_tasks_agent_idx").on(t.workspaceId, t.agentId),
     index("toolchain_tasks_repo_idx").on(t.workspaceId, t.repo, t.number),
-    index("toolchain_tasks_dedupe_idx").on(t.workspaceId, t.dedupeKey),
+    // At most one open task per piece of work. The status list is OPEN_STATUSES of task-model.ts.
+    uniqueIndex("toolchain_tasks_open_dedupe_idx")
+      .on(t.workspaceId, t.dedupeKey)
+      .where(sql`status IN ('pending', 'working') AND dedupe_key IS NOT NULL`),
     index("toolchain_tasks_created_idx").on(t.workspaceId, t.createdAt),
   ],
 );
