@@ -92,6 +92,7 @@ const SCHEMA = [
      tool_call_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, event_id TEXT NOT NULL, started_at INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS pending_steer (
      id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, client_id TEXT NOT NULL, content TEXT NOT NULL, source TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS steer_keys (k TEXT PRIMARY KEY, run_id TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS used_tickets (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS bench (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`,
 ];
@@ -313,8 +314,18 @@ export class SessionStorage {
     this.#write(`DELETE FROM tool_starts WHERE tool_call_id = ?`, toolCallId);
   }
 
-  queueSteer(steer: Omit<PendingSteer, "id">): void {
-    this.#write(`INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`, steer.run_id, steer.client_id, steer.content, steer.source);
+  /** Queues a steer for its run; its idempotency key (if any) is kept for good, like a run's. */
+  queueSteer(steer: Omit<PendingSteer, "id">, idempotencyKey?: string): void {
+    this.atomically(() => {
+      this.#write(`INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`, steer.run_id, steer.client_id, steer.content, steer.source);
+      if (idempotencyKey !== undefined) this.#write(`INSERT INTO steer_keys (k, run_id) VALUES (?, ?)`, idempotencyKey, steer.run_id);
+    });
+  }
+
+  /** The run a steer message with this idempotency key joined. */
+  runBySteerKey(key: string): RunRow | null {
+    const row = this.#exec(`SELECT runs.* FROM steer_keys JOIN runs ON runs.id = steer_keys.run_id WHERE steer_keys.k = ?`, key)[0];
+    return row ? toRun(row) : null;
   }
 
   pendingSteers(runId: string): PendingSteer[] {

@@ -48,20 +48,17 @@ export class RunQueue {
     return this.#pump !== null;
   }
 
-  submit(input: SubmitRunInput, idempotencyKey: string | undefined): SubmitOutcome {
-    if (idempotencyKey !== undefined) {
-      const existing = this.#store.runByIdempotencyKey(idempotencyKey);
-      if (existing) return { run_id: existing.id, status: existing.status, deduplicated: true, steered: false };
-    }
+  /** Queues a new run, or joins a steer message to the running one. Repeated idempotency keys are the caller's to catch. */
+  submit(input: SubmitRunInput): SubmitOutcome {
     const running = this.#store.openRuns().find((r) => r.status === "running");
     if (input.source === "steer" && running) {
-      this.#store.queueSteer({ run_id: running.id, client_id: input.client_id ?? "api", content: input.content, source: "steer" });
+      this.#store.queueSteer({ run_id: running.id, client_id: input.client_id ?? "api", content: input.content, source: "steer" }, input.idempotency_key);
       return { run_id: running.id, status: running.status, deduplicated: false, steered: true };
     }
     const run = this.#store.insertRun({
       id: newId("run"),
       status: "queued",
-      idempotency_key: idempotencyKey ?? null,
+      idempotency_key: input.idempotency_key ?? null,
       input,
       state: { tool_iterations: 0, usage: emptyUsage(), provider: null, model: null, output_text: "", finish_reason: "" },
       result: null,

@@ -70,7 +70,7 @@ export function assertMessageSize(content: string): void {
  */
 export async function submitRun(env: Env, sessionId: string, input: SubmitRunInput): Promise<SubmitOutcome> {
   assertMessageSize(input.content);
-  return unwrap(await rpc("submit", sessionStub(env, sessionId).submit(input, input.idempotency_key)));
+  return unwrap(await rpc("submit", sessionStub(env, sessionId).submit(input)));
 }
 
 /** The run's result once it ends, or its current state (status queued/running) after `timeoutMs`. */

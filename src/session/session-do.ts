@@ -10,7 +10,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import type { SubmitRunInput, RunResult } from "./contract.ts";
-import type { Message, PersistentEvent, StreamFrame, VisibleEvent } from "./events.ts";
+import type { Message, PersistentEvent, VisibleEvent } from "./events.ts";
 import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../config/schema.ts";
 import { DEFAULT_CONFIG } from "../config/schema.ts";
@@ -194,24 +194,28 @@ export class SessionDO extends DurableObject<Env> {
 
   // ---- RPC: runs --------------------------------------------------------------------------------
 
-  submit(input: SubmitRunInput, idempotencyKey?: string): Outcome<SubmitOutcome> {
+  submit(input: SubmitRunInput): Outcome<SubmitOutcome> {
     return attempt(() => {
-      const outcome = this.#submit(input, idempotencyKey);
+      const outcome = this.#submit(input);
       void this.#require(input.workspace_id).queue.wake();
       return outcome;
     });
   }
 
   /** Queues the run (durably) and arms the resume alarm; the caller starts the pump when it is ready to. */
-  #submit(input: SubmitRunInput, idempotencyKey: string | undefined): SubmitOutcome {
+  #submit(input: SubmitRunInput): SubmitOutcome {
     const { log, queue } = this.#require(input.workspace_id);
-    if (idempotencyKey !== undefined) {
-      const seen = this.#store.runByIdempotencyKey(idempotencyKey);
-      if (seen) return { run_id: seen.id, status: seen.status, deduplicated: true, steered: false };
+    // A repeated key is answered even after the session closed: it names what already happened.
+    const key = input.idempotency_key;
+    if (key !== undefined) {
+      const run = this.#store.runByIdempotencyKey(key);
+      if (run) return { run_id: run.id, status: run.status, deduplicated: true, steered: false };
+      const joined = this.#store.runBySteerKey(key);
+      if (joined) return { run_id: joined.id, status: joined.status, deduplicated: true, steered: true };
     }
     assertOpen(log.session);
     if (log.session.title === "") log.updateSession({ title: excerpt(input.content, 80) });
-    const outcome = queue.submit(input, idempotencyKey);
+    const outcome = queue.submit(input);
     if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
     return outcome;
   }
@@ -391,21 +395,16 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   async #submitStream(request: Request, workspaceId: string): Promise<Response> {
-    const body = (await request.json()) as { input: SubmitRunInput; idempotency_key?: string };
-    if (body.input.workspace_id !== workspaceId) throw notFound("Session");
-    const { queue } = this.#require(workspaceId);
-    const outcome = this.#submit(body.input, body.idempotency_key);
-    const run = this.#store.run(outcome.run_id);
-    if (run?.result) {
-      // Already over (a repeated idempotency key): replay its events from the log and end.
-      const frames: StreamFrame[] = this.#store.eventsAfter(0, { includeHidden: false, runId: run.id }).map((e) => ({ persistent: true, ...e }));
-      const stream = this.#live.openSse({ clientId: body.input.client_id ?? "api", includeHidden: false, runId: run.id }, frames);
-      this.#live.endRun(run.id);
-      return sseResponse(stream, outcome);
-    }
-    // Subscribed before the pump can emit the run's first frame (both happen in this turn).
-    const stream = this.#live.openSse({ clientId: body.input.client_id ?? "api", includeHidden: false, runId: outcome.run_id }, []);
-    void queue.wake();
+    const input = (await request.json()) as SubmitRunInput;
+    if (input.workspace_id !== workspaceId) throw notFound("Session");
+    const { log, queue } = this.#require(workspaceId);
+    const outcome = this.#submit(input);
+    // A repeated idempotency key joins its run where it stands: what it persisted, then the message in progress.
+    const replay = outcome.deduplicated ? log.replay(0, false, outcome.run_id) : [];
+    // Subscribed before the pump can emit the run's next frame (both happen in this turn).
+    const stream = this.#live.openSse({ clientId: input.client_id ?? "api", includeHidden: false, runId: outcome.run_id }, replay);
+    if (this.#store.run(outcome.run_id)?.result) this.#live.endRun(outcome.run_id);
+    else void queue.wake();
     return sseResponse(stream, outcome);
   }
 

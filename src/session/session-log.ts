@@ -107,10 +107,10 @@ export class SessionLog {
     return event;
   }
 
-  /** Persistent events after `lastSeq` (from storage), then the in-progress message so far. */
-  replay(lastSeq: number, includeHidden: boolean): StreamFrame[] {
-    const persisted: StreamFrame[] = this.store.eventsAfter(lastSeq, { includeHidden }).map((e) => ({ persistent: true, ...e }));
-    const inProgress: StreamFrame[] = this.inProgress.framesAfter(lastSeq);
+  /** Persistent events after `lastSeq` (from storage), then the in-progress message so far; optionally one run's only. */
+  replay(lastSeq: number, includeHidden: boolean, runId?: string): StreamFrame[] {
+    const persisted: StreamFrame[] = this.store.eventsAfter(lastSeq, { includeHidden, ...(runId !== undefined ? { runId } : {}) }).map((e) => ({ persistent: true, ...e }));
+    const inProgress: StreamFrame[] = this.inProgress.framesAfter(lastSeq).filter((f) => runId === undefined || f.run_id === runId);
     return [...persisted, ...inProgress];
   }
 

@@ -178,6 +178,25 @@ describe("agent loop: the run queue", () => {
     expect(steerEvent?.run_id).toBe(run_id);
   });
 
+  it("a steer message repeated with its idempotency key joins the run once", async () => {
+    const slow = countingTool("slow_tool");
+    const gate = deferred();
+    slow.state.gate = gate.promise;
+    const toolset = registerToolset("steer-once", [slow.spec]);
+    const ws = await scriptedWorkspace(new ScriptedModel([toolCalls({ id: "s1", name: "slow_tool", args: {} }), text("adjusted")]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "start", toolset });
+    await until(() => slow.state.runs === 1, 5_000, "tool start");
+    const steer = { workspace_id: ws.id, content: "also mention penguins", source: "steer" as const, idempotency_key: "steer-1" };
+    expect(await submitRun(env, session.id, steer)).toMatchObject({ run_id, steered: true, deduplicated: false });
+    expect(await submitRun(env, session.id, steer)).toMatchObject({ run_id, steered: true, deduplicated: true });
+    gate.resolve();
+    expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed" });
+    expect(await submitRun(env, session.id, steer)).toMatchObject({ run_id, status: "completed", deduplicated: true });
+    const steers = messages(await doEvents(session.id, ws.id)).filter((m) => m.role === "user" && m.meta?.source === "steer");
+    expect(steers).toEqual([{ role: "user", content: "also mention penguins", meta: { source: "steer" } }]);
+  });
+
   it("a followUp during a run is queued as the next run", async () => {
     const gate = deferred();
     const main = new ScriptedModel([{ parts: text("first"), gate: gate.promise }, text("second")]);

@@ -3,7 +3,7 @@ import { call, json, newWorkspace } from "../helpers/api.ts";
 import type { PersistentEvent, StreamFrame } from "../../src/session/events.ts";
 import type { RunResult } from "../../src/session/contract.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/session/service.ts";
-import { ScriptedModel, doEvents, newSession, readSse, scriptedWorkspace, text, toolCalls } from "./support.ts";
+import { ScriptedModel, deferred, doEvents, newSession, readSse, scriptedWorkspace, text, toolCalls, until } from "./support.ts";
 
 type ErrorBody = { error: { code: string; message: string; details?: { path: string }[] } };
 
@@ -43,6 +43,27 @@ describe("session routes: happy paths", () => {
     expect(b).toMatchObject({ run_id: first.run_id, deduplicated: true });
     const runs = await json<{ runs: { id: string; status: string }[] }>(await call("GET", `/api/sessions/${id}/runs`, { token: ws.read }));
     expect(runs.runs.map((r) => r.id)).toEqual([first.run_id]);
+  });
+
+  it("the SSE route with a repeated Idempotency-Key follows the same run from its start", async () => {
+    const gate = deferred();
+    const ws = await scriptedWorkspace(new ScriptedModel([{ parts: text("late answer"), gate: gate.promise }]));
+    const id = await newSession(ws);
+    const post = () => call("POST", `/api/sessions/${id}/messages`, { token: ws.member, body: { content: "hello" }, headers: { Accept: "text/event-stream", "Idempotency-Key": "sse-1" } });
+    const first = await post();
+    const firstFrames = readSse(first);
+    await until(() => ws.main.calls.length === 1, 5_000, "model call");
+    const second = await post();
+    expect(second.status).toBe(200);
+    expect(second.headers.get("X-Run-Id")).toBe(first.headers.get("X-Run-Id"));
+    const secondFrames = readSse(second);
+    gate.resolve();
+    const [a, b] = await Promise.all([firstFrames, secondFrames]);
+    const persistentIds = (frames: StreamFrame[]) => frames.filter((f) => f.persistent).map((f) => (f as PersistentEvent).id);
+    expect(persistentIds(a)).toHaveLength(2);
+    expect(persistentIds(b)).toEqual(persistentIds(a));
+    expect(b.filter((f) => f.type === "text_delta").map((f) => (f as { delta: string }).delta).join("")).toBe("late answer");
+    expect(ws.main.calls).toHaveLength(1);
   });
 
   it("streams a tool-calling turn as SSE: deltas, tool execution, persistent messages, each with a rising seq", async () => {

@@ -56,13 +56,14 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     content: body.content,
     ...(body.client_id !== undefined ? { client_id: body.client_id } : {}),
     ...(body.source !== undefined ? { source: body.source } : {}),
+    ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey } : {}),
   };
 
   if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
     const res = await stub.fetch("https://session/submit", {
       method: "POST",
       headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId },
-      body: JSON.stringify({ input, ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey } : {}) }),
+      body: JSON.stringify(input),
     });
     if (!res.ok) {
       const err = (await res.json()) as { error: { code: ConstructorParameters<typeof AppError>[0]; message: string } };
@@ -71,7 +72,7 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     return new Response(res.body, { status: 200, headers: res.headers });
   }
 
-  const submitted = unwrap(await rpc("submit", stub.submit(input, idempotencyKey)));
+  const submitted = unwrap(await rpc("submit", stub.submit(input)));
   const accepted = { session_id: id, ...submitted };
   if (c.req.valid("query").wait) {
     const result = await waitForRun(c.env, id, submitted.run_id, WAIT_TIMEOUT_MS, workspaceId);
