@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { call, json, newWorkspace } from "../helpers/api.ts";
 import { setGiteaFetchForTests } from "../../src/gitea/client.ts";
 import { FakeGitea } from "../support/fake-gitea.ts";
-import { swaggerProblems } from "../gitea/swagger.ts";
+import { GITEA_SWAGGER, swaggerProblems } from "../gitea/swagger.ts";
+import { operationOf } from "../gitea/swagger-check.ts";
 import { fixture } from "./fixtures.ts";
-import { deliver, deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL, type DeliveryAnswer } from "./setup.ts";
+import { deliver, deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL, type DeliveryAnswer, type TaskJson } from "./setup.ts";
 
 type Err = { error: { code: string; message: string; details?: unknown } };
 let fake: FakeGitea;
@@ -49,24 +50,58 @@ describe("webhook intake: signature first", () => {
   });
 });
 
+/** Gitea API calls a step names, e.g. `POST /repos/o/r/pulls/7/merge`. */
+const apiCallsIn = (text: string) => [...text.matchAll(/\b(GET|POST|PATCH|PUT|DELETE) (\/repos\/[^\s),]+)/g)].map((m) => ({ method: m[1]!, path: m[2]! }));
+
+/**
+ * What every stored task must carry (seed §3.1): all six must_haves fields, concrete steps naming
+ * the real repository, number and real Gitea API calls, a context, and the rendered event as its
+ * description.
+ */
+function expectConcreteTask(t: TaskJson, where: { repo: string; number: number | null }) {
+  expect(Object.keys(t.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
+  expect(t.must_haves).toMatchObject({ event_type: t.action_type, action_type: t.action_type, from: "system", source: "webhook" });
+  expect(t.must_haves.context).toMatchObject({ repo: where.repo });
+  if (where.number !== null) expect(Object.values(t.must_haves.context)).toContain(where.number);
+  expect(t.description).toMatch(/^Event: /);
+  expect(t.description).toContain(`Repository: ${where.repo}`);
+  if (where.number !== null) expect(t.description).toContain(`#${where.number}`);
+  const steps = t.must_haves.steps;
+  if (t.action_type === "review_merged") {
+    expect(steps).toEqual([]);
+    return;
+  }
+  expect(steps.length).toBeGreaterThanOrEqual(2);
+  expect(steps.at(-1)).toContain(`toolchain_report for task ${t.id}`);
+  const all = steps.join("\n");
+  expect(all).toContain(where.repo);
+  if (where.number !== null) expect(all).toContain(String(where.number));
+  for (const call of apiCallsIn(all)) {
+    expect(call.path.startsWith(`/repos/${where.repo}/`), `${call.method} ${call.path}`).toBe(true);
+    expect(operationOf(GITEA_SWAGGER, { method: call.method, path: `/api/v1${call.path}` }), `${call.method} ${call.path}`).not.toBeNull();
+  }
+}
+
 describe("webhook intake: scenarios become tasks for the right agent", () => {
-  const cases: [event: string, fixture: string, agent: string, action: string][] = [
-    ["pull_request", "HookPullRequest", "nice", "review_request"],
-    ["pull_request_review_request", "pull_request_review_requested", "nice", "review_request"],
-    ["pull_request_sync", "HookPullRequestUpdated", "nice", "review_updated"],
-    ["pull_request_review_approved", "HookPullRequestReviewAck", "jony", "review_result"],
-    ["pull_request_review_rejected", "HookPullRequestReviewDeny", "jony", "review_result"],
-    ["pull_request_review_comment", "HookPullRequestReviewComment", "jony", "review_comment"],
-    ["workflow_job", "workflow_job_failure", "jony", "ci_failure"],
-    ["issue_assign", "issue_assign", "jony", "issue_assigned"],
-    ["status", "status_deploy_error", "ops", "deploy_failure"],
-    ["workflow_run", "workflow_run_deploy_failure", "ops", "deploy_failure"],
-    ["issue_comment", "issue_comment_mention", "jony", "mention"],
-    ["pull_request_comment", "pull_request_comment_mention", "nice", "mention"],
-    ["pull_request", "pull_request_merged_by_reviewer", "jony", "review_merged"],
+  const cases: [event: string, fixture: string, agent: string, action: string, where: { repo: string; number: number | null }][] = [
+    ["pull_request", "HookPullRequest", "nice", "review_request", { repo: "gordon/hello-world", number: 1 }],
+    ["pull_request", "HookPullRequestReopened", "nice", "review_request", { repo: "test_it/test_ci_thing", number: 1 }],
+    ["pull_request_review_request", "pull_request_review_requested", "nice", "review_request", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_sync", "HookPullRequestUpdated", "nice", "review_updated", { repo: "Test-CI/multi-line-secrets", number: 2 }],
+    ["pull_request_review_approved", "HookPullRequestReviewAck", "jony", "review_result", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_review_rejected", "HookPullRequestReviewDeny", "jony", "review_result", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_review_comment", "HookPullRequestReviewComment", "jony", "review_comment", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["workflow_job", "workflow_job_failure", "jony", "ci_failure", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["issue_assign", "issue_assign", "jony", "issue_assigned", { repo: "a_nice_user/hello_world_ci", number: 13 }],
+    ["status", "status_deploy_error", "ops", "deploy_failure", { repo: "a_nice_user/hello_world_ci", number: null }],
+    ["workflow_run", "workflow_run_deploy_failure", "ops", "deploy_failure", { repo: "a_nice_user/hello_world_ci", number: null }],
+    ["issue_comment", "issue_comment_mention", "jony", "mention", { repo: "a_nice_user/hello_world_ci", number: 12 }],
+    ["pull_request_comment", "pull_request_comment_mention", "nice", "mention", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_review_comment", "pull_request_review_comment_mention", "gordon", "mention", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request", "pull_request_merged_by_reviewer", "jony", "review_merged", { repo: "a_nice_user/hello_world_ci", number: 7 }],
   ];
-  for (const [event, name, agent, action] of cases) {
-    it(`${event} (${name}) → ${action} for ${agent}`, async () => {
+  for (const [event, name, agent, action, where] of cases) {
+    it(`${event} (${name}) → ${action} for ${agent}, with concrete must_haves and the rendered event`, async () => {
       const ws = await toolchainWorkspace();
       const answer = await deliverOk(ws.id, event, fixture(name));
       expect(answer.outcome).toBe("tasks_created");
@@ -75,10 +110,19 @@ describe("webhook intake: scenarios become tasks for the right agent", () => {
       expect(mine, JSON.stringify(tasks.map((t) => [t.agent_id, t.action_type]))).toMatchObject({ action_type: action, status: "pending", attempts: 0 });
       expect(answer.task_ids).toContain(mine!.id);
       const detail = await getTask(ws.read, mine!.id);
-      expect(detail.task.must_haves).toMatchObject({ event_type: action, action_type: action, from: "system", source: "webhook" });
+      expectConcreteTask(detail.task, where);
       expect(detail.history.map((h) => h.event)).toEqual(["created"]);
     });
   }
+
+  it("a CI failure found through a commit status (PR from the index) is concrete too", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "pull_request_review_rejected", fixture("HookPullRequestReviewDeny"));
+    await deliverOk(ws.id, "status", fixture("status_failure"));
+    const [ci] = await listTasks(ws.read, "?action_type=ci_failure");
+    expectConcreteTask(ci!, { repo: "a_nice_user/hello_world_ci", number: 7 });
+    expect(ci!.must_haves.steps.join("\n")).toContain("ci/woodpecker/pr/test");
+  });
 
   it("a review that @mentions another agent gives the author a review task and the mentioned agent a mention task", async () => {
     const ws = await toolchainWorkspace();
@@ -215,6 +259,10 @@ describe("webhook intake: CI failures find their pull request", () => {
     const infra = (await listTasks(ws.read))[0]!;
     expect(infra).toMatchObject({ agent_id: "ops", action_type: "infrastructure_failure" });
     expect(infra.description).toContain("GET /repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull");
+    // Created by Beaver itself, not by the webhook: the same six fields, with source "system".
+    expect(Object.keys(infra.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
+    expect(infra.must_haves).toMatchObject({ event_type: "infrastructure_failure", action_type: "infrastructure_failure", from: "system", source: "system", context: { gitea_url: GITEA_URL } });
+    expect(infra.must_haves.steps.at(-1)).toContain(`toolchain_report for task ${infra.id}`);
   });
 
   it("different deliveries about one failing commit arriving at the same moment make one task", async () => {

@@ -93,7 +93,7 @@ export interface TaskJson {
   business_failures: number;
   failure_kind: string | null;
   last_error: string | null;
-  must_haves: { steps: string[]; context: Record<string, unknown>; event_type: string; action_type: string };
+  must_haves: { steps: string[]; context: Record<string, unknown>; event_type: string; action_type: string; from: string; source: string };
   title: string;
   description: string;
   origin_task_id: string | null;
