@@ -116,6 +116,19 @@ describe("an agent that ignores the steps: business failure", () => {
     expect(fake.issues[0]).toMatchObject({ repo: REPO, assignees: ["boss"] });
     expect(fake.issues[0]!.body).toContain(`<!-- beaver:system-failure task=${id} -->`);
     expect(swaggerProblems(fake.requests)).toEqual([]);
+
+    // Gitea sends Beaver's own notices back as webhooks: the @jony comments and the new issue make no task.
+    for (const posted of fake.comments) {
+      const back = JSON.parse(fixture("pull_request_comment_beaver_notice")) as Record<string, Record<string, unknown>>;
+      back.comment = { ...back.comment, body: posted.body, user: { login: "beaver-bot", username: "beaver-bot" } };
+      back.sender = { login: "beaver-bot", username: "beaver-bot" };
+      expect(await deliverOk(ws.id, "pull_request_comment", JSON.stringify(back))).toMatchObject({ outcome: "ignored", task_ids: [] });
+    }
+    const opened = JSON.parse(fixture("issue_assign")) as Record<string, Record<string, unknown>>;
+    opened.action = "opened" as never;
+    opened.issue = { ...opened.issue, number: fake.issues[0]!.number, title: fake.issues[0]!.title, body: fake.issues[0]!.body };
+    expect(await deliverOk(ws.id, "issues", JSON.stringify(opened))).toMatchObject({ outcome: "ignored", task_ids: [] });
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual([id]);
   });
 });
 
@@ -228,6 +241,52 @@ describe("a crashing agent: system failure", () => {
     const d = await getTask(ws.read, task_ids[0]!);
     expect(d.task).toMatchObject({ status: "failed", failure_kind: "system", last_error: "agent 'jony' is missing or disabled" });
     expect(fake.issues[0]).toMatchObject({ assignees: ["boss"] });
+  });
+});
+
+describe("a failure whose route cannot be taken still shows in the history, with the reason", () => {
+  it("no supervisor: the crash is failed and the skipped issue is recorded", async () => {
+    const ws = await toolchainWorkspace();
+    await call("PATCH", "/api/agents/boss", { token: ws.admin, body: { enabled: false } });
+    await useModel(ws, "jony", new ScriptedModel([{ fail: 500 }]));
+    const [id] = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids;
+    await dispatchWorkspace(env, ws.id);
+    const d = await getTask(ws.read, id!);
+    expect(d.task).toMatchObject({ status: "failed", failure_kind: "system" });
+    expect(d.history.slice(-2)).toMatchObject([{ event: "failed", to_status: "failed" }, { event: "route_skipped", detail: { reason: "no enabled supervisor agent" } }]);
+    expect(fake.requests).toEqual([]);
+  });
+
+  it("no Gitea configured: the notice that cannot be posted is recorded", async () => {
+    const ws = await toolchainWorkspace({ gitea_base_url: undefined });
+    await useModel(ws, "jony", new ScriptedModel([{ fail: 500 }]));
+    const [id] = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids;
+    await dispatchWorkspace(env, ws.id);
+    expect(events(await getTask(ws.read, id!)).slice(-2)).toEqual(["failed", "route_skipped"]);
+    expect((await getTask(ws.read, id!)).history.at(-1)!.detail).toMatchObject({ reason: "no toolchain.gitea_base_url configured" });
+  });
+
+  it("no PR or issue to comment on: the business failure is retried and the skipped comment recorded", async () => {
+    const ws = await toolchainWorkspace();
+    await useModel(ws, "ops", new ScriptedModel([text("Looked at it.")]));
+    const [id] = (await deliverOk(ws.id, "status", fixture("status_deploy_error"))).task_ids;
+    await dispatchWorkspace(env, ws.id);
+    const d = await getTask(ws.read, id!);
+    expect(d.task).toMatchObject({ status: "pending", failure_kind: "business" });
+    expect(d.history.slice(-2)).toMatchObject([{ event: "retry_scheduled" }, { event: "route_skipped", detail: { reason: "no pull request or issue to comment on" } }]);
+  });
+
+  it("no infra agent: the outage is retried and the skipped infrastructure task recorded", async () => {
+    const ws = await toolchainWorkspace();
+    await call("PATCH", "/api/agents/ops", { token: ws.admin, body: { enabled: false } });
+    fake.setDown("503");
+    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    const [id] = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids;
+    await dispatchWorkspace(env, ws.id);
+    const d = await getTask(ws.read, id!);
+    expect(d.task).toMatchObject({ status: "pending", failure_kind: "infrastructure" });
+    expect(d.history.slice(-2)).toMatchObject([{ event: "retry_scheduled" }, { event: "route_skipped", detail: { route: "infrastructure", reason: "no enabled infra agent" } }]);
+    expect(await listTasks(ws.read, "?action_type=infrastructure_failure")).toEqual([]);
   });
 });
 
