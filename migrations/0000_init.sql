@@ -288,6 +288,7 @@ CREATE TABLE `plugins` (
 	`manifest_path` text NOT NULL,
 	`package_status` text NOT NULL,
 	`package_errors` text NOT NULL,
+	`package_warnings` text DEFAULT '[]' NOT NULL,
 	`discovered_version` text,
 	`discovered_skills` text NOT NULL,
 	`package_digest` text NOT NULL,

@@ -71,6 +71,7 @@ export async function recordPackage(env: Env, workspaceId: string, input: Record
       manifestPath: `plugins/${p.id}/${p.manifestPath}`,
       packageStatus: status,
       packageErrors: JSON.stringify(p.problems),
+      packageWarnings: JSON.stringify(p.warnings),
       discoveredVersion: p.version,
       discoveredSkills: JSON.stringify(p.skills),
       packageDigest: digest,

@@ -33,6 +33,10 @@ export function packageErrorsOf(row: PluginRow): Problem[] {
   return JSON.parse(row.packageErrors) as Problem[];
 }
 
+export function packageWarningsOf(row: PluginRow): Problem[] {
+  return JSON.parse(row.packageWarnings) as Problem[];
+}
+
 export async function snapshotExists(db: Db, workspaceId: string, pluginId: string, skillName: string, treeHash: string): Promise<boolean> {
   const row = await db
     .select({ t: upstreamSnapshots.treeHash })

@@ -6,7 +6,7 @@ import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { versionLabel } from "../skills/hashing.ts";
 import { listSkillRows } from "../skills/store.ts";
-import { discoveredSkillsOf, listPluginRows, listPluginSkillRows, packageErrorsOf, type PluginRow } from "./state.ts";
+import { discoveredSkillsOf, listPluginRows, listPluginSkillRows, packageErrorsOf, packageWarningsOf, type PluginRow } from "./state.ts";
 
 export type PluginState = "discovered" | "enabled" | "paused" | "disabled" | "missing" | "error";
 
@@ -40,6 +40,7 @@ export async function listPluginsView(env: Env, workspaceId: string, only?: stri
         updates_paused: p.updatesPaused,
         package_status: p.packageStatus,
         errors: packageErrorsOf(p),
+        warnings: packageWarningsOf(p),
         installed_version: p.installedVersion,
         discovered_version: p.discoveredVersion,
         discovered_at: p.discoveredAt,
@@ -56,6 +57,8 @@ export async function listPluginsView(env: Env, workspaceId: string, only?: stri
             source_path: d?.path ?? null,
             discovered_upstream_tree_hash: d?.treeHash ?? null,
             safety_level: d?.safety.level ?? null,
+            // Accepted but worth knowing (e.g. a description over the specification's 1024 characters).
+            warnings: d?.warnings ?? [],
             status: l?.status ?? "not_linked",
             accepted_upstream_tree_hash: l?.acceptedUpstreamTreeHash ?? null,
             observed_upstream_tree_hash: l?.observedUpstreamTreeHash ?? null,

@@ -123,6 +123,54 @@ describe("plugin upload and enable", () => {
     expect(ex.body.error?.message).toContain("skills/algorithmic-art/SKILL.md");
   });
 
+  it("mirrors all four public bundles as they are through a Claude Code plugin, and shows their warnings", async () => {
+    const ws = await newWorkspace();
+    const entries = [{ name: ".claude-plugin/plugin.json", data: JSON.stringify({ name: "anthropic-fixtures", version: "1.0.0", description: "The public bundles", commands: "./commands" }) }];
+    for (const name of FIXTURE_SKILLS) for (const f of fixtureSkill(name)) entries.push({ name: `skills/${name}/${f.path}`, data: new TextDecoder().decode(f.bytes) });
+    const up = await uploadPackage(ws.admin, await tarGz(entries));
+    expect(up.status).toBe(200);
+    const en = await post(ws.admin, "/api/plugins/anthropic-fixtures/enable");
+    expect(en.body).toMatchObject({ changed: true, mirrored: FIXTURE_SKILLS.map((skill) => ({ skill, version: "v0001" })) });
+    // The fixed vectors of test/skills/hashing.test.ts: mirroring changed nothing.
+    const trees: Record<string, string> = {
+      "brand-guidelines": "01b76a7e5795dc434c2ab1caf812318b3804944fcf3af9c34f85e0142379010f",
+      "claude-api": "1e5c3862d19fcea22cca99dabbde9c68b6d347944483d617770318d80853bc6c",
+      "mcp-builder": "94952ae682d9434c8aea69dbd05ec0f61c0ba84361b23b69a48c8e159decb4fc",
+      "skill-creator": "17836713c059a86182ef25bf505613212e82e891c3ef6b1c542594014f5b7d7b",
+    };
+    for (const name of FIXTURE_SKILLS) {
+      const detail = await json<J & { current: { tree_hash: string; files: { path: string }[] } }>(await call("GET", `/api/skills/${name}`, { token: ws.read }));
+      expect(detail, name).toMatchObject({ source_kind: "plugin", plugin_id: "anthropic-fixtures", status: "active" });
+      expect(detail.current.tree_hash, name).toBe(trees[name]);
+      for (const f of fixtureSkill(name)) {
+        const res = await call("GET", `/api/skills/${name}/versions/v0001/file?path=${encodeURIComponent(f.path)}`, { token: ws.read });
+        expect(new Uint8Array(await res.arrayBuffer()), `${name}/${f.path}`).toEqual(f.bytes);
+      }
+    }
+    const p = await plugin(ws.read, "anthropic-fixtures");
+    expect((p as unknown as { warnings: unknown[] }).warnings).toEqual([{ path: ".claude-plugin/plugin.json", field: "commands", message: "ignored: Beaver plugins are declarative skill bundles" }]);
+    const warningsOf = (name: string) => (p.skills.find((s) => s.name === name) as unknown as { warnings: { path: string; field?: string }[] }).warnings;
+    // claude-api's description is over the specification's 1024 characters: accepted, and said so.
+    expect(warningsOf("claude-api")).toEqual([{ path: "skills/claude-api/SKILL.md", field: "frontmatter.description", message: expect.stringContaining("over the Agent Skills limit of 1024") }]);
+    expect(warningsOf("mcp-builder")).toEqual([]);
+  });
+
+  it("a failure while committing a multi-skill enable leaves no skill, version or state behind", async () => {
+    const ws = await newWorkspace();
+    await uploadPackage(ws.admin, await pluginPackage("pair", "1", { "pair-a": { "SKILL.md": skillMd("pair-a", "A.") }, "pair-b": { "SKILL.md": skillMd("pair-b", "B.") } }));
+    const trigger = `fail_enable_${ws.id.replace(/[^a-z0-9]/g, "_")}`;
+    await env.DB.prepare(`CREATE TRIGGER ${trigger} BEFORE INSERT ON skills WHEN NEW.workspace_id = '${ws.id}' AND NEW.name = 'pair-b' BEGIN SELECT RAISE(ABORT, 'injected failure on the second skill'); END`).run();
+    try {
+      expect((await post(ws.admin, "/api/plugins/pair/enable")).status).toBe(500);
+    } finally {
+      await env.DB.prepare(`DROP TRIGGER ${trigger}`).run();
+    }
+    expect(await versionsOf(ws.id, "pair-a")).toBe(0);
+    expect((await call("GET", "/api/skills/pair-a", { token: ws.read })).status).toBe(404);
+    expect(await plugin(ws.read, "pair")).toMatchObject({ enabled: false, state: "discovered", skills: [{ status: "not_linked" }, { status: "not_linked" }] });
+    expect((await post(ws.admin, "/api/plugins/pair/enable")).body).toMatchObject({ mirrored: [{ skill: "pair-a", version: "v0001" }, { skill: "pair-b", version: "v0001" }] });
+  });
+
   it("answers 404 across workspaces, 403 without admin, 400 for bad ids", async () => {
     const a = await newWorkspace();
     const b = await newWorkspace();

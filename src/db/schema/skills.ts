@@ -114,6 +114,8 @@ export const plugins = sqliteTable(
     packageStatus: text("package_status").notNull(),
     /** JSON array of `{ path, message }` when invalid. */
     packageErrors: text("package_errors").notNull(),
+    /** JSON array of manifest warnings (e.g. Claude Code components Beaver ignores); skill warnings live in `discovered_skills`. */
+    packageWarnings: text("package_warnings").notNull().default("[]"),
     discoveredVersion: text("discovered_version"),
     /** JSON array of discovered skills: name, path, tree/content hashes, safety. */
     discoveredSkills: text("discovered_skills").notNull(),
