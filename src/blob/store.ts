@@ -3,11 +3,11 @@
  * distinct content once per workspace, verified by R2 against its SHA-256), then the blob index,
  * then the tree manifest, then the tree index. Existing content is only "touched" (its
  * `last_seen_at` bumped, a D1 write) so the orphan collector's grace window protects it; an
- * unchanged tree costs one D1 statement and no R2 write.
+ * unchanged tree costs two D1 statements and no R2 write.
  */
 import type { Env } from "../env.ts";
 import { blobKey, treeKey } from "./keys.ts";
-import { manifestEntriesOf, treeHashOf, TREE_FORMAT, type ManifestEntry, type TreeFile, type TreeManifest } from "../skills/hashing.ts";
+import { manifestEntriesOf, treeHashOf, TREE_FORMAT, type TreeFile, type TreeManifest } from "../skills/hashing.ts";
 import { AppError } from "../http/errors.ts";
 
 export interface StoredTree {
@@ -45,15 +45,10 @@ export async function storeTree(env: Env, workspaceId: string, files: readonly T
   const manifest: TreeManifest = { format: TREE_FORMAT, files: entries };
   const now = Date.now();
 
-  const touched = await env.DB.prepare("UPDATE skill_trees SET last_seen_at = ? WHERE workspace_id = ? AND tree_hash = ? RETURNING tree_hash")
-    .bind(now, workspaceId, treeHash)
-    .all();
-  if (touched.results.length > 0) {
-    // Keep the blobs as fresh as their tree, so the collector never splits them.
-    await touchBlobs(env, workspaceId, entries.map((e) => e.sha256), now);
-    return { treeHash, manifest, r2Writes: 0, blobsWritten: 0, hashMs };
-  }
-
+  const treeKnown =
+    (await env.DB.prepare("UPDATE skill_trees SET last_seen_at = ? WHERE workspace_id = ? AND tree_hash = ? RETURNING tree_hash").bind(now, workspaceId, treeHash).all()).results.length > 0;
+  // Touched with their tree, so the collector never splits them. A known tree is not trusted on its
+  // own: a blob the collector took (and `verifyTreeStored` un-indexed) is written again below.
   const present = new Set(await touchBlobs(env, workspaceId, entries.map((e) => e.sha256), now));
   const shaByPath = new Map(entries.map((e) => [e.path, e.sha256]));
   const bySha = new Map<string, TreeFile>();
@@ -75,15 +70,17 @@ export async function storeTree(env: Env, workspaceId: string, files: readonly T
       .bind(workspaceId, now, rows)
       .run();
   }
-  await env.BLOBS.put(treeKey(workspaceId, treeHash), JSON.stringify(manifest), { httpMetadata: { contentType: "application/json" } });
-  const totalBytes = entries.reduce((n, e) => n + e.size, 0);
-  await env.DB.prepare(
-    `INSERT INTO skill_trees (workspace_id, tree_hash, file_count, total_bytes, created_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-     ON CONFLICT (workspace_id, tree_hash) DO UPDATE SET last_seen_at = excluded.last_seen_at`,
-  )
-    .bind(workspaceId, treeHash, entries.length, totalBytes, now)
-    .run();
-  return { treeHash, manifest, r2Writes: missing.length + 1, blobsWritten: missing.length, hashMs };
+  if (!treeKnown) {
+    await env.BLOBS.put(treeKey(workspaceId, treeHash), JSON.stringify(manifest), { httpMetadata: { contentType: "application/json" } });
+    const totalBytes = entries.reduce((n, e) => n + e.size, 0);
+    await env.DB.prepare(
+      `INSERT INTO skill_trees (workspace_id, tree_hash, file_count, total_bytes, created_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+       ON CONFLICT (workspace_id, tree_hash) DO UPDATE SET last_seen_at = excluded.last_seen_at`,
+    )
+      .bind(workspaceId, treeHash, entries.length, totalBytes, now)
+      .run();
+  }
+  return { treeHash, manifest, r2Writes: missing.length + (treeKnown ? 0 : 1), blobsWritten: missing.length, hashMs };
 }
 
 /** Bump `last_seen_at` of the listed blobs; returns the hashes that exist in the index. */
@@ -114,25 +111,21 @@ export async function readBlob(env: Env, workspaceId: string, sha256: string): P
   return env.BLOBS.get(blobKey(workspaceId, sha256));
 }
 
-/** All files of a tree with their bytes (for merges and exports; trees are bounded by the safety limits). */
-export async function readTreeFiles(env: Env, workspaceId: string, treeHash: string): Promise<TreeFile[]> {
-  const manifest = await requireManifest(env, workspaceId, treeHash);
-  return mapLimit(manifest.files, PUT_CONCURRENCY, async (e) => {
-    const obj = await readBlob(env, workspaceId, e.sha256);
-    if (!obj) throw new AppError("internal", `Stored file ${e.path} of tree ${treeHash.slice(0, 12)} is missing`);
-    return { path: e.path, bytes: new Uint8Array(await obj.arrayBuffer()), executable: e.executable };
-  });
-}
-
 /**
  * Check that a tree and all its blobs are really in R2 (used under the lock when the orphan
- * collector ran while the tree was being stored).
+ * collector ran while the tree was being stored). Blobs found missing lose their index rows too:
+ * the index must never claim content R2 lacks, or sending the content again would skip the very
+ * writes that repair it.
  */
 export async function verifyTreeStored(env: Env, workspaceId: string, treeHash: string): Promise<boolean> {
   const manifest = await readManifest(env, workspaceId, treeHash);
-  if (!manifest) return false;
-  const heads = await mapLimit(manifest.files, PUT_CONCURRENCY, (e) => env.BLOBS.head(blobKey(workspaceId, e.sha256)));
-  return heads.every((h) => h !== null);
+  if (!manifest) {
+    await env.DB.prepare("DELETE FROM skill_trees WHERE workspace_id = ? AND tree_hash = ?").bind(workspaceId, treeHash).run();
+    return false;
+  }
+  const heads = await mapLimit(manifest.files, PUT_CONCURRENCY, async (e) => ((await env.BLOBS.head(blobKey(workspaceId, e.sha256))) === null ? e.sha256 : null));
+  const missing = heads.filter((h): h is string => h !== null);
+  if (missing.length === 0) return true;
+  await env.DB.prepare("DELETE FROM skill_blobs WHERE workspace_id = ?1 AND sha256 IN (SELECT value FROM json_each(?2))").bind(workspaceId, JSON.stringify(missing)).run();
+  return false;
 }
-
-export type { ManifestEntry };

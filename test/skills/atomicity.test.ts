@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../helpers/api.ts";
 import { storeTree } from "../../src/blob/store.ts";
-import { workspacePrefix } from "../../src/blob/keys.ts";
+import { blobKey, workspacePrefix } from "../../src/blob/keys.ts";
 import { runLocked, runLockedMeasured, storeEpoch } from "../../src/workspace/client.ts";
 import { withR2WriteCounter } from "../../src/blob/counting.ts";
 import { skillMd } from "../fixtures/skills/bundles.ts";
@@ -86,6 +86,40 @@ describe("atomic publication and orphan collection", () => {
     const epoch2 = await storeEpoch(env, ws.id);
     await storeTree(env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Late.")), executable: false }]);
     expect(await runLocked(env, ws.id, { kind: "publish_skill", epoch: epoch2, input })).toMatchObject({ version: "v0001", created: true });
+  });
+
+  it("content found missing at publish is dropped from the index, so sending it again really stores it", async () => {
+    const ws = await newWorkspace();
+    const files = [
+      { path: "SKILL.md", bytes: enc(skillMd("atom", "Raced.")), executable: false },
+      { path: "ref.md", bytes: enc("raced reference"), executable: false },
+    ];
+    const epoch = await storeEpoch(env, ws.id);
+    const stored = await storeTree(env, ws.id, files);
+    // The collector raced this store: it deleted an R2 object after the store had re-indexed it.
+    const refSha = stored.manifest.files.find((f) => f.path === "ref.md")!.sha256;
+    await env.BLOBS.delete(blobKey(ws.id, refSha));
+    await runLocked(env, ws.id, { kind: "collect_garbage", now: Date.now(), graceMs: 3_600_000 });
+    const input = (treeHash: string) => ({
+      skillName: "atom",
+      treeHash,
+      contentHash: "c".repeat(64),
+      frontmatter: { name: "atom", description: "Raced." },
+      provenance: { kind: "manual" },
+      safety: { level: "pass" as const, findings: [] },
+      fileCount: 2,
+      totalBytes: 1,
+      actor: "t",
+    });
+    await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input: input(stored.treeHash) })).rejects.toMatchObject({ code: "conflict" });
+    // Sent again: the store must write the missing blob instead of trusting a stale index row.
+    const epoch2 = await storeEpoch(env, ws.id);
+    const again = await storeTree(env, ws.id, files);
+    expect(again.blobsWritten).toBeGreaterThanOrEqual(1);
+    expect(await runLocked(env, ws.id, { kind: "publish_skill", epoch: epoch2, input: input(again.treeHash) })).toMatchObject({ version: "v0001", created: true });
+    const file = await call("GET", "/api/skills/atom/versions/v0001/file?path=ref.md", { token: ws.read });
+    expect(file.status).toBe(200);
+    expect(await file.text()).toBe("raced reference");
   });
 
   it("the admin endpoint runs the collector", async () => {
