@@ -6,15 +6,15 @@
  * the publish still stands and the next sync's reconciliation repairs the state from provenance.
  */
 import type { Env } from "../env.ts";
-import { makeDb } from "../db/client.ts";
+import { makeDb, type Db } from "../db/client.ts";
 import { AppError, notFound } from "../http/errors.ts";
 import { runBatch } from "../skills/batch.ts";
 import { versionLabel } from "../skills/hashing.ts";
 import type { EnsureStored } from "../skills/publish.ts";
 import { blocksPublication, type SafetyReport } from "../skills/safety.ts";
 import type { Frontmatter } from "../skills/frontmatter.ts";
-import { insertVersion, nextVersionNo, upsertCurrent } from "../skills/store.ts";
-import { readManifest } from "../blob/store.ts";
+import { getSkill, getVersion, insertVersion, nextVersionNo, upsertCurrent } from "../skills/store.ts";
+import { requireManifest } from "../blob/store.ts";
 import type { MergePlan } from "../plugins/merge-plan.ts";
 import { getPlugin, listPluginSkillRows, updatePlugin, updatePluginSkill } from "../plugins/state.ts";
 import type { PluginUpdateProvenance } from "./candidates.ts";
@@ -36,8 +36,10 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
   const candidate = draft.candidateId ? await getCandidate(db, workspaceId, draft.candidateId) : undefined;
   const plan = candidate?.mergePlan ? (JSON.parse(candidate.mergePlan) as MergePlan) : null;
   if (plan?.blocked) throw new AppError("unprocessable", `Draft '${draftId}' has unresolved supporting-file conflicts`, { conflicts: plan.conflicts });
+  const prov = JSON.parse(draft.provenance) as Partial<PluginUpdateProvenance>;
+  if (prov.kind === "plugin_skill_update") await requireUnchangedLocal(db, workspaceId, draftId, draft.skillName, prov);
   await ensureStored(draft.treeHash);
-  const manifest = await readManifest(env, workspaceId, draft.treeHash);
+  const manifest = await requireManifest(env, workspaceId, draft.treeHash);
   const frontmatter = JSON.parse(draft.frontmatter) as Frontmatter;
   const versionNo = await nextVersionNo(db, workspaceId, draft.skillName);
   const now = Date.now();
@@ -53,8 +55,8 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
         frontmatter,
         provenance: JSON.parse(draft.provenance) as Record<string, unknown>,
         safety,
-        fileCount: manifest?.files.length ?? 0,
-        totalBytes: manifest?.files.reduce((n, f) => n + f.size, 0) ?? 0,
+        fileCount: manifest.files.length,
+        totalBytes: manifest.files.reduce((n, f) => n + f.size, 0),
         actor,
       },
       now,
@@ -64,7 +66,6 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
     upsertCurrent(db, workspaceId, draft.skillName, versionNo, frontmatter.description, now, { sourceKind: "managed", pluginId: null, status: "active" }),
   ]);
   let pluginStateUpdated = false;
-  const prov = JSON.parse(draft.provenance) as Partial<PluginUpdateProvenance>;
   if (prov.kind === "plugin_skill_update") {
     try {
       pluginStateUpdated = await onPluginUpdatePublished(env, workspaceId, prov as PluginUpdateProvenance, versionNo);
@@ -74,6 +75,21 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
     }
   }
   return { skill: draft.skillName, version: versionLabel(versionNo), pluginStateUpdated };
+}
+
+/**
+ * A plugin update was drafted against the local version L; publishing it over a later L would
+ * silently drop that local change. The next sync re-plans the candidate against the new L.
+ */
+async function requireUnchangedLocal(db: Db, workspaceId: string, draftId: string, skillName: string, prov: Partial<PluginUpdateProvenance>): Promise<void> {
+  const skill = await getSkill(db, workspaceId, skillName);
+  const current = skill ? await getVersion(db, workspaceId, skillName, skill.currentVersionNo) : undefined;
+  if (current && current.treeHash !== prov.local_tree_hash) {
+    throw new AppError("conflict", `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${versionLabel(current.versionNo)}; sync the plugin again`, {
+      draft_local_version: prov.local_version ?? null,
+      current_version: versionLabel(current.versionNo),
+    });
+  }
 }
 
 /** The PluginManager observer: advance accepted upstream and version, clear the pending candidate. */

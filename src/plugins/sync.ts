@@ -10,7 +10,7 @@ import { makeDb, type Db } from "../db/client.ts";
 import { learningCandidates, skillDrafts } from "../db/schema.ts";
 import { notFound } from "../http/errors.ts";
 import { newId } from "../lib/ids.ts";
-import { readManifest } from "../blob/store.ts";
+import { requireManifest } from "../blob/store.ts";
 import { runBatch, type Statement } from "../skills/batch.ts";
 import { versionLabel } from "../skills/hashing.ts";
 import { getSkill, getVersion } from "../skills/store.ts";
@@ -182,8 +182,12 @@ async function syncSkill(
     local_tree_hash: L,
   };
   const existing = await getCandidate(db, workspaceId, candidateId);
+  // The id names U only: an open candidate made against another B or L (a local edit or rollback
+  // since) is re-planned under the same id, and its draft retired in this batch.
+  const stale = existing !== undefined && isOpen(existing.status) && !sameInputs(JSON.parse(existing.evidence) as PluginUpdateEvidence, evidence);
+  if (stale) statements.push(supersedeDraftsOf(db, workspaceId, candidateId, now));
   let candidateStatus: string;
-  if (existing && existing.status !== "superseded" && existing.status !== "pending") {
+  if (existing && !stale && existing.status !== "superseded" && existing.status !== "pending") {
     candidateStatus = existing.status; // idempotent: already recorded (or decided)
   } else {
     // The superseded candidate's draft is retired in this same batch: it does not hold the skill.
@@ -231,11 +235,16 @@ async function syncSkill(
   return result(action, status, { id: candidateId, status: candidateStatus });
 }
 
+/** Whether a recorded candidate was planned from the same B, L and merge mode (U is in its id). */
+function sameInputs(recorded: PluginUpdateEvidence, now: PluginUpdateEvidence): boolean {
+  return recorded.base_upstream_tree_hash === now.base_upstream_tree_hash && recorded.local_tree_hash === now.local_tree_hash && recorded.merge_mode === now.merge_mode;
+}
+
 function supersede(db: Db, workspaceId: string, c: CandidateRow, by: string | null, statements: Statement[], now: number): void {
   statements.push(updateCandidate(db, workspaceId, c.id, { status: "superseded", supersededBy: by }, now), supersedeDraftsOf(db, workspaceId, c.id, now));
 }
 
 async function mergePlanFor(env: Env, workspaceId: string, base: string, local: string, upstream: string): Promise<MergePlan> {
-  const [b, l, u] = await Promise.all([readManifest(env, workspaceId, base), readManifest(env, workspaceId, local), readManifest(env, workspaceId, upstream)]);
-  return planSupportingFileMerge(b?.files ?? [], l?.files ?? [], u?.files ?? []);
+  const [b, l, u] = await Promise.all([requireManifest(env, workspaceId, base), requireManifest(env, workspaceId, local), requireManifest(env, workspaceId, upstream)]);
+  return planSupportingFileMerge(b.files, l.files, u.files);
 }
