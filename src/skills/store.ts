@@ -112,7 +112,3 @@ export async function listAudit(db: Db, workspaceId: string, skillName: string) 
     .orderBy(skillAudit.id)
     .all();
 }
-
-export function descriptionOf(frontmatter: Frontmatter): string {
-  return frontmatter.description;
-}

@@ -86,6 +86,8 @@ describe("skills API", () => {
     expect((await call("POST", "/api/skills/roll/rollback", { token: ws.admin, body: { version: "v0009" } })).status).toBe(404);
     const audit = await env.DB.prepare("SELECT action, detail FROM skill_audit WHERE workspace_id = ? AND skill_name = 'roll'").bind(ws.id).all<{ action: string; detail: string }>();
     expect(audit.results.map((a) => [a.action, JSON.parse(a.detail)])).toEqual([["rollback", { from_version: "v0002", to_version: "v0001" }]]);
+    const listed = await json<{ audit: { action: string; detail: unknown; actor: string }[] }>(await call("GET", "/api/skills/roll/versions", { token: ws.read }));
+    expect(listed.audit).toEqual([{ action: "rollback", detail: { from_version: "v0002", to_version: "v0001" }, actor: expect.any(String), at: expect.any(Number) }]);
   });
 
   it("disables and enables a skill; builtin skills resolve after workspace skills", async () => {

@@ -9,19 +9,8 @@ import { requireScope } from "../auth.ts";
 import { runLocked } from "../../workspace/client.ts";
 import { decodeText } from "../../skills/safety.ts";
 import { archiveRequestBody, readArchiveBody } from "../../skills/upload-body.ts";
-import {
-  filesFromArchive,
-  filesFromJson,
-  listSkillsView,
-  listVersionsView,
-  publishSkillFiles,
-  readVersionFile,
-  skillDetailView,
-  versionDetailView,
-} from "../../skills/service.ts";
-import { listCandidates, listDrafts } from "../../learning/store.ts";
-import { makeDb } from "../../db/client.ts";
-import { versionLabel } from "../../skills/hashing.ts";
+import { filesFromArchive, filesFromJson, publishSkillFiles } from "../../skills/intake.ts";
+import { candidatesView, listSkillsView, listVersionsView, readVersionFile, skillDetailView, versionDetailView } from "../../skills/views.ts";
 
 const Name = z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be 1-64 lowercase letters, digits, '_' or '-'") });
 const NameVersion = Name.extend({ version: z.string().regex(/^v\d{4,}$/, "must look like v0001") });
@@ -203,41 +192,4 @@ export const skillRoutes = newRouter()
     const r = await runLocked(c.env, p.workspaceId, { kind: "set_skill_status", name: c.req.valid("param").name, status: "active", actor: p.tokenId });
     return c.json(r, 200);
   })
-  .openapi(candidates, async (c) => {
-    const ws = c.get("principal").workspaceId;
-    const { name } = c.req.valid("param");
-    const db = makeDb(c.env.DB);
-    const [cands, drafts] = await Promise.all([listCandidates(db, ws, name), listDrafts(db, ws, name)]);
-    return c.json(
-      {
-        name,
-        candidates: cands.map((x) => ({
-          id: x.id,
-          kind: x.kind,
-          status: x.status,
-          merge_mode: x.mergeMode,
-          plugin_id: x.pluginId,
-          evidence: JSON.parse(x.evidence) as unknown,
-          merge_plan: x.mergePlan ? (JSON.parse(x.mergePlan) as unknown) : null,
-          draft_id: x.draftId,
-          superseded_by: x.supersededBy,
-          blocked_by_draft_id: x.blockedByDraftId,
-          created_at: x.createdAt,
-          updated_at: x.updatedAt,
-        })),
-        drafts: drafts.map((d) => ({
-          id: d.id,
-          candidate_id: d.candidateId,
-          proposal_kind: d.proposalKind,
-          status: d.status,
-          tree_hash: d.treeHash,
-          content_hash: d.contentHash,
-          provenance: JSON.parse(d.provenance) as unknown,
-          safety_level: (JSON.parse(d.safety) as { level: string }).level,
-          published_version: d.publishedVersionNo === null ? null : versionLabel(d.publishedVersionNo),
-          created_at: d.createdAt,
-        })),
-      },
-      200,
-    );
-  });
+  .openapi(candidates, async (c) => c.json(await candidatesView(c.env, c.get("principal").workspaceId, c.req.valid("param").name), 200));

@@ -1,105 +1,17 @@
 /**
- * What the skills routes do, without HTTP: build a file tree from JSON or an archive, prepare and
- * store it outside the lock, publish it under the lock; read skills, versions and files for the API.
- * Responses name files by path and content by hash; R2 keys never leave this layer.
+ * Skills, versions, files and candidates as the API shows them (snake_case): workspace skills
+ * first, builtin skills they do not shadow after. Files are named by path and content by hash;
+ * R2 keys never leave the store.
  */
 import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { AppError, notFound } from "../http/errors.ts";
-import { readArchive } from "../archive/index.ts";
-import { readBlob, requireManifest, storeTree } from "../blob/store.ts";
-import { runLocked, storeEpoch } from "../workspace/client.ts";
+import { readBlob, requireManifest } from "../blob/store.ts";
+import { listCandidates, listDrafts } from "../learning/store.ts";
 import { builtinSkills } from "./builtin.ts";
-import { parseVersionLabel, versionLabel, type ManifestEntry, type TreeFile } from "./hashing.ts";
-import { prepareSkill, skillRootOf } from "./prepare.ts";
-import { describeProblems, type Problem } from "./problems.ts";
-import { blocksPublication, type SafetyReport } from "./safety.ts";
-import { getSkill, getVersion, listSkillRows, listVersions, type SkillRow, type VersionRow } from "./store.ts";
-
-export interface JsonFile {
-  path: string;
-  content: string;
-  encoding: "utf8" | "base64";
-  executable: boolean;
-}
-
-export function filesFromJson(files: readonly JsonFile[]): TreeFile[] {
-  return files.map((f, i) => {
-    if (f.encoding === "utf8") return { path: f.path, bytes: new TextEncoder().encode(f.content), executable: f.executable };
-    try {
-      const bin = atob(f.content);
-      return { path: f.path, bytes: Uint8Array.from(bin, (ch) => ch.charCodeAt(0)), executable: f.executable };
-    } catch {
-      throw new AppError("validation_failed", `Invalid body: files.${i}.content: not valid base64`, [{ path: `files.${i}.content`, message: "not valid base64" }]);
-    }
-  });
-}
-
-export async function filesFromArchive(bytes: Uint8Array): Promise<TreeFile[]> {
-  const { files } = await readArchive(bytes);
-  const rooted = skillRootOf(files);
-  if (!rooted) throw new AppError("unprocessable", "Archive holds no skill: SKILL.md must be at its root or in its single top-level folder", { problems: [{ path: "SKILL.md", message: "not found" }] });
-  return rooted.files;
-}
-
-export interface PublishResponse {
-  name: string;
-  version: string;
-  created: boolean;
-  source_kind: string;
-  tree_hash: string;
-  content_hash: string;
-  safety: SafetyReport;
-  warnings: Problem[];
-  ignored: string[];
-  r2_writes: number;
-}
-
-export async function publishSkillFiles(
-  env: Env,
-  workspaceId: string,
-  name: string,
-  files: readonly TreeFile[],
-  opts: { actor: string; source: "json" | "archive"; ifCurrentVersion?: string },
-): Promise<PublishResponse> {
-  const prepared = await prepareSkill(name, files);
-  if (!prepared.ok) throw new AppError("unprocessable", `Skill rejected: ${describeProblems(prepared.problems)}`, { problems: prepared.problems });
-  const skill = prepared.skill;
-  if (blocksPublication(skill.safety.level)) {
-    const blocking = skill.safety.findings.filter((f) => f.level === "fail" || f.level === "critical");
-    throw new AppError("unprocessable", `Safety check failed: ${blocking[0]?.path}${blocking[0]?.line ? `:${blocking[0].line}` : ""}: ${blocking[0]?.message} (${skill.safety.level})`, { safety: skill.safety });
-  }
-  const epoch = await storeEpoch(env, workspaceId);
-  const stored = await storeTree(env, workspaceId, skill.files);
-  const result = await runLocked(env, workspaceId, {
-    kind: "publish_skill",
-    epoch,
-    input: {
-      skillName: name,
-      treeHash: stored.treeHash,
-      contentHash: skill.contentHash,
-      frontmatter: skill.frontmatter,
-      provenance: { kind: "manual", source: opts.source },
-      safety: skill.safety,
-      fileCount: skill.files.length,
-      totalBytes: skill.totalBytes,
-      actor: opts.actor,
-      ...(opts.ifCurrentVersion !== undefined ? { ifCurrentVersion: opts.ifCurrentVersion } : {}),
-    },
-  });
-  return {
-    name,
-    version: result.version,
-    created: result.created,
-    source_kind: result.sourceKind,
-    tree_hash: stored.treeHash,
-    content_hash: skill.contentHash,
-    safety: skill.safety,
-    warnings: skill.warnings,
-    ignored: skill.ignored,
-    r2_writes: stored.r2Writes,
-  };
-}
+import { parseVersionLabel, versionLabel, type ManifestEntry } from "./hashing.ts";
+import type { SafetyReport } from "./safety.ts";
+import { getSkill, getVersion, listAudit, listSkillRows, listVersions, type SkillRow, type VersionRow } from "./store.ts";
 
 const fileView = (e: ManifestEntry) => ({ path: e.path, size: e.size, executable: e.executable, sha256: e.sha256 });
 
@@ -186,8 +98,14 @@ export async function listVersionsView(env: Env, workspaceId: string, name: stri
   const db = makeDb(env.DB);
   const row = await getSkill(db, workspaceId, name);
   if (!row) throw notFound(`Skill '${name}'`);
-  const versions = await listVersions(db, workspaceId, name);
-  return { name, current_version: versionLabel(row.currentVersionNo), versions: versions.map(versionSummary) };
+  const [versions, audit] = await Promise.all([listVersions(db, workspaceId, name), listAudit(db, workspaceId, name)]);
+  return {
+    name,
+    current_version: versionLabel(row.currentVersionNo),
+    versions: versions.map(versionSummary),
+    // Pointer moves and status changes (rollback, disable, enable, adopt): versions record how content came to be, this records how it was used.
+    audit: audit.map((a) => ({ action: a.action, detail: JSON.parse(a.detail) as Record<string, unknown>, actor: a.actor, at: a.at })),
+  };
 }
 
 export async function versionDetailView(env: Env, workspaceId: string, name: string, label: string) {
@@ -202,4 +120,40 @@ export async function readVersionFile(env: Env, workspaceId: string, name: strin
   const obj = await readBlob(env, workspaceId, entry.sha256);
   if (!obj) throw new AppError("internal", `Stored file '${path}' is missing`);
   return { bytes: await obj.arrayBuffer(), entry };
+}
+
+/** Learning candidates and drafts of a skill (a workspace or builtin skill; anything else is 404). */
+export async function candidatesView(env: Env, workspaceId: string, name: string) {
+  const db = makeDb(env.DB);
+  if (!(await getSkill(db, workspaceId, name)) && !(await builtinSkills()).has(name)) throw notFound(`Skill '${name}'`);
+  const [candidates, drafts] = await Promise.all([listCandidates(db, workspaceId, name), listDrafts(db, workspaceId, name)]);
+  return {
+    name,
+    candidates: candidates.map((x) => ({
+      id: x.id,
+      kind: x.kind,
+      status: x.status,
+      merge_mode: x.mergeMode,
+      plugin_id: x.pluginId,
+      evidence: JSON.parse(x.evidence) as unknown,
+      merge_plan: x.mergePlan ? (JSON.parse(x.mergePlan) as unknown) : null,
+      draft_id: x.draftId,
+      superseded_by: x.supersededBy,
+      blocked_by_draft_id: x.blockedByDraftId,
+      created_at: x.createdAt,
+      updated_at: x.updatedAt,
+    })),
+    drafts: drafts.map((d) => ({
+      id: d.id,
+      candidate_id: d.candidateId,
+      proposal_kind: d.proposalKind,
+      status: d.status,
+      tree_hash: d.treeHash,
+      content_hash: d.contentHash,
+      provenance: JSON.parse(d.provenance) as unknown,
+      safety_level: (JSON.parse(d.safety) as SafetyReport).level,
+      published_version: d.publishedVersionNo === null ? null : versionLabel(d.publishedVersionNo),
+      created_at: d.createdAt,
+    })),
+  };
 }
