@@ -4,7 +4,8 @@
  */
 import { archiveRejected, archiveUnreadable } from "./errors.ts";
 import { checkEntries, type CheckedArchive } from "./check.ts";
-import { gunzipBounded, OutputTooLarge } from "./gunzip.ts";
+import { gunzipBounded } from "./gunzip.ts";
+import { OutputTooLarge } from "./bounded.ts";
 import { readTar } from "./tar.ts";
 import { readZip } from "./zip.ts";
 import { DEFAULT_ARCHIVE_LIMITS, type ArchiveFormat, type ArchiveLimits, type RawEntry } from "./types.ts";

@@ -7,7 +7,7 @@
 import { ZipReader, Uint8ArrayReader, configure, type Entry, type FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
 import type { EntryKind, RawEntry } from "./types.ts";
 import { archiveUnreadable } from "./errors.ts";
-import { OutputTooLarge } from "./gunzip.ts";
+import { OutputTooLarge, boundedSink } from "./bounded.ts";
 
 configure({ useWebWorkers: false });
 
@@ -28,29 +28,6 @@ function kindOf(e: Entry): EntryKind {
   const fmt = mode & S_IFMT;
   if (fmt !== 0 && KIND_BY_MODE[fmt]) return KIND_BY_MODE[fmt];
   return e.directory ? "directory" : "file";
-}
-
-/** Collects written chunks and fails once more than `limit` bytes arrive. */
-function boundedSink(limit: number) {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const writable = new WritableStream<Uint8Array>({
-    write(chunk) {
-      total += chunk.byteLength;
-      if (total > limit) throw new OutputTooLarge(limit);
-      chunks.push(chunk);
-    },
-  });
-  const bytes = () => {
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.byteLength;
-    }
-    return out;
-  };
-  return { writable, bytes };
 }
 
 export async function readZip(bytes: Uint8Array, maxUnpackedBytes: number): Promise<RawEntry[]> {
@@ -76,7 +53,8 @@ export async function readZip(bytes: Uint8Array, maxUnpackedBytes: number): Prom
     try {
       await (e as FileEntry).getData(sink.writable);
     } catch (err) {
-      if (err instanceof OutputTooLarge || (err instanceof Error && err.message.includes("more than"))) throw new OutputTooLarge(maxUnpackedBytes);
+      // zip.js may wrap the sink's error, so ask the sink rather than the error what happened.
+      if (sink.overflowed()) throw new OutputTooLarge(maxUnpackedBytes);
       throw archiveUnreadable(`'${e.filename}' could not be inflated (${err instanceof Error ? err.message : String(err)})`);
     }
     const data = sink.bytes();

@@ -5,6 +5,7 @@
  * plugins missing; every other failure is the infrastructure's.
  */
 import { AppError } from "../http/errors.ts";
+import { OutputTooLarge, readBounded } from "../archive/bounded.ts";
 
 export type FetchFn = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
@@ -48,24 +49,12 @@ export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn = 
     await res.body.cancel();
     throw new AppError("payload_too_large", `Archive from Gitea is ${declared} bytes (limit ${r.maxBytes})`, { limit_bytes: r.maxBytes });
   }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > r.maxBytes) {
-      await reader.cancel();
-      throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { limit_bytes: r.maxBytes });
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBounded(res.body, r.maxBytes);
+  } catch (e) {
+    if (e instanceof OutputTooLarge) throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { limit_bytes: r.maxBytes });
+    throw new AppError("upstream_unavailable", `Gitea's answer to ${where} broke off: ${e instanceof Error ? e.message : String(e)}`);
   }
   return { status: "ok", bytes };
 }
