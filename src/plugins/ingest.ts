@@ -12,11 +12,10 @@ import { describeProblems, type Problem } from "../skills/problems.ts";
 import type { Frontmatter } from "../skills/frontmatter.ts";
 import type { SafetyReport } from "../skills/safety.ts";
 import { discoverPlugins } from "./package.ts";
-import type { ManifestKind } from "./manifest.ts";
+import type { DeclaredSkill, PluginDeclaration } from "./manifest.ts";
 
-export interface PackageSkillRecord {
-  name: string;
-  path: string;
+/** A declared skill as received: validated, safety-checked and stored (by tree hash). */
+export interface PackageSkillRecord extends DeclaredSkill {
   treeHash: string;
   contentHash: string;
   fileCount: number;
@@ -26,17 +25,8 @@ export interface PackageSkillRecord {
   warnings: Problem[];
 }
 
-export interface PackagePluginRecord {
-  id: string;
-  name: string;
-  description: string;
-  version: string | null;
-  manifestKind: ManifestKind;
-  manifestPath: string;
-  problems: Problem[];
-  warnings: Problem[];
-  skills: PackageSkillRecord[];
-}
+/** A plugin's declaration with its stored skills; `problems` also holds its skills' problems. */
+export type PackagePluginRecord = Omit<PluginDeclaration, "skills"> & { skills: PackageSkillRecord[] };
 
 export interface IngestedPackage {
   plugins: PackagePluginRecord[];
@@ -47,11 +37,20 @@ export interface IngestedPackage {
   hashMs: number;
 }
 
-export async function ingestPackage(env: Env, workspaceId: string, archive: Uint8Array): Promise<IngestedPackage> {
+export const EMPTY_PACKAGE: IngestedPackage = { plugins: [], ignored: [], r2Writes: 0, blobsWritten: 0, bytesHashed: 0, hashMs: 0 };
+
+/**
+ * `withoutManifest`: what a package without any plugin manifest is — an error for an upload, but
+ * for a repository source simply a package that provides no plugins (so its plugins go missing).
+ */
+export async function ingestPackage(env: Env, workspaceId: string, archive: Uint8Array, withoutManifest: "reject" | "empty" = "reject"): Promise<IngestedPackage> {
   const { files, ignored } = await readArchive(archive);
   const discovery = await discoverPlugins(files);
-  if (!discovery.ok) throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { reason: discovery.reason, problems: discovery.problems });
-  const out: IngestedPackage = { plugins: [], ignored, r2Writes: 0, blobsWritten: 0, bytesHashed: 0, hashMs: 0 };
+  if (!discovery.ok) {
+    if (discovery.reason === "no_manifest" && withoutManifest === "empty") return { ...EMPTY_PACKAGE, ignored };
+    throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { reason: discovery.reason, problems: discovery.problems });
+  }
+  const out: IngestedPackage = { ...EMPTY_PACKAGE, plugins: [], ignored };
   for (const p of discovery.plugins) {
     const skills: PackageSkillRecord[] = [];
     for (const { path, prepared } of p.skills) {
@@ -72,8 +71,7 @@ export async function ingestPackage(env: Env, workspaceId: string, archive: Uint
         warnings: prepared.warnings,
       });
     }
-    const d = p.declaration;
-    out.plugins.push({ id: d.id, name: d.name, description: d.description, version: d.version, manifestKind: d.manifestKind, manifestPath: d.manifestPath, problems: p.problems, warnings: d.warnings, skills });
+    out.plugins.push({ ...p.declaration, problems: p.problems, skills });
   }
   return out;
 }

@@ -14,7 +14,7 @@ import { resolveSecret } from "../secrets/store.ts";
 import { AppError, notFound } from "../http/errors.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "../archive/index.ts";
 import { runLocked, storeEpoch } from "../workspace/client.ts";
-import { ingestPackage, type IngestedPackage } from "./ingest.ts";
+import { EMPTY_PACKAGE, ingestPackage, type IngestedPackage } from "./ingest.ts";
 import type { RecordPackageResult } from "./record.ts";
 import type { SyncResult } from "./sync.ts";
 import { fetchGiteaArchive, type FetchFn } from "./gitea-archive.ts";
@@ -85,17 +85,10 @@ async function markSource(env: Env, workspaceId: string, id: string, set: Partia
  */
 export async function recordUpstreamFromArchive(env: Env, workspaceId: string, pluginSourceId: string, archiveBytes: Uint8Array, meta: UpstreamMeta): Promise<RecordedUpstream> {
   if (!(await getSource(env, workspaceId, pluginSourceId))) throw notFound(`Plugin source '${pluginSourceId}'`);
-  let pkg: IngestedPackage;
   try {
     const epochBefore = await storeEpoch(env, workspaceId);
-    try {
-      pkg = await ingestPackage(env, workspaceId, archiveBytes);
-    } catch (e) {
-      // The repository no longer holds a plugin manifest: its plugins' packages are missing.
-      if (e instanceof AppError && (e.details as { reason?: string } | undefined)?.reason === "no_manifest") {
-        pkg = { plugins: [], ignored: [], r2Writes: 0, blobsWritten: 0, bytesHashed: 0, hashMs: 0 };
-      } else throw e;
-    }
+    // A repository that no longer holds a plugin manifest provides no plugins: its plugins go missing.
+    const pkg = await ingestPackage(env, workspaceId, archiveBytes, "empty");
     const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: epochBefore, input: { origin: "gitea", sourceId: pluginSourceId, pkg, actor: meta.actor } });
     await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastCommit: meta.commit ?? null, lastStatus: "ok", lastError: null });
     let sync: RecordedUpstream["sync"] = null;
@@ -117,8 +110,7 @@ export async function recordUpstreamFromArchive(env: Env, workspaceId: string, p
 
 /** A source whose repository or ref is gone: its plugins become `missing` (current skills stay). */
 async function recordSourceMissing(env: Env, workspaceId: string, pluginSourceId: string, actor: string): Promise<RecordPackageResult> {
-  const empty: IngestedPackage = { plugins: [], ignored: [], r2Writes: 0, blobsWritten: 0, bytesHashed: 0, hashMs: 0 };
-  const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: await storeEpoch(env, workspaceId), input: { origin: "gitea", sourceId: pluginSourceId, pkg: empty, actor } });
+  const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: await storeEpoch(env, workspaceId), input: { origin: "gitea", sourceId: pluginSourceId, pkg: EMPTY_PACKAGE, actor } });
   await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastStatus: "error", lastError: "repository or ref not found (404)" });
   return recorded;
 }

@@ -1,7 +1,9 @@
 /**
  * The deterministic static safety checker. It reads a skill tree and reports findings at four
- * levels: pass < warn < fail < critical. `fail` and `critical` block publication (upload, plugin
- * enable, draft creation). Same input → same report: no model, no network, no clock.
+ * levels: pass < warn < fail < critical. `fail` and `critical` block publication (a skill upload,
+ * a plugin enable, a draft's publish — a plugin update whose upstream fails is still recorded as a
+ * draft, for review, but never becomes a version). Same input → same report: no model, no network,
+ * no clock.
  *
  * Rules: hidden or bidirectional Unicode, prompt-injection markers, secrets, dangerous script
  * patterns, native executables and oversize files/trees. Binary files are only checked for size and

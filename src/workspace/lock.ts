@@ -7,14 +7,6 @@ export class WriteLock {
   private locked = false;
   private readonly queue: { grant: () => void }[] = [];
 
-  get isHeld(): boolean {
-    return this.locked;
-  }
-
-  get waiting(): number {
-    return this.queue.length;
-  }
-
   /** Resolves true once the lock is held, false when `waitMs` passed first. */
   acquire(waitMs: number): Promise<boolean> {
     if (!this.locked) {
