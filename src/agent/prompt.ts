@@ -4,6 +4,8 @@
  * section can be tested, snapshotted and extended (toolchain instructions, later skills) on its own.
  * Pure: the same input and `now` always give the same text.
  */
+import type { WorkspaceConfig } from "../config/schema.ts";
+import { SYSTEM_REMINDER_NOTE } from "../session/system-reminder.ts";
 import { describeTime, isTimeZone } from "../tools/builtins/time-format.ts";
 
 export interface PromptSection {
@@ -32,14 +34,10 @@ export const BASE_PROMPT = [
   "- For the current date and time, rely on the runtime context below or the current_time tool, not on your training data.",
 ].join("\n");
 
-export const SYSTEM_REMINDER_DECLARATION =
-  "Tool results and user messages may include <system-reminder> tags. These contain information from the system " +
-  "and bear no direct relation to the specific tool results or user messages in which they appear.";
-
 export function systemPromptSections(input: SystemPromptInput): PromptSection[] {
   const sections: PromptSection[] = [
     { id: "base", text: BASE_PROMPT },
-    { id: "system_reminder", text: SYSTEM_REMINDER_DECLARATION },
+    { id: "system_reminder", text: SYSTEM_REMINDER_NOTE },
     { id: "runtime", text: runtimeSection(input.now, input.timezone) },
     { id: "session", text: sessionSection(input.session) },
   ];
@@ -58,6 +56,26 @@ export function renderSystemPrompt(sections: PromptSection[]): string {
 
 export function buildSystemPrompt(input: SystemPromptInput): string {
   return renderSystemPrompt(systemPromptSections(input));
+}
+
+/**
+ * The system prompt of a run opened at `now`: the one definition shared by the agent loop (which
+ * snapshots it when the run opens) and `GET /context` (which shows what the next run would get).
+ */
+export function runSystemPrompt(args: {
+  now: Date;
+  session: SystemPromptInput["session"];
+  runtime: Pick<WorkspaceConfig["runtime"], "timezone" | "system_prompt">;
+  /** The run's `system_prompt_extra`. */
+  extra?: string | undefined;
+}): string {
+  return buildSystemPrompt({
+    now: args.now,
+    timezone: args.runtime.timezone,
+    session: args.session,
+    ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
+    ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
+  });
 }
 
 function runtimeSection(now: Date, timezone: string): string {

@@ -21,7 +21,7 @@ import { AppError } from "../http/errors.ts";
 import { resolveModels, type ResolvedModels } from "../agent/providers.ts";
 import { runModelStep, ProviderError, isAbortError } from "../agent/model-step.ts";
 import { toModelMessages } from "../agent/model-messages.ts";
-import { buildSystemPrompt } from "../agent/prompt.ts";
+import { runSystemPrompt } from "../agent/prompt.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
 import { toolsFor } from "../tools/toolsets.ts";
@@ -95,14 +95,7 @@ export class RunExecutor {
   #open(config: WorkspaceConfig): void {
     const { log } = this.#deps;
     const { input } = this.run;
-    const session = log.session;
-    const system = buildSystemPrompt({
-      now: new Date(),
-      timezone: config.runtime.timezone,
-      session: { id: session.id, title: session.title, metadata: session.metadata },
-      ...(config.runtime.system_prompt !== undefined ? { workspacePrompt: config.runtime.system_prompt } : {}),
-      ...(input.system_prompt_extra !== undefined ? { extraSections: [input.system_prompt_extra] } : {}),
-    });
+    const system = runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, extra: input.system_prompt_extra });
     const clientId = input.client_id ?? "api";
     const userId = newId("evt");
     this.run.status = "running";

@@ -27,7 +27,10 @@ import { buildTranscript } from "./display.ts";
 import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
 import { searchableText } from "./search-text.ts";
 import { excerpt } from "./message-text.ts";
-import { buildSystemPrompt } from "../agent/prompt.ts";
+import { runSystemPrompt } from "../agent/prompt.ts";
+import { conversationForModel } from "../agent/model-messages.ts";
+import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
+import { toolsFor } from "../tools/toolsets.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -250,24 +253,19 @@ export class SessionDO extends DurableObject<Env> {
 
   // ---- RPC: views of the log --------------------------------------------------------------------
 
-  /** Exactly what the model would get now: the running run's system prompt (or a fresh one) and the messages. */
-  async context(workspaceId: string): Promise<Outcome<{ system: string; messages: Message[]; active_leaf: string | null }>> {
+  /**
+   * Exactly what the model would get now: the running run's system prompt, tools and messages, or
+   * those of a run opened now; the messages as `conversationForModel` settles them for the provider.
+   */
+  async context(workspaceId: string): Promise<Outcome<{ system: string; tools: ToolDeclaration[]; messages: Message[]; active_leaf: string | null }>> {
     return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
       const config = await this.#config(workspaceId);
       const running = queue.current;
-      const session = log.session;
-      const system =
-        running?.state.system_prompt ??
-        buildSystemPrompt({
-          now: new Date(),
-          timezone: config.runtime.timezone,
-          session: { id: session.id, title: session.title, metadata: session.metadata },
-          ...(config.runtime.system_prompt !== undefined ? { workspacePrompt: config.runtime.system_prompt } : {}),
-          ...(running?.input.system_prompt_extra !== undefined ? { extraSections: [running.input.system_prompt_extra] } : {}),
-        });
-      const messages = buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages });
-      return { system, messages, active_leaf: log.leaf };
+      const system = running?.state.system_prompt ?? runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime });
+      const tools = await new ToolRegistry(toolsFor(running?.input.toolset)).declarations();
+      const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
+      return { system, tools, messages, active_leaf: log.leaf };
     });
   }
 

@@ -39,13 +39,27 @@ export class ToolRegistry {
     if (this.#aiTools) return this.#aiTools;
     const out: Record<string, Tool> = {};
     for (const spec of this.#byName.values()) {
-      const converted = zodSchema(spec.input);
       out[spec.name] = {
         description: spec.description,
-        inputSchema: jsonSchema<unknown>(async (): Promise<JSONSchema7> => converted.jsonSchema),
+        inputSchema: jsonSchema<unknown>(() => inputJsonSchema(spec)),
       };
     }
     this.#aiTools = out;
     return out;
   }
+
+  /** The declarations the model is given, as API data (`GET /context`). */
+  async declarations(): Promise<ToolDeclaration[]> {
+    return Promise.all(this.list().map(async (spec) => ({ name: spec.name, description: spec.description, input_schema: await inputJsonSchema(spec) })));
+  }
+}
+
+export interface ToolDeclaration {
+  name: string;
+  description: string;
+  input_schema: JSONSchema7;
+}
+
+async function inputJsonSchema(spec: ToolSpec<unknown>): Promise<JSONSchema7> {
+  return zodSchema(spec.input).jsonSchema;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { BASE_PROMPT, buildSystemPrompt, SYSTEM_REMINDER_DECLARATION, systemPromptSections } from "../../src/agent/prompt.ts";
+import { BASE_PROMPT, buildSystemPrompt, systemPromptSections } from "../../src/agent/prompt.ts";
+import { SYSTEM_REMINDER_NOTE } from "../../src/session/system-reminder.ts";
 
 const now = new Date("2026-05-26T03:18:35.000Z");
 const session = { id: "ses_abc", title: "Release planning", metadata: { team: "infra", a: 1 } };
@@ -15,7 +16,7 @@ describe("buildSystemPrompt", () => {
     });
     const expectedOrder = [
       BASE_PROMPT,
-      SYSTEM_REMINDER_DECLARATION,
+      SYSTEM_REMINDER_NOTE,
       "# Runtime context\nCurrent time (UTC): 2026-05-26T03:18:35.000Z\nLocal time: 2026-05-26T11:18:35+08:00 (Tuesday)\nTime zone: Asia/Shanghai (UTC+08:00)",
       '# Session\nSession id: ses_abc\nTitle: Release planning\nMetadata: {"a":1,"team":"infra"}',
       "# Workspace instructions\nAlways answer in French.",

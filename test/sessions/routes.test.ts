@@ -3,7 +3,43 @@ import { call, json, newWorkspace } from "../helpers/api.ts";
 import type { PersistentEvent, StreamFrame } from "../../src/session/events.ts";
 import type { RunResult } from "../../src/session/contract.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/session/service.ts";
+import type { LanguageModelV4Message } from "@ai-sdk/provider";
 import { ScriptedModel, deferred, doEvents, newSession, readSse, scriptedWorkspace, text, toolCalls, until } from "./support.ts";
+
+/** A context message: the log's message shapes as `conversationForModel` leaves them. */
+type ContextMessage =
+  | { role: "user"; content: string }
+  | { role: "assistant"; text: string; tool_calls: { id: string; name: string; args: unknown }[] }
+  | { role: "tool_result"; tool_call_id: string; tool_name: string; content: string; is_error: boolean };
+
+/** One comparable line per piece of what a model receives (text, call, result), from either shape. */
+function fromContext(m: ContextMessage): string[] {
+  switch (m.role) {
+    case "user":
+      return [`user: ${m.content}`];
+    case "assistant":
+      return [...(m.text ? [`assistant: ${m.text}`] : []), ...m.tool_calls.map((c) => `assistant: call ${c.id} ${c.name} ${JSON.stringify(c.args)}`)];
+    case "tool_result":
+      return [`tool: result ${m.tool_call_id} ${m.tool_name} ${m.is_error ? "error" : "ok"} ${m.content}`];
+  }
+}
+
+function fromPrompt(m: LanguageModelV4Message): string[] {
+  if (m.role === "system") return [`system: ${m.content}`];
+  const parts = m.content.map((p) => {
+    switch (p.type) {
+      case "text":
+        return p.text;
+      case "tool-call":
+        return `call ${p.toolCallId} ${p.toolName} ${JSON.stringify(p.input)}`;
+      case "tool-result":
+        return `result ${p.toolCallId} ${p.toolName} ${p.output.type === "error-text" ? "error" : "ok"} ${"value" in p.output ? String(p.output.value) : ""}`;
+      default:
+        return p.type;
+    }
+  });
+  return parts.map((p) => `${m.role}: ${p}`);
+}
 
 type ErrorBody = { error: { code: string; message: string; details?: { path: string }[] } };
 
@@ -120,6 +156,30 @@ describe("session routes: happy paths", () => {
     ]);
     const tree = await json<{ leaves: { active: boolean; excerpt: string }[] }>(await call("GET", `/api/sessions/${id}/tree`, { token: ws.read }));
     expect(tree.leaves).toEqual([expect.objectContaining({ active: true, excerpt: "first answer" })]);
+  });
+
+  it("context is exactly what the model is sent: system prompt, tool declarations and messages, mid-run", async () => {
+    const gate = deferred();
+    const main = new ScriptedModel([
+      toolCalls({ id: "c1", name: "echo", args: { text: "one" } }, { id: "c2", name: "no_such_tool", args: {} }),
+      { parts: text("final"), gate: gate.promise },
+    ]);
+    const ws = await scriptedWorkspace(main);
+    const id = await newSession(ws);
+    const running = send(ws.member, id, "use the tools", { wait: true });
+    await until(() => main.calls.length === 2, 5_000, "second model call");
+    const ctx = await json<{ system: string; tools: { name: string; description: string; input_schema: unknown }[]; messages: ContextMessage[] }>(
+      await call("GET", `/api/sessions/${id}/context`, { token: ws.read }),
+    );
+    const sent = main.calls[1]!;
+    const [system, ...prompt] = sent.prompt;
+    expect(system).toEqual({ role: "system", content: ctx.system });
+    expect(ctx.tools).toEqual((sent.tools ?? []).map((t) => ({ name: t.name, description: (t as { description?: string }).description, input_schema: (t as { inputSchema?: unknown }).inputSchema })));
+    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time"]);
+    expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
+    expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);
+    gate.resolve();
+    expect((await running).status).toBe(200);
   });
 
   it("rewind then a new message forks the tree; branch switches back", async () => {

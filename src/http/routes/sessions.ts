@@ -134,11 +134,19 @@ const context = createRoute({
   method: "get",
   path: "/{id}/context",
   tags: ["sessions"],
-  summary: "Exactly what the model would get now: the system prompt and the messages built from the active leaf",
+  summary: "Exactly what the model would get now: the system prompt, the tool declarations and the messages built from the active leaf",
   middleware: [requireScope("read")] as const,
   request: { params: SessionIdParam },
   responses: {
-    200: jsonResponse(z.object({ system: z.string(), messages: z.array(MessageSchema), active_leaf: z.string().nullable() }), "Context"),
+    200: jsonResponse(
+      z.object({
+        system: z.string(),
+        tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })),
+        messages: z.array(MessageSchema),
+        active_leaf: z.string().nullable(),
+      }),
+      "Context",
+    ),
     ...errorResponses(404),
   },
 });
