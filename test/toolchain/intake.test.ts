@@ -209,6 +209,52 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
     expect(recorded.every((d) => d.outcome === "rejected" && d.status_code === 400)).toBe(true);
   });
 
+  it("answers every malformed payload of every handled event type with 400 (never 500) and creates nothing", async () => {
+    const ws = await toolchainWorkspace();
+    const events = ["pull_request", "pull_request_review_request", "pull_request_sync", "pull_request_review_approved", "pull_request_review_rejected", "pull_request_review_comment", "issue_assign", "issues", "issue_comment", "pull_request_comment", "status", "workflow_job", "workflow_run"];
+    const review = JSON.parse(fixture("HookPullRequestReviewDeny")) as Record<string, Record<string, unknown>>;
+    const bodies: [what: string, body: string][] = [
+      ["empty body", ""],
+      ["null", "null"],
+      ["a string", '"hello"'],
+      ["a number", "42"],
+      ["an empty object", "{}"],
+      ["truncated JSON", fixture("HookPullRequestReviewDeny").slice(0, 200)],
+      ["deeply nested JSON", "[".repeat(50_000) + "]".repeat(50_000)],
+      ["a number too large for JSON", '{"action":"opened","number":1e400}'],
+      ["wrong types everywhere", JSON.stringify({ action: 5, number: "7", pull_request: [], issue: "x", comment: 1, repository: { full_name: 7 }, sha: 1, state: {}, workflow_job: null, workflow_run: "x" })],
+      ["a negative PR number", JSON.stringify({ ...review, number: -7, pull_request: { ...review.pull_request, number: -7 } })],
+      ["a repository without an owner", JSON.stringify({ ...review, repository: { full_name: "no-owner" } })],
+    ];
+    let n = 0;
+    for (const event of events) {
+      for (const [what, body] of bodies) {
+        const res = await deliver(ws.id, event, body, { id: `bad-${n++}` });
+        const text = await res.text();
+        expect(res.status, `${event} with ${what}: ${text}`).toBe(400);
+        expect((JSON.parse(text) as Err).error.code, `${event} with ${what}`).toBe("bad_request");
+      }
+    }
+    expect(await listTasks(ws.read)).toEqual([]);
+    const recorded = await json<{ deliveries: { outcome: string }[] }>(await call("GET", "/api/toolchain/deliveries?limit=200", { token: ws.read }));
+    expect(recorded.deliveries.length).toBe(events.length * bodies.length);
+    expect(new Set(recorded.deliveries.map((d) => d.outcome))).toEqual(new Set(["rejected"]));
+  });
+
+  it("stores odd but valid text as it is: NUL characters, lone surrogates, very long titles", async () => {
+    const ws = await toolchainWorkspace();
+    const issue = JSON.parse(fixture("issue_assign")) as Record<string, Record<string, unknown>>;
+    issue.issue = { ...issue.issue, title: `Fix \u0000 and \ud800 in ${"x".repeat(200_000)}`, body: "NUL:\u0000 end" };
+    const answer = await deliverOk(ws.id, "issue_assign", JSON.stringify(issue));
+    expect(answer.outcome).toBe("tasks_created");
+    const [task] = await listTasks(ws.read);
+    // The title is clipped; a lone surrogate cannot be stored as UTF-8 and comes back as replacement characters.
+    expect(task!.title.startsWith("Implement a_nice_user/hello_world_ci#13: Fix \u0000 and \ufffd")).toBe(true);
+    expect(task!.title.endsWith("x…")).toBe(true);
+    expect(task!.title.length).toBeLessThan(210);
+    expect(task!.description).toContain("NUL:\u0000 end");
+  });
+
   it("needs X-Gitea-Delivery to deduplicate (400, nothing stored) and limits the body size (413)", async () => {
     const ws = await toolchainWorkspace();
     const noId = await deliver(ws.id, "pull_request", fixture("HookPullRequest"), { id: "" });
@@ -263,6 +309,12 @@ describe("webhook intake: CI failures find their pull request", () => {
     expect(Object.keys(infra.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
     expect(infra.must_haves).toMatchObject({ event_type: "infrastructure_failure", action_type: "infrastructure_failure", from: "system", source: "system", context: { gitea_url: GITEA_URL } });
     expect(infra.must_haves.steps.at(-1)).toContain(`toolchain_report for task ${infra.id}`);
+    // Without an infra agent the delivery says so instead of dropping the outage silently.
+    const bare = await toolchainWorkspace();
+    await call("PATCH", "/api/agents/ops", { token: bare.admin, body: { enabled: false } });
+    const unrouted = await deliverOk(bare.id, "status", fixture("status_failure_unindexed"));
+    expect(unrouted).toMatchObject({ outcome: "ignored", task_ids: [] });
+    expect(unrouted.reason).toContain("infrastructure_failure: no enabled infra agent");
   });
 
   it("different deliveries about one failing commit arriving at the same moment make one task", async () => {
