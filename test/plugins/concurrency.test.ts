@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { call, json, newWorkspace } from "../helpers/api.ts";
 import { runLocked, workspaceStub } from "../../src/workspace/client.ts";
-import type { WorkspaceDO } from "../../src/workspace/workspace-do.ts";
+import { WorkspaceDO as WorkspaceDOClass, type WorkspaceDO } from "../../src/workspace/workspace-do.ts";
 import { AppError } from "../../src/http/errors.ts";
 import { skillMd, toolkitSkill } from "../fixtures/skills/bundles.ts";
 import { candidates, pluginPackage, post, uploadPackage, versionsOf } from "./helpers.ts";
@@ -59,6 +59,32 @@ describe("workspace write lock", () => {
     const same = await Promise.all(Array.from({ length: 20 }, () => call("PUT", "/api/skills/busy", { token: ws.member, body: body("Settled.") }).then((r) => json<{ created: boolean }>(r))));
     expect(same.filter((r) => r.created)).toHaveLength(1);
     expect(await versionsOf(ws.id, "busy")).toBe(21);
+  });
+
+  it("the lock is handed hashes and references, never file bytes: parsing, hashing and R2 writes happen before it", async () => {
+    const ws = await newWorkspace();
+    const ops: { kind: string; size: number }[] = [];
+    // RPC dispatches through the prototype, so that is where the op can be seen arriving.
+    const run = WorkspaceDOClass.prototype.run;
+    WorkspaceDOClass.prototype.run = function (this: WorkspaceDO, workspaceId, op, mode) {
+      if (workspaceId === ws.id) ops.push({ kind: op.kind, size: JSON.stringify(op).length });
+      return run.call(this, workspaceId, op, mode);
+    } as typeof run;
+    try {
+      // ~1.4 MB of distinct text in 60 files.
+      const files: Record<string, string> = { "SKILL.md": skillMd("bulky", "Bulky.") };
+      for (let i = 0; i < 60; i++) files[`ref/part-${i}.md`] = `${i} `.repeat(8_000);
+      const pkg = await pluginPackage("bulk", "1", { bulky: files });
+      expect((await uploadPackage(ws.admin, pkg)).status).toBe(200);
+      const enabled = await post(ws.admin, "/api/plugins/bulk/enable");
+      expect(enabled.body).toMatchObject({ mirrored: [{ skill: "bulky", version: "v0001" }], r2_writes: 0 });
+      expect((await uploadPackage(ws.admin, pkg)).body).toMatchObject({ r2_writes: 0 });
+      expect((await post(ws.admin, "/api/plugins/sync")).body).toMatchObject({ r2_writes: 0 });
+    } finally {
+      WorkspaceDOClass.prototype.run = run;
+    }
+    expect(ops.map((o) => o.kind)).toEqual(["record_package", "enable_plugin", "record_package", "sync_plugins"]);
+    for (const o of ops) expect(o.size, o.kind).toBeLessThan(8 * 1024);
   });
 
   it("answers 409 busy with Retry-After after a bounded wait, and defers try-only callers at once", async () => {
