@@ -137,6 +137,9 @@ describe("session routes: happy paths", () => {
     expect(withHidden.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
     const page = await json<{ events: PersistentEvent[]; has_more: boolean; next_after_seq: number }>(await call("GET", `/api/sessions/${id}/events?limit=1`, { token: ws.read }));
     expect(page).toMatchObject({ has_more: true, next_after_seq: visible.events[0]!.seq });
+    // Past the end: nothing new, and the next poll starts where this one did (not from the beginning).
+    const lastSeq = visible.events.at(-1)!.seq;
+    expect(await json(await call("GET", `/api/sessions/${id}/events?after_seq=${lastSeq}`, { token: ws.read }))).toEqual({ events: [], next_after_seq: lastSeq, has_more: false });
     const runId = all[0]!.run_id!;
     const runEvents = await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${id}/runs/${runId}/events?include_hidden=true`, { token: ws.admin }));
     expect(runEvents.events.map((e) => e.id)).toEqual(all.map((e) => e.id));

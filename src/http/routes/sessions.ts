@@ -264,12 +264,27 @@ const benchStats = createRoute({
   },
 });
 
-function eventsPage(rows: { payload: string; seq: number }[], limit: number) {
-  const page = rows.slice(0, limit);
+/**
+ * A page of a session's events from D1's replicated log (optionally one run's), in seq order; hidden
+ * run facts only when asked (the route has checked admin). `next_after_seq` is where the next page
+ * starts: past the last event returned, or where this one started when there was nothing new.
+ */
+async function eventsPage(db: ReturnType<typeof makeDb>, where: { sessionId: string; workspaceId: string; runId?: string }, q: z.infer<typeof EventsQuery>) {
+  const conditions = [eq(sessionEvents.sessionId, where.sessionId), eq(sessionEvents.workspaceId, where.workspaceId), gt(sessionEvents.seq, q.after_seq)];
+  if (where.runId !== undefined) conditions.push(eq(sessionEvents.runId, where.runId));
+  if (!q.include_hidden) conditions.push(eq(sessionEvents.hidden, 0));
+  const rows = await db
+    .select({ payload: sessionEvents.payload, seq: sessionEvents.seq })
+    .from(sessionEvents)
+    .where(and(...conditions))
+    .orderBy(asc(sessionEvents.seq))
+    .limit(q.limit + 1)
+    .all();
+  const page = rows.slice(0, q.limit);
   return {
     events: page.map((r) => JSON.parse(r.payload) as PersistentEvent),
-    next_after_seq: page.at(-1)?.seq ?? 0,
-    has_more: rows.length > limit,
+    next_after_seq: page.at(-1)?.seq ?? q.after_seq,
+    has_more: rows.length > q.limit,
   };
 }
 
@@ -329,16 +344,7 @@ export const sessionRoutes = newRouter()
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
     const { stub, workspaceId } = sessionFor(c, id);
     unwrap(await rpc("view", stub.view(workspaceId)));
-    const where = [eq(sessionEvents.sessionId, id), eq(sessionEvents.workspaceId, workspaceId), gt(sessionEvents.seq, q.after_seq)];
-    if (!q.include_hidden) where.push(eq(sessionEvents.hidden, 0));
-    const rows = await makeDb(c.env.DB)
-      .select({ payload: sessionEvents.payload, seq: sessionEvents.seq })
-      .from(sessionEvents)
-      .where(and(...where))
-      .orderBy(asc(sessionEvents.seq))
-      .limit(q.limit + 1)
-      .all();
-    return c.json(eventsPage(rows, q.limit), 200);
+    return c.json(await eventsPage(makeDb(c.env.DB), { sessionId: id, workspaceId }, q), 200);
   })
   .openapi(runs, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
@@ -355,16 +361,7 @@ export const sessionRoutes = newRouter()
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
     const { stub, workspaceId } = sessionFor(c, id);
     unwrap(await rpc("getRun", stub.getRun(run_id, workspaceId)));
-    const where = [eq(sessionEvents.sessionId, id), eq(sessionEvents.workspaceId, workspaceId), eq(sessionEvents.runId, run_id), gt(sessionEvents.seq, q.after_seq)];
-    if (!q.include_hidden) where.push(eq(sessionEvents.hidden, 0));
-    const rows = await makeDb(c.env.DB)
-      .select({ payload: sessionEvents.payload, seq: sessionEvents.seq })
-      .from(sessionEvents)
-      .where(and(...where))
-      .orderBy(asc(sessionEvents.seq))
-      .limit(q.limit + 1)
-      .all();
-    return c.json(eventsPage(rows, q.limit), 200);
+    return c.json(await eventsPage(makeDb(c.env.DB), { sessionId: id, workspaceId, runId: run_id }, q), 200);
   })
   .openapi(context, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
