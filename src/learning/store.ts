@@ -1,5 +1,5 @@
 /** D1 access for learning candidates and drafts (rows change only under the workspace lock). */
-import { and, eq, inArray, ne } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { learningCandidates, skillDrafts } from "../db/schema.ts";
 
@@ -54,10 +54,10 @@ export function updateDraft(db: Db, workspaceId: string, id: string, set: Partia
     .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.id, id)));
 }
 
-/** Mark the candidate's still-active draft superseded too (it can no longer be published). */
+/** Mark the candidate's drafts under review superseded (they can no longer be published); decided drafts keep their decision. */
 export function supersedeDraftsOf(db: Db, workspaceId: string, candidateId: string, now: number) {
   return db
     .update(skillDrafts)
     .set({ status: "superseded", updatedAt: now })
-    .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.candidateId, candidateId), ne(skillDrafts.status, "published")));
+    .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.candidateId, candidateId), inArray(skillDrafts.status, [...ACTIVE_DRAFT_STATUSES])));
 }

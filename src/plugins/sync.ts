@@ -182,14 +182,16 @@ async function syncSkill(
     local_tree_hash: L,
   };
   const existing = await getCandidate(db, workspaceId, candidateId);
-  // The id names U only: an open candidate made against another B or L (a local edit or rollback
-  // since) is re-planned under the same id, and its draft retired in this batch.
-  const stale = existing !== undefined && isOpen(existing.status) && !sameInputs(JSON.parse(existing.evidence) as PluginUpdateEvidence, evidence);
-  if (stale) statements.push(supersedeDraftsOf(db, workspaceId, candidateId, now));
+  // The id names U only. A candidate planned from the same B, L and mode stands as recorded (or as
+  // decided); any other — superseded, waiting for a busy skill, or planned against another B or L (a
+  // local edit, a rollback, an upstream gone back to an earlier version) — is planned again under the
+  // same id, its draft under review retired in this batch.
+  const stands = existing !== undefined && existing.status !== "superseded" && existing.status !== "pending" && sameInputs(JSON.parse(existing.evidence) as PluginUpdateEvidence, evidence);
   let candidateStatus: string;
-  if (existing && !stale && existing.status !== "superseded" && existing.status !== "pending") {
-    candidateStatus = existing.status; // idempotent: already recorded (or decided)
+  if (existing && stands) {
+    candidateStatus = existing.status;
   } else {
+    if (existing) statements.push(supersedeDraftsOf(db, workspaceId, candidateId, now));
     // The superseded candidate's draft is retired in this same batch: it does not hold the skill.
     const blocker = await otherActiveDraft(db, workspaceId, link.skillName, superseding ? [candidateId, superseding.id] : [candidateId]);
     const plan = mode === "three_way" ? await mergePlanFor(env, workspaceId, B, L, U) : null;
