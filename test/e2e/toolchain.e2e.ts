@@ -11,7 +11,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { api, newWorkspace } from "./client.ts";
 import { fakeGiteaControl, type RecordedRequest } from "../support/fake-gitea.ts";
 import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
-import { checkAgainstSwagger, type SwaggerDoc } from "../gitea/swagger-check.ts";
+import { checkAgainstSwagger, operationOf, type SwaggerDoc } from "../gitea/swagger-check.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SWAGGER = JSON.parse(readFileSync(resolve(ROOT, "../shared/gitea/swagger.v1.22.json"), "utf8")) as SwaggerDoc;
@@ -58,7 +58,7 @@ const AGENTS = [
 ];
 
 /** A workspace targeted by the fake Gitea, each agent with its own scripted model id. */
-async function setup(toolchain: Record<string, unknown> = {}): Promise<Setup> {
+async function setup(toolchain: Record<string, unknown> = {}, workspace: Record<string, unknown> = {}): Promise<Setup> {
   const ws = await newWorkspace();
   const repo = `e2e-${rand()}/hello_world_ci`;
   const tag = rand();
@@ -70,6 +70,7 @@ async function setup(toolchain: Record<string, unknown> = {}): Promise<Setup> {
     expect((await api("PUT", `/api/secrets/${name}`, { token: ws.token, body: { value } })).status).toBe(200);
   }
   const config = {
+    ...workspace,
     toolchain: {
       gitea_base_url: giteaUrl,
       webhook_secret: "GITEA_WEBHOOK_SECRET",
@@ -167,6 +168,59 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     // The model was given the steps with the real repo and API call.
     const sent = await models.requests(s.model("jony"));
     expect(JSON.stringify(sent[0]?.body.messages)).toContain(`POST /repos/${s.repo}/pulls/7/merge`);
+  });
+
+  it("an agent using every Gitea tool, and a CI failure resolved through Gitea: each request is a documented Gitea API call", async () => {
+    // Thirteen tool calls in one run: more than the default runtime.max_tool_iterations (8).
+    const s = await setup({}, { runtime: { max_tool_iterations: 20 } });
+    const call = (name: string, args: Record<string, unknown>): ScriptedStep => ({ tool_calls: [{ name, arguments: args }] });
+    await models.script(s.model("nice"), [
+      call("gitea_get_pull", { repo: s.repo, number: 7 }),
+      call("gitea_get_pull_diff", { repo: s.repo, number: 7 }),
+      call("gitea_list_pull_files", { repo: s.repo, number: 7 }),
+      call("gitea_read_file", { repo: s.repo, path: "main.go", ref: "jony-patch-1" }),
+      call("gitea_submit_review", { repo: s.repo, number: 7, event: "REQUEST_CHANGES", body: "Please add a test." }),
+      call("gitea_comment", { repo: s.repo, number: 7, body: "@jony see my review" }),
+      call("gitea_create_branch", { repo: s.repo, name: "fix/7-test", from: "jony-patch-1" }),
+      call("gitea_change_files", { repo: s.repo, branch: "fix/7-test", message: "Add a test", files: [{ operation: "update", path: "main.go", content: "package main\n\nfunc main() {}\n" }, { operation: "create", path: "main_test.go", content: "package main\n" }] }),
+      call("gitea_create_pull", { repo: s.repo, title: "Add a test", head: "fix/7-test", base: "main", body: "For #7" }),
+      call("gitea_create_issue", { repo: s.repo, title: "Flaky CI", body: "Seen while reviewing #7", assignees: ["infra-bot"] }),
+      call("gitea_merge_pull", { repo: s.repo, number: 7, method: "rebase", delete_branch: false }),
+      call("toolchain_output", { content: "review notes", type: "markdown" }),
+      call("toolchain_report", { summary: `Reviewed ${s.repo}#7, asked for a test, opened a PR with it.` }),
+      { text: "Done." },
+    ]);
+    const res = await deliver(s.id, "pull_request_review_request", payload("pull_request_review_requested", s.repo));
+    expect(res.status).toBe(202);
+    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const done = await until("the review task to be done", () => task(s, task_ids[0]!), (t) => t.task.status === "done" || t.task.status === "failed");
+    expect(done.task.status, JSON.stringify(done.history)).toBe("done");
+
+    // A failed commit status on a commit the PR index does not know: Beaver asks Gitea for its PR.
+    const status = JSON.parse(payload("status_failure_unindexed", s.repo)) as { sha: string };
+    await gitea.addPull(s.repo, { number: 30, author: "jony", headRef: "jony-other", headSha: status.sha, title: "Other" });
+    const ci = await deliver(s.id, "status", JSON.stringify(status));
+    expect(await ci.json()).toMatchObject({ outcome: "tasks_created" });
+
+    const mine = forRepo((await gitea.state()).requests, s.repo);
+    const operations = new Set(mine.map((r) => operationOf(SWAGGER, r)));
+    expect([...operations].sort()).toEqual(
+      [
+        "GET /repos/{owner}/{repo}/pulls/{index}",
+        "GET /repos/{owner}/{repo}/pulls/{index}.{diffType}",
+        "GET /repos/{owner}/{repo}/pulls/{index}/files",
+        "GET /repos/{owner}/{repo}/contents/{filepath}",
+        "POST /repos/{owner}/{repo}/pulls/{index}/reviews",
+        "POST /repos/{owner}/{repo}/issues/{index}/comments",
+        "POST /repos/{owner}/{repo}/branches",
+        "POST /repos/{owner}/{repo}/contents",
+        "POST /repos/{owner}/{repo}/pulls",
+        "POST /repos/{owner}/{repo}/issues",
+        "POST /repos/{owner}/{repo}/pulls/{index}/merge",
+        "GET /repos/{owner}/{repo}/commits/{sha}/pull",
+      ].sort(),
+    );
+    expect(problems(mine)).toEqual([]);
   });
 
   it("an agent that ignores the steps gets PR comments and retries, then the supervisor gets an issue", async () => {
