@@ -9,7 +9,7 @@ import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../tool
 import { GiteaError, type GiteaClient } from "../gitea/client.ts";
 import { giteaFor } from "./gitea-access.ts";
 import { addHistory } from "./task-store.ts";
-import { taskToolContext, ToolContextError, type TaskToolContext } from "./tool-context.ts";
+import { withWorkingTask } from "./tool-context.ts";
 
 const Repo = z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "must be owner/name").describe("Repository as owner/name");
 const Num = z.number().int().positive().describe("Pull request or issue number");
@@ -18,26 +18,21 @@ const MAX_FILE = 60_000;
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters not shown)` : text);
 
-async function withGitea(ctx: ToolContext, run: (gitea: GiteaClient, t: TaskToolContext) => Promise<string>): Promise<ToolResult> {
-  let t: TaskToolContext;
-  try {
-    t = await taskToolContext(ctx);
-  } catch (err) {
-    if (err instanceof ToolContextError) return fail(err.code, err.message);
-    throw err;
-  }
-  const gitea = await giteaFor(ctx.env, ctx.workspaceId, t.config, t.agent, ctx.signal);
-  if (!gitea) return fail("gitea_not_configured", "This workspace has no toolchain.gitea_base_url");
-  try {
-    return ok(await run(gitea, t));
-  } catch (err) {
-    if (!(err instanceof GiteaError)) throw err;
-    if (err.kind === "infrastructure") {
-      await addHistory(ctx.env, ctx.workspaceId, t.task.id, "gitea_unreachable", { run_id: ctx.runId, operation: err.operation, error: err.message });
-      return fail("gitea_unreachable", `${err.message}. Gitea is not reachable; Beaver records this as an infrastructure failure.`);
+function withGitea(ctx: ToolContext, run: (gitea: GiteaClient) => Promise<string>): Promise<ToolResult> {
+  return withWorkingTask(ctx, async (t) => {
+    const gitea = await giteaFor(ctx.env, ctx.workspaceId, t.config, t.agent, ctx.signal);
+    if (!gitea) return fail("gitea_not_configured", "This workspace has no toolchain.gitea_base_url");
+    try {
+      return ok(await run(gitea));
+    } catch (err) {
+      if (!(err instanceof GiteaError)) throw err;
+      if (err.kind === "infrastructure") {
+        await addHistory(ctx.env, ctx.workspaceId, t.task.id, "gitea_unreachable", { run_id: ctx.runId, operation: err.operation, error: err.message });
+        return fail("gitea_unreachable", `${err.message}. Gitea is not reachable; Beaver records this as an infrastructure failure.`);
+      }
+      return fail("gitea_error", err.message);
     }
-    return fail("gitea_error", err.message);
-  }
+  });
 }
 
 const utf8ToBase64 = (text: string) => {

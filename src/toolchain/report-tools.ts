@@ -4,22 +4,10 @@
  * task's status — that is Beaver's decision after the run (seed D17-7).
  */
 import { z } from "zod";
-import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../tools/spec.ts";
+import { defineTool, ok } from "../tools/spec.ts";
 import { COMMENT_TYPES } from "./task-model.ts";
 import { addComment, addHistory, addOutput } from "./task-store.ts";
-import { taskToolContext, ToolContextError, type TaskToolContext } from "./tool-context.ts";
-
-async function withTask(ctx: ToolContext, run: (t: TaskToolContext) => Promise<ToolResult>): Promise<ToolResult> {
-  let t: TaskToolContext;
-  try {
-    t = await taskToolContext(ctx);
-  } catch (err) {
-    if (err instanceof ToolContextError) return fail(err.code, err.message);
-    throw err;
-  }
-  if (t.task.status !== "working") return fail("task_not_working", `Task ${t.task.id} is ${t.task.status}; only a working task takes reports`);
-  return run(t);
-}
+import { withWorkingTask } from "./tool-context.ts";
 
 export const toolchainReportTool = defineTool({
   name: "toolchain_report",
@@ -29,7 +17,7 @@ export const toolchainReportTool = defineTool({
     summary: z.string().trim().min(1).max(20_000).describe("What you did and what came of it"),
   }),
   async execute({ summary }, ctx) {
-    return withTask(ctx, async ({ task }) => {
+    return withWorkingTask(ctx, async ({ task }) => {
       const comment = await addComment(ctx.env, ctx.workspaceId, task.id, { author: task.agentId, commentType: "action_report", body: summary });
       await addHistory(ctx.env, ctx.workspaceId, task.id, "reported", { comment_id: comment.id, run_id: ctx.runId });
       return ok(`Action report ${comment.id} recorded for task ${task.id}.`);
@@ -45,7 +33,7 @@ export const toolchainOutputTool = defineTool({
     type: z.enum(["text", "markdown", "json", "diff", "log"]).default("text"),
   }),
   async execute({ content, type }, ctx) {
-    return withTask(ctx, async ({ task }) => {
+    return withWorkingTask(ctx, async ({ task }) => {
       const out = await addOutput(ctx.env, ctx.workspaceId, task.id, { type, content });
       return ok(`Output ${out.id} attached to task ${task.id}.`);
     });
@@ -62,7 +50,7 @@ export const toolchainCommentTool = defineTool({
     comment_type: z.enum(NOTE_TYPES).default("general"),
   }),
   async execute({ body, comment_type }, ctx) {
-    return withTask(ctx, async ({ task }) => {
+    return withWorkingTask(ctx, async ({ task }) => {
       const comment = await addComment(ctx.env, ctx.workspaceId, task.id, { author: task.agentId, commentType: comment_type, body });
       return ok(`Comment ${comment.id} added to task ${task.id}.`);
     });

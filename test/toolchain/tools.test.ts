@@ -106,6 +106,20 @@ describe("Gitea tools", () => {
     expect(() => tool("gitea_comment").input.parse({ repo: "not a repo", number: 7, body: "x" })).toThrow();
   });
 
+  it("do nothing in Gitea for a task that is no longer working (a run still in flight after a cancel)", async () => {
+    const { ws, id, ctx } = await workingTask();
+    await call("POST", `/api/toolchain/tasks/${id}/cancel`, { token: ws.member });
+    for (const [name, args] of [
+      ["gitea_merge_pull", { repo: REPO, number: 7 }],
+      ["gitea_comment", { repo: REPO, number: 7, body: "late" }],
+      ["gitea_get_pull", { repo: REPO, number: 7 }],
+    ] as const) {
+      expect((await run(name, args, ctx())).error?.code, name).toBe("task_not_working");
+    }
+    expect(fake.requests).toEqual([]);
+    expect(fake.pull(REPO, 7)?.merged).toBe(false);
+  });
+
   it("say so when the workspace has no Gitea configured", async () => {
     const { ctx } = await workingTask({ gitea_base_url: undefined });
     expect((await run("gitea_get_pull", { repo: REPO, number: 7 }, ctx())).error?.code).toBe("gitea_not_configured");
