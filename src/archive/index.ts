@@ -36,7 +36,7 @@ export async function readArchive(bytes: Uint8Array, limits: ArchiveLimits = DEF
       raw = await readTar(tarBytes);
     }
   } catch (e) {
-    if (e instanceof OutputTooLarge) throw archiveRejected([problem(".", `too many bytes once unpacked: ${e.message} (limit ${limits.maxUnpackedBytes})`)]);
+    if (e instanceof OutputTooLarge) throw archiveRejected([problem(".", `too many bytes once unpacked (limit ${limits.maxUnpackedBytes})`)]);
     throw e;
   }
   const checked = checkEntries(raw, limits);

@@ -52,6 +52,17 @@ describe("plugin upload and enable", () => {
     expect(await versionsOf(ws.id, "comic-toolkit")).toBe(1);
   });
 
+  it("writes identical files once across plugins, skills and versions", async () => {
+    const ws = await newWorkspace();
+    const first = await uploadPackage(ws.admin, await pluginPackage("ink-a", "1", { "toolkit-a": toolkitSkill("toolkit-a") }, { executables: EXECUTABLES }));
+    expect(first.body).toMatchObject({ blobs_written: 4, r2_writes: 5 }); // four files and the tree manifest
+    // Another plugin, another skill: only its SKILL.md (it names the skill) is new content.
+    const second = await uploadPackage(ws.admin, await pluginPackage("ink-b", "1", { "toolkit-b": toolkitSkill("toolkit-b") }, { executables: EXECUTABLES }));
+    expect(second.body).toMatchObject({ blobs_written: 1, r2_writes: 2 });
+    expect((await post(ws.admin, "/api/plugins/ink-a/enable")).body).toMatchObject({ r2_writes: 0 });
+    expect((await post(ws.admin, "/api/plugins/ink-b/enable")).body).toMatchObject({ r2_writes: 0 });
+  });
+
   it("rejects name conflicts before changing any skill (all or none)", async () => {
     const ws = await newWorkspace();
     await call("PUT", "/api/skills/taken", { token: ws.member, body: { files: [{ path: "SKILL.md", content: skillMd("taken", "Mine.") }] } });
