@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { createSession, submitRun, waitForRun, rpc } from "../../src/session/service.ts";
 import { setReplicationFaultForTests } from "../../src/session/replicator.ts";
+import { MAX_RUN_ATTEMPTS } from "../../src/session/run-loop.ts";
 import type { MessageEvent, PersistentEvent } from "../../src/session/events.ts";
 import { call } from "../helpers/api.ts";
 import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerToolset, runInDurableObject, scriptedWorkspace, stub, text, toolCalls, until } from "./support.ts";
@@ -79,6 +80,47 @@ describe("durable runs", () => {
     expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed" });
     expect(idem.state.runs).toBe(2);
     expect(toolResults(await doEvents(session.id, ws.id))).toEqual([expect.objectContaining({ tool_call_id: "i1", is_error: false, content: "idem_tool ran (7)" })]);
+  });
+
+  it("a run queued behind an interrupted one survives the restart and runs after it", async () => {
+    const main = new ScriptedModel([{ hang: true }, text("first, resumed"), text("second")]);
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const first = await submitRun(env, session.id, { workspace_id: ws.id, content: "one" });
+    await until(() => main.calls.length === 1, 5_000, "first model call");
+    const second = await submitRun(env, session.id, { workspace_id: ws.id, content: "two" });
+    expect(second.status).toBe("queued");
+
+    await abortAllDurableObjects();
+    expect(await runDurableObjectAlarm(stub(session.id))).toBe(true);
+
+    expect(await waitForRun(env, session.id, first.run_id, 10_000)).toMatchObject({ status: "completed", output_text: "first, resumed" });
+    expect(await waitForRun(env, session.id, second.run_id, 10_000)).toMatchObject({ status: "completed", output_text: "second" });
+    const order = (await doEvents(session.id, ws.id)).map((e) => e.run_id);
+    expect(order.filter((id, i) => i === 0 || order[i - 1] !== id)).toEqual([first.run_id, second.run_id]);
+  });
+
+  it("a run that keeps dying is failed after MAX_RUN_ATTEMPTS instead of resumed forever", async () => {
+    const main = new ScriptedModel([{ hang: true }]);
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "crashy" });
+    await until(() => main.calls.length === 1, 5_000, "model call");
+    await abortAllDurableObjects();
+    // As if it had already been resumed and died every time.
+    await runInDurableObject(stub(session.id), (_i, state) => {
+      const row = state.storage.sql.exec<{ state: string }>("SELECT state FROM runs WHERE id = ?", run_id).one();
+      const runState = { ...(JSON.parse(row.state) as Record<string, unknown>), attempts: MAX_RUN_ATTEMPTS };
+      state.storage.sql.exec("UPDATE runs SET state = ? WHERE id = ?", JSON.stringify(runState), run_id);
+    });
+    await runDurableObjectAlarm(stub(session.id));
+
+    const result = await waitForRun(env, session.id, run_id, 10_000);
+    expect(result).toMatchObject({ status: "failed", error: { code: "internal", message: expect.stringContaining(`restarted ${MAX_RUN_ATTEMPTS} times`) } });
+    expect(main.calls).toHaveLength(1);
+    const events = await doEvents(session.id, ws.id);
+    expect(events.at(-1)).toMatchObject({ type: "run_failed", run_id });
+    expect(events.filter((e): e is MessageEvent => e.type === "message").at(-1)?.message).toMatchObject({ role: "assistant", error: { code: "internal" } });
   });
 
   it("the alarm stays armed while a run is open (so a dead instance is resumed) and is cleared once all is done", async () => {

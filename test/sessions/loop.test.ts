@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { createSession, submitRun, waitForRun, getRun } from "../../src/session/service.ts";
 import type { MessageEvent, PersistentEvent } from "../../src/session/events.ts";
 import { isHidden } from "../../src/session/events.ts";
-import { ScriptedModel, countingTool, deferred, doEvents, registerModel, registerToolset, scriptedWorkspace, text, toolCalls, until } from "./support.ts";
+import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerModel, registerToolset, scriptedWorkspace, text, toolCalls, until } from "./support.ts";
+import { call, json } from "../helpers/api.ts";
 
 const messages = (events: PersistentEvent[]) => events.filter((e): e is MessageEvent => e.type === "message").map((e) => e.message);
 
@@ -85,9 +86,25 @@ describe("agent loop: a turn", () => {
   it("stops at runtime.max_tool_iterations with a failed run", async () => {
     const main = new ScriptedModel((i) => toolCalls({ id: `c${i}`, name: "echo", args: { text: `${i}` } }));
     const ws = await scriptedWorkspace(main, { runtime: { max_tool_iterations: 2 } });
-    const { result } = await runOnce(ws, "loop forever");
+    const { result, events } = await runOnce(ws, "loop forever");
     expect(result).toMatchObject({ status: "failed", tool_iterations: 2, error: { code: "max_tool_iterations" } });
     expect(main.calls).toHaveLength(2);
+    expect(events.at(-1)).toMatchObject({ type: "run_failed", error: { code: "max_tool_iterations" } });
+    expect(messages(events).at(-1)).toMatchObject({ role: "assistant", error: { code: "max_tool_iterations" } });
+  });
+
+  it("sends the model at most runtime.max_context_messages of history, in whole groups", async () => {
+    const main = new ScriptedModel((i) => text(`answer ${i}`));
+    const ws = await scriptedWorkspace(main, { runtime: { max_context_messages: 3 } });
+    const session = await createSession(env, { workspaceId: ws.id });
+    for (const content of ["q0", "q1", "q2"]) {
+      const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content });
+      await waitForRun(env, session.id, run_id, 10_000);
+    }
+    const sent = main.calls[2]!.prompt
+      .filter((m) => m.role !== "system")
+      .map((m) => `${m.role}: ${(m.content as { type: string; text?: string }[]).map((p) => p.text ?? p.type).join("")}`);
+    expect(sent).toEqual(["user: q1", "assistant: answer 1", "user: q2"]);
   });
 
   it("honours toolset, tool_data, system_prompt_extra and model_override", async () => {
@@ -147,6 +164,7 @@ describe("agent loop: the run queue", () => {
     const session = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "long task" });
     await until(() => main.calls.length === 1, 5_000, "model call");
+    const watching = readSse(await call("GET", `/api/sessions/${session.id}/stream`, { token: ws.read }), (f) => f.type === "runtime_end");
     const { cancelRun } = await import("../../src/session/service.ts");
     expect(await cancelRun(env, session.id, ws.id)).toMatchObject({ run_id, status: "running" });
     const result = await waitForRun(env, session.id, run_id, 10_000);
@@ -155,6 +173,30 @@ describe("agent loop: the run queue", () => {
     expect(events.at(-1)).toMatchObject({ type: "run_completed", result: { status: "cancelled" } });
     expect(messages(events).map((m) => m.role)).toEqual(["user"]);
     expect((await getRun(env, session.id, run_id)).status).toBe("cancelled");
+    // Live clients were told to drop the half-written message, and why the run ended.
+    const frames = await watching;
+    const start = frames.find((f) => f.type === "message_start") as { event_id: string } | undefined;
+    expect(frames.find((f) => f.type === "message_cancelled")).toMatchObject({ event_id: start!.event_id, reason: "user_cancel", run_id });
+    expect(frames.at(-1)).toMatchObject({ type: "runtime_end", reason: "cancelled", run_id });
+  });
+
+  it("cancelling a queued run by id through the API ends it before it starts", async () => {
+    const gate = deferred();
+    const main = new ScriptedModel([{ parts: text("first"), gate: gate.promise }, text("never")]);
+    const ws = await scriptedWorkspace(main);
+    const session = await createSession(env, { workspaceId: ws.id });
+    const first = await submitRun(env, session.id, { workspace_id: ws.id, content: "one" });
+    const second = await submitRun(env, session.id, { workspace_id: ws.id, content: "two" });
+    expect(second.status).toBe("queued");
+    const res = await call("POST", `/api/sessions/${session.id}/cancel`, { token: ws.member, body: { run_id: second.run_id } });
+    expect(await json(res)).toEqual({ run_id: second.run_id, status: "cancelled" });
+    gate.resolve();
+    expect((await waitForRun(env, session.id, first.run_id, 10_000)).status).toBe("completed");
+    expect(await waitForRun(env, session.id, second.run_id, 1_000)).toMatchObject({ status: "cancelled", finish_reason: "cancelled" });
+    expect(main.calls).toHaveLength(1);
+    expect((await doEvents(session.id, ws.id)).filter((e) => e.run_id === second.run_id)).toEqual([]);
+    const run = await json<{ status: string }>(await call("GET", `/api/sessions/${session.id}/runs/${second.run_id}`, { token: ws.read }));
+    expect(run).toMatchObject({ id: second.run_id, status: "cancelled" });
   });
 
   it("a steer message joins the running run and reaches the model as a <system-reminder>", async () => {
