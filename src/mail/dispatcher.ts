@@ -50,6 +50,7 @@ async function startMail(env: Env, workspaceId: string, mail: MailTask, model: P
       workspaceId,
       taskId: mail.id,
       title: `Mail: ${mail.subject}`,
+      toolset: "mail",
       metadata: { mail_id: mail.id, task_type: "mail", performative: mail.performative, agent_id: mail.toAgent },
       content: mailHandler.runContent(claimedMail, { kind: "start" }),
       systemPrompt: mailHandler.systemPrompt(claimedMail),

@@ -14,6 +14,8 @@ export interface AgentRunRequest {
   workspaceId: string;
   taskId: string;
   title: string;
+  /** The tool set of the run (src/tools/toolsets.ts): `toolchain` or `mail`. */
+  toolset: "toolchain" | "mail";
   /** Recorded on the session (shown to the model as session metadata). */
   metadata: Record<string, unknown>;
   content: string;
@@ -32,7 +34,7 @@ export async function startAgentRun(env: Env, r: AgentRunRequest): Promise<{ ses
     content: r.content,
     client_id: "toolchain",
     idempotency_key: r.idempotencyKey,
-    toolset: "toolchain",
+    toolset: r.toolset,
     tool_data: r.toolData,
     ...(r.model ? { model_override: r.model } : {}),
     system_prompt_extra: r.systemPrompt,

@@ -6,6 +6,7 @@
  * step is a conditional transition, so overlapping dispatchers never double-run or double-route.
  */
 import type { Env } from "../env.ts";
+import type { ModelEntry } from "../config/schema.ts";
 import { AppError } from "../http/errors.ts";
 import { loadConfig } from "../config/store.ts";
 import { cancelRun } from "../session/service.ts";
@@ -66,6 +67,22 @@ async function finishTask(c: Ctx, task: ToolchainTask, result: RunResult): Promi
   return applyFailure(c, task, { kind: "business", reason: `verification failed (${verdict.detail})` });
 }
 
+/** Queue a run of the task's own session with the toolchain prompt and tools. */
+function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run: RunKind, idempotencyKey: string) {
+  return startAgentRun(c.env, {
+    workspaceId: c.workspaceId,
+    taskId: task.id,
+    title: task.title,
+    toolset: "toolchain",
+    metadata: { task_id: task.id, task_type: "toolchain", action_type: task.actionType, agent_id: task.agentId },
+    content: toolchainHandler.runContent(task, run),
+    systemPrompt: toolchainHandler.systemPrompt(task),
+    toolData: { task_id: task.id, agent_id: task.agentId },
+    model,
+    idempotencyKey,
+  });
+}
+
 function runKindOf(task: ToolchainTask, c: Ctx): RunKind {
   // `attempts` was already incremented by the claim.
   return task.attempts <= 1 ? { kind: "start" } : { kind: "retry", attempt: task.attempts, maxAttempts: c.config.retry.max_attempts, reason: task.lastError ?? "no report" };
@@ -92,17 +109,7 @@ async function startTask(c: Ctx, pending: ToolchainTask): Promise<boolean> {
   let runId: string;
   let sessionId: string;
   try {
-    ({ runId, sessionId } = await startAgentRun(c.env, {
-      workspaceId: c.workspaceId,
-      taskId: task.id,
-      title: task.title,
-      metadata: { task_id: task.id, task_type: "toolchain", action_type: task.actionType, agent_id: agent.id },
-      content: toolchainHandler.runContent(task, runKindOf(task, c)),
-      systemPrompt: toolchainHandler.systemPrompt(task),
-      toolData: { task_id: task.id, agent_id: agent.id },
-      model: agent.model,
-      idempotencyKey: `${task.id}:attempt:${attempt}`,
-    }));
+    ({ runId, sessionId } = await startTaskRun(c, task, agent.model, runKindOf(task, c), `${task.id}:attempt:${attempt}`));
   } catch (err) {
     const reason = err instanceof AppError ? `${err.code}: ${err.message}` : `could not start the run: ${String(err)}`;
     await applyFailure(c, task, { kind: "system", reason });
@@ -148,17 +155,7 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
     });
     if (!moved) return "waiting";
     try {
-      const { runId } = await startAgentRun(c.env, {
-        workspaceId: c.workspaceId,
-        taskId: task.id,
-        title: task.title,
-        metadata: { task_id: task.id, task_type: "toolchain", action_type: task.actionType, agent_id: task.agentId },
-        content: toolchainHandler.runContent(task, { kind: "reminder" }),
-        systemPrompt: toolchainHandler.systemPrompt(task),
-        toolData: { task_id: task.id, agent_id: task.agentId },
-        model: agent?.model ?? null,
-        idempotencyKey: `${task.id}:attempt:${task.attempts}:reminder`,
-      });
+      const { runId } = await startTaskRun(c, task, agent?.model ?? null, { kind: "reminder" }, `${task.id}:attempt:${task.attempts}:reminder`);
       await transition(c.env, c.workspaceId, task.id, { from: ["working"], to: "working", set: { run_id: runId }, event: "run_started", detail: { run_id: runId, reminder: true }, now: c.now });
     } catch (err) {
       await applyFailure(c, task, { kind: "system", reason: `could not start the reminder run: ${err instanceof Error ? err.message : String(err)}` });

@@ -1,9 +1,8 @@
-/** Tools for toolchain task runs: reporting, the Gitea actions, and the mail reply. */
+/** Tools for toolchain task runs: reporting and the Gitea actions (no mail: toolchain work never goes through it). */
 import type { ToolSpec } from "../tools/spec.ts";
 import { toolchainCommentTool, toolchainOutputTool, toolchainReportTool } from "./report-tools.ts";
 import { giteaTools } from "./gitea-tools.ts";
-import { mailReplyTool } from "../mail/tools.ts";
 
 export function toolchainTools(): ToolSpec<unknown>[] {
-  return [toolchainReportTool, toolchainOutputTool, toolchainCommentTool, ...giteaTools, mailReplyTool];
+  return [toolchainReportTool, toolchainOutputTool, toolchainCommentTool, ...giteaTools];
 }

@@ -57,6 +57,10 @@ describe("a reporting agent: the task is done", () => {
     // The model saw the steps and the rules; the merge really happened, as a real Gitea API call.
     expect(jony.promptText(0)).toContain(`POST /repos/${REPO}/pulls/7/merge`);
     expect(jony.promptText(0)).toContain("Red Flags");
+    // The run has the report and Gitea tools, and no way to send mail.
+    const offered = (jony.calls[0]?.tools ?? []).map((t) => t.name);
+    expect(offered).toEqual(expect.arrayContaining(["toolchain_report", "toolchain_output", "toolchain_comment", "gitea_merge_pull", "gitea_create_pull"]));
+    expect(offered).not.toContain("mail_reply");
     expect(fake.merges).toEqual([{ repo: REPO, number: 7, method: "merge" }]);
     expect(swaggerProblems(fake.requests)).toEqual([]);
     expect(fake.requests.every((r) => r.authorization === "Bearer beaver-bot-token")).toBe(true);

@@ -71,6 +71,10 @@ describe("mail runs", () => {
     expect(done.replies).toMatchObject([{ from_agent: "jony", to_agent: "boss", performative: "inform" }]);
     expect(done.history.map((h) => h.event)).toEqual(["sent", "claimed", "run_started", "verified"]);
     expect(jony.promptText(0)).toContain("a reply is expected");
+    // A mail run gets the reply tool and none of the toolchain's report or Gitea tools.
+    const offered = (jony.calls[0]?.tools ?? []).map((t) => t.name);
+    expect(offered).toContain("mail_reply");
+    expect(offered.filter((n) => n.startsWith("gitea_") || n.startsWith("toolchain_"))).toEqual([]);
     // The reply (inform) is read by boss in its own run, and is done without any reply.
     await dispatchMail(env, ws.id);
     expect((await get(ws.read, done.replies[0]!.id)).mail.status).toBe("done");
