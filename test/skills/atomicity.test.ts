@@ -17,6 +17,18 @@ const r2Count = async (ws: string) => (await env.BLOBS.list({ prefix: workspaceP
 const put = (token: string, d: string, extra: { path: string; content: string }[] = []) =>
   call("PUT", "/api/skills/atom", { token, body: { files: [{ path: "SKILL.md", content: skillMd("atom", d) }, ...extra] } });
 const gc = (ws: string, now = Date.now() + 1000) => runLocked(env, ws, { kind: "collect_garbage", now, graceMs: 0 });
+/** What the Worker hands the lock for a tree it stored itself (the tests play that Worker). */
+const publishInput = (treeHash: string, description: string, fileCount: number) => ({
+  skillName: "atom",
+  treeHash,
+  contentHash: "c".repeat(64),
+  frontmatter: { name: "atom", description },
+  provenance: { kind: "manual" },
+  safety: { level: "pass" as const, findings: [] },
+  fileCount,
+  totalBytes: fileCount,
+  actor: "t",
+});
 
 describe("atomic publication and orphan collection", () => {
   it("content stored by a publish that never committed stays invisible and is collected", async () => {
@@ -70,17 +82,7 @@ describe("atomic publication and orphan collection", () => {
     const epoch = await storeEpoch(env, ws.id);
     const stored = await storeTree(env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Late.")), executable: false }]);
     await gc(ws.id);
-    const input = {
-      skillName: "atom",
-      treeHash: stored.treeHash,
-      contentHash: "c".repeat(64),
-      frontmatter: { name: "atom", description: "Late." },
-      provenance: { kind: "manual" },
-      safety: { level: "pass" as const, findings: [] },
-      fileCount: 1,
-      totalBytes: 1,
-      actor: "t",
-    };
+    const input = publishInput(stored.treeHash, "Late.", 1);
     await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input })).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining("send it again") });
     // Sent again (stored anew), it publishes.
     const epoch2 = await storeEpoch(env, ws.id);
@@ -100,17 +102,7 @@ describe("atomic publication and orphan collection", () => {
     const refSha = stored.manifest.files.find((f) => f.path === "ref.md")!.sha256;
     await env.BLOBS.delete(blobKey(ws.id, refSha));
     await runLocked(env, ws.id, { kind: "collect_garbage", now: Date.now(), graceMs: 3_600_000 });
-    const input = (treeHash: string) => ({
-      skillName: "atom",
-      treeHash,
-      contentHash: "c".repeat(64),
-      frontmatter: { name: "atom", description: "Raced." },
-      provenance: { kind: "manual" },
-      safety: { level: "pass" as const, findings: [] },
-      fileCount: 2,
-      totalBytes: 1,
-      actor: "t",
-    });
+    const input = (treeHash: string) => publishInput(treeHash, "Raced.", 2);
     await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input: input(stored.treeHash) })).rejects.toMatchObject({ code: "conflict" });
     // Sent again: the store must write the missing blob instead of trusting a stale index row.
     const epoch2 = await storeEpoch(env, ws.id);
@@ -137,7 +129,7 @@ describe("atomic publication and orphan collection", () => {
     expect(stored.r2Writes).toBe(3);
     await storeTree(counted.env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false }, { path: "a.md", bytes: enc("a"), executable: false }]);
     expect(counted.writes()).toBe(3);
-    const input = { skillName: "atom", treeHash: stored.treeHash, contentHash: "c".repeat(64), frontmatter: { name: "atom", description: "Counted." }, provenance: { kind: "manual" }, safety: { level: "pass" as const, findings: [] }, fileCount: 2, totalBytes: 2, actor: "t" };
+    const input = publishInput(stored.treeHash, "Counted.", 2);
     const published = await runLockedMeasured(env, ws.id, { kind: "publish_skill", epoch: await storeEpoch(env, ws.id), input });
     expect(published).toMatchObject({ value: { version: "v0001" }, r2Writes: 0 });
   });
