@@ -1,17 +1,20 @@
 /**
- * The plugins' cron job: sync every workspace with an enabled plugin whose package changed since its
- * last sync (or with a candidate waiting for a busy skill), and once an hour collect orphaned
- * content. Automatic work never waits for the workspace lock: when it is busy the workspace is
+ * The plugins' cron job: fetch again what a Gitea push could not record because the workspace was
+ * busy, sync every workspace with an enabled plugin whose package changed since its last sync (or
+ * with a candidate waiting for a busy skill), and once an hour collect orphaned content. Automatic work never waits for the workspace lock: when it is busy the workspace is
  * deferred to the next tick.
  */
 import type { Env } from "../env.ts";
 import { AppError } from "../http/errors.ts";
 import { runLocked } from "../workspace/client.ts";
+import { fetchSource } from "./sources.ts";
 
 /** Orphans older than this are collected by the hourly pass. */
 export const GC_GRACE_MS = 24 * 3_600_000;
 
 export interface PluginTickReport {
+  /** Workspaces whose deferred source fetches were recorded this tick. */
+  fetched: string[];
   synced: string[];
   deferred: string[];
   collected: string[];
@@ -36,8 +39,17 @@ async function tryOp(env: Env, workspaceId: string, run: () => Promise<unknown>,
   }
 }
 
+/** Gitea sources whose last push or fetch met a busy workspace (and the commit it was about). */
+async function deferredSources(env: Env): Promise<{ workspaceId: string; id: string; commit: string | null }[]> {
+  const rows = await env.DB.prepare("SELECT workspace_id AS w, id, last_commit AS c FROM plugin_sources WHERE last_status = 'deferred'").all<{ w: string; id: string; c: string | null }>();
+  return rows.results.map((r) => ({ workspaceId: r.w, id: r.id, commit: r.c }));
+}
+
 export async function runPluginTick(env: Env, now: number): Promise<PluginTickReport> {
-  const report: PluginTickReport = { synced: [], deferred: [], collected: [] };
+  const report: PluginTickReport = { fetched: [], synced: [], deferred: [], collected: [] };
+  for (const s of await deferredSources(env)) {
+    await tryOp(env, s.workspaceId, () => fetchSource(env, s.workspaceId, s.id, { ...(s.commit ? { ref: s.commit } : {}), actor: "plugin-cron", lock: "try" }), report, report.fetched);
+  }
   for (const ws of await workspacesNeedingSync(env)) {
     await tryOp(env, ws, () => runLocked(env, ws, { kind: "sync_plugins" }, "try"), report, report.synced);
   }

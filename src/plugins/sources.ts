@@ -2,7 +2,8 @@
  * Gitea repositories as plugin sources: their configuration rows, fetching an archive through
  * Gitea's API, and `recordUpstreamFromArchive` — the one entry point that turns archive bytes into
  * recorded upstream snapshots (and, if the plugin is enabled, tries a sync without waiting for the
- * lock; the cron tick syncs whatever was deferred). `handleGiteaPushForPlugins` is the hook for the
+ * lock; the cron tick syncs whatever was deferred, and fetches again what a busy workspace could not
+ * record). `handleGiteaPushForPlugins` is the hook for the
  * toolchain's webhook intake: a push to a configured repository and ref fetches that commit.
  */
 import { and, eq } from "drizzle-orm";
@@ -14,6 +15,7 @@ import { resolveSecret } from "../secrets/store.ts";
 import { AppError, notFound } from "../http/errors.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "../archive/index.ts";
 import { runLocked, storeEpoch } from "../workspace/client.ts";
+import type { LockMode } from "../workspace/workspace-do.ts";
 import { EMPTY_PACKAGE, ingestPackage, type IngestedPackage } from "./ingest.ts";
 import type { RecordPackageResult } from "./record.ts";
 import type { SyncResult } from "./sync.ts";
@@ -62,6 +64,8 @@ export async function deleteSource(env: Env, workspaceId: string, id: string): P
 export interface UpstreamMeta {
   commit?: string;
   actor: string;
+  /** How recording waits for the workspace lock: the cron's retries only try. */
+  lock?: LockMode;
 }
 
 export interface RecordedUpstream {
@@ -89,7 +93,7 @@ export async function recordUpstreamFromArchive(env: Env, workspaceId: string, p
     const epochBefore = await storeEpoch(env, workspaceId);
     // A repository that no longer holds a plugin manifest provides no plugins: its plugins go missing.
     const pkg = await ingestPackage(env, workspaceId, archiveBytes, "empty");
-    const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: epochBefore, input: { origin: "gitea", sourceId: pluginSourceId, pkg, actor: meta.actor } });
+    const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: epochBefore, input: { origin: "gitea", sourceId: pluginSourceId, pkg, actor: meta.actor } }, meta.lock);
     await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastCommit: meta.commit ?? null, lastStatus: "ok", lastError: null });
     let sync: RecordedUpstream["sync"] = null;
     if (recorded.plugins.some((p) => p.enabled && p.changed) || recorded.missing.length > 0) {
@@ -103,14 +107,16 @@ export async function recordUpstreamFromArchive(env: Env, workspaceId: string, p
     return { recorded, ingest: { r2Writes: pkg.r2Writes, blobsWritten: pkg.blobsWritten, ignored: pkg.ignored }, sync };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastCommit: meta.commit ?? null, lastStatus: "error", lastError: message.slice(0, 1000) });
+    // A busy workspace is no fault of the source: the cron fetches the same commit again.
+    const lastStatus = e instanceof AppError && e.code === "busy" ? "deferred" : "error";
+    await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastCommit: meta.commit ?? null, lastStatus, lastError: message.slice(0, 1000) });
     throw e;
   }
 }
 
 /** A source whose repository or ref is gone: its plugins become `missing` (current skills stay). */
-async function recordSourceMissing(env: Env, workspaceId: string, pluginSourceId: string, actor: string): Promise<RecordPackageResult> {
-  const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: await storeEpoch(env, workspaceId), input: { origin: "gitea", sourceId: pluginSourceId, pkg: EMPTY_PACKAGE, actor } });
+async function recordSourceMissing(env: Env, workspaceId: string, pluginSourceId: string, actor: string, lock?: LockMode): Promise<RecordPackageResult> {
+  const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: await storeEpoch(env, workspaceId), input: { origin: "gitea", sourceId: pluginSourceId, pkg: EMPTY_PACKAGE, actor } }, lock);
   await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastStatus: "error", lastError: "repository or ref not found (404)" });
   return recorded;
 }
@@ -123,14 +129,14 @@ async function giteaSettings(env: Env, workspaceId: string): Promise<{ baseUrl: 
 }
 
 /** Fetch `ref` (default: the source's configured ref) of a source's repository and record it. */
-export async function fetchSource(env: Env, workspaceId: string, sourceId: string, opts: { ref?: string; actor: string; fetchImpl?: FetchFn }): Promise<RecordedUpstream | { missing: RecordPackageResult }> {
+export async function fetchSource(env: Env, workspaceId: string, sourceId: string, opts: { ref?: string; actor: string; fetchImpl?: FetchFn; lock?: LockMode }): Promise<RecordedUpstream | { missing: RecordPackageResult }> {
   const source = await getSource(env, workspaceId, sourceId);
   if (!source) throw notFound(`Plugin source '${sourceId}'`);
   const settings = await giteaSettings(env, workspaceId);
   const ref = opts.ref ?? source.ref;
   const got = await fetchGiteaArchive({ ...settings, owner: source.owner, repo: source.repo, ref, maxBytes: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes }, opts.fetchImpl);
-  if (got.status === "not_found") return { missing: await recordSourceMissing(env, workspaceId, sourceId, opts.actor) };
-  return recordUpstreamFromArchive(env, workspaceId, sourceId, got.bytes, { commit: ref, actor: opts.actor });
+  if (got.status === "not_found") return { missing: await recordSourceMissing(env, workspaceId, sourceId, opts.actor, opts.lock) };
+  return recordUpstreamFromArchive(env, workspaceId, sourceId, got.bytes, { commit: ref, actor: opts.actor, ...(opts.lock ? { lock: opts.lock } : {}) });
 }
 
 /** What the toolchain's webhook intake hands over for a `push` event (a subset of Gitea's payload). */

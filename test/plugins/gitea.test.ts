@@ -12,6 +12,10 @@ import { skillMd } from "../fixtures/skills/bundles.ts";
 import { candidates, plugin, pluginPackage, post, uploadPackage } from "./helpers.ts";
 import hookPush from "../../../shared/gitea/webhooks/HookPush.json";
 import { hmacSha256Hex } from "../../src/lib/hash.ts";
+import { runInDurableObject } from "cloudflare:test";
+import { runPluginTick } from "../../src/plugins/cron.ts";
+import { workspaceStub } from "../../src/workspace/client.ts";
+import type { WorkspaceDO } from "../../src/workspace/workspace-do.ts";
 
 const V1 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.") };
 const V2 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.", "# Steps\n\n1. Read the diff twice.\n") };
@@ -102,6 +106,39 @@ describe("Gitea plugin sources", () => {
     expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, ref: "refs/heads/feature" }, gitea.fetch)).toEqual([]);
     expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, repository: { full_name: "someone/else" } }, gitea.fetch)).toEqual([]);
     expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, after: "0".repeat(40) }, gitea.fetch)).toEqual([]);
+  });
+
+  it("a push that meets a busy workspace is kept as deferred and recorded by the next cron tick", async () => {
+    const ws = await newWorkspace();
+    await configure(ws);
+    const gitea = fakeGitea();
+    gitea.archives.set(url(hookPush.after), await pluginPackage("review-kit", "1.0.0", { reviewer: V1 }, { prefix: "hello-world" }));
+    const stub = workspaceStub(env, ws.id);
+    await runInDurableObject(stub, async (i: WorkspaceDO) => {
+      i.lockWaitMs = 50;
+      expect(await i.lock.acquire(0)).toBe(true);
+    });
+    try {
+      const handled = await handleGiteaPushForPlugins(env, ws.id, hookPush, gitea.fetch);
+      expect(handled).toEqual([{ sourceId: "team-skills", outcome: "error", message: expect.stringContaining("busy") }]);
+      const src = await json<{ sources: { last_status: string; last_commit: string }[] }>(await call("GET", "/api/plugins/sources", { token: ws.read }));
+      expect(src.sources[0]).toMatchObject({ last_status: "deferred", last_commit: hookPush.after });
+      // Still busy at the next tick: cron only tries, and keeps it deferred.
+      vi.spyOn(globalThis, "fetch").mockImplementation(gitea.fetch);
+      expect((await runPluginTick(env, Date.UTC(2026, 0, 1, 0, 1))).deferred).toContain(ws.id);
+    } finally {
+      await runInDurableObject(stub, async (i: WorkspaceDO) => {
+        i.lock.release();
+        i.lockWaitMs = 10_000;
+      });
+    }
+    const tick = await runPluginTick(env, Date.UTC(2026, 0, 1, 0, 2));
+    expect(tick.fetched).toContain(ws.id);
+    expect(await plugin(ws.read, "review-kit")).toMatchObject({ state: "discovered", discovered_version: "1.0.0" });
+    expect(gitea.requests.map((r) => r.url)).toEqual([url(hookPush.after), url(hookPush.after), url(hookPush.after)]);
+    const src = await json<{ sources: { last_status: string }[] }>(await call("GET", "/api/plugins/sources", { token: ws.read }));
+    expect(src.sources[0]!.last_status).toBe("ok");
+    expect((await runPluginTick(env, Date.UTC(2026, 0, 1, 0, 3))).fetched).not.toContain(ws.id);
   });
 
   it("a repository that is gone or no longer holds a manifest marks its plugins missing; skills stay active", async () => {

@@ -227,7 +227,7 @@ export const pluginSources = sqliteTable(
     ref: text("ref").notNull(),
     lastFetchedAt: integer("last_fetched_at"),
     lastCommit: text("last_commit"),
-    /** ok | error */
+    /** ok | error | deferred (the workspace was busy: the cron fetches `last_commit` again) */
     lastStatus: text("last_status"),
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
