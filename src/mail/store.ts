@@ -8,6 +8,7 @@ import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { mailTaskHistory, mailTasks } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
+import { changeStatus, type StatusChange, type StatusTables } from "../toolchain/status-transition.ts";
 
 export const PERFORMATIVES = ["inform", "request"] as const;
 export type Performative = (typeof PERFORMATIVES)[number];
@@ -153,28 +154,13 @@ export async function workingMail(env: Env, workspaceId: string): Promise<MailTa
   return rows.map(fromRow);
 }
 
-export interface MailTransition {
-  from: MailStatus[];
-  to: MailStatus;
-  set?: { attempts?: number; session_id?: string | null; run_id?: string | null; last_error?: string | null; completed_at?: number | null };
-  event: string;
-  detail?: Record<string, unknown>;
-  now?: number;
-}
+export type MailTransition = StatusChange<MailStatus, { attempts?: number; session_id?: string | null; run_id?: string | null; last_error?: string | null; completed_at?: number | null }>;
+
+const MAIL_TABLES: StatusTables = { table: "mail_tasks", history: "mail_task_history", historyKey: "mail_id", historyIdPrefix: "mlh" };
 
 /** Same contract as the toolchain's `transition`: conditional, recorded only when it applied. */
-export async function transitionMail(env: Env, workspaceId: string, id: string, t: MailTransition): Promise<boolean> {
-  const now = t.now ?? Date.now();
-  const patch = { ...t.set, status: t.to, updated_at: now } as Record<string, string | number | null>;
-  const cols = Object.keys(patch);
-  const update = env.DB.prepare(
-    `UPDATE mail_tasks SET ${cols.map((c) => `${c} = ?`).join(", ")} WHERE workspace_id = ? AND id = ? AND status IN (${t.from.map(() => "?").join(", ")})`,
-  ).bind(...cols.map((c) => patch[c] ?? null), workspaceId, id, ...t.from);
-  const history = env.DB.prepare(
-    `INSERT INTO mail_task_history (id, mail_id, workspace_id, event, from_status, to_status, detail, at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
-  ).bind(newId("mlh"), id, workspaceId, t.event, t.from.join("|"), t.to, JSON.stringify(t.detail ?? {}), now);
-  const [res] = await env.DB.batch([update, history]);
-  return (res?.meta.changes ?? 0) > 0;
+export function transitionMail(env: Env, workspaceId: string, id: string, t: MailTransition): Promise<boolean> {
+  return changeStatus(env, MAIL_TABLES, workspaceId, id, t);
 }
 
 /** Workspaces with mail to dispatch or to watch. */

@@ -1,7 +1,6 @@
 /**
- * Storage of toolchain tasks and their comments, outputs and history in D1. Status changes are
- * conditional (`WHERE status IN (…)`) and write their history row in the same batch, only when the
- * update applied — so two dispatchers never both claim a task, and no change goes unrecorded.
+ * Storage of toolchain tasks and their comments, outputs and history in D1. Status changes go
+ * through `changeStatus` (conditional, recorded in the same batch).
  */
 import { and, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env.ts";
@@ -9,6 +8,7 @@ import { makeDb, type Db } from "../db/client.ts";
 import { toolchainTaskComments, toolchainTaskHistory, toolchainTaskOutputs, toolchainTasks } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import type { TaskDraft } from "./task-drafts.ts";
+import { changeStatus, type StatusChange, type StatusTables } from "./status-transition.ts";
 import {
   OPEN_STATUSES,
   taskFromRow,
@@ -215,39 +215,13 @@ export interface TaskPatch {
   completed_at?: number | null;
 }
 
-export interface Transition {
-  from: TaskStatus[];
-  to: TaskStatus;
-  set?: TaskPatch;
-  event: string;
-  detail?: Record<string, unknown>;
-  now?: number;
-}
+export type Transition = StatusChange<TaskStatus, TaskPatch>;
 
-/**
- * Move a task from one of `from` to `to` (possibly the same status, to update its columns) and record
- * the history entry in the same batch. Returns false when the task was not in `from` (someone else
- * moved it first); then nothing changed and nothing was recorded.
- */
-export async function transition(env: Env, workspaceId: string, taskId: string, t: Transition): Promise<boolean> {
-  const now = t.now ?? Date.now();
-  const patch = { ...t.set, status: t.to, updated_at: now } as Record<string, string | number | null>;
-  const cols = Object.keys(patch);
-  const assignments = cols.map((c) => `${c} = ?`).join(", ");
-  const placeholders = t.from.map(() => "?").join(", ");
-  const update = env.DB.prepare(`UPDATE toolchain_tasks SET ${assignments} WHERE workspace_id = ? AND id = ? AND status IN (${placeholders})`).bind(
-    ...cols.map((c) => patch[c] ?? null),
-    workspaceId,
-    taskId,
-    ...t.from,
-  );
-  // changes() is the row count of the UPDATE just before it in this batch (a D1 batch is one transaction).
-  const history = env.DB.prepare(
-    `INSERT INTO toolchain_task_history (id, task_id, workspace_id, event, from_status, to_status, detail, at)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
-  ).bind(newId("tch"), taskId, workspaceId, t.event, t.from.join("|"), t.to, JSON.stringify(t.detail ?? {}), now);
-  const [res] = await env.DB.batch([update, history]);
-  return (res?.meta.changes ?? 0) > 0;
+const TASK_TABLES: StatusTables = { table: "toolchain_tasks", history: "toolchain_task_history", historyKey: "task_id", historyIdPrefix: "tch" };
+
+/** Move a task between statuses and record it (see `changeStatus`); false if someone else moved it first. */
+export function transition(env: Env, workspaceId: string, taskId: string, t: Transition): Promise<boolean> {
+  return changeStatus(env, TASK_TABLES, workspaceId, taskId, t);
 }
 
 /** Pending tasks whose backoff has passed, oldest first. */
