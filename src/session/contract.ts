@@ -3,6 +3,7 @@
  * what they get back. Field names are snake_case because they are also the HTTP API's.
  */
 import type { ModelEntry } from "../config/schema.ts";
+import type { Usage } from "./events.ts";
 
 export interface SubmitRunInput {
   workspace_id: string;
@@ -24,11 +25,7 @@ export interface SubmitRunInput {
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
 
-export interface RunUsage {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-}
+export type RunUsage = Usage;
 
 export interface RunResult {
   session_id: string;

@@ -5,7 +5,7 @@
  * towards clients comes from the Durable Object output gate, which holds any reply or broadcast
  * until these writes are on disk.
  */
-import type { PersistentEvent } from "./events.ts";
+import type { PersistentEvent, Usage } from "./events.ts";
 import type { RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
 
 export interface SessionInfo {
@@ -18,19 +18,13 @@ export interface SessionInfo {
   updated_at: number;
 }
 
-export interface UsageTotals {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-}
-
 /** Progress of a run that must survive a restart (everything else is derived from the log). */
 export interface RunState {
   system_prompt?: string;
   tool_iterations: number;
   /** Model steps taken (the `turn_index` of the next one). */
   steps?: number;
-  usage: UsageTotals;
+  usage: Usage;
   provider: string | null;
   model: string | null;
   output_text: string;
@@ -74,7 +68,7 @@ export interface PendingSteer {
   source: "steer" | "followUp";
 }
 
-export const emptyUsage = (): UsageTotals => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+export const emptyUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
@@ -138,6 +132,11 @@ export class SessionStorage {
     this.#write(`INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, key, JSON.stringify(value));
   }
 
+  /** Token usage of every run of the session so far (the list projection's totals). */
+  usageTotals(): Usage {
+    return this.getMeta<Usage>("usage") ?? emptyUsage();
+  }
+
   session(): SessionInfo | null {
     return this.getMeta<SessionInfo>("session");
   }
@@ -176,10 +175,6 @@ export class SessionStorage {
     return row?.m ?? 0;
   }
 
-  eventCount(): number {
-    return this.#exec<{ n: number }>(`SELECT COUNT(*) AS n FROM events`)[0]?.n ?? 0;
-  }
-
   /** Every event in seq order (used once per activation to rebuild the in-memory tree). */
   *allEvents(): Generator<PersistentEvent> {
     for (const row of this.#sql.exec<{ body: string }>(`SELECT body FROM events ORDER BY seq`)) yield JSON.parse(row.body) as PersistentEvent;
@@ -197,11 +192,6 @@ export class SessionStorage {
     return this.#exec<{ body: string }>(`SELECT body FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`, ...params, limit).map(
       (r) => JSON.parse(r.body) as PersistentEvent,
     );
-  }
-
-  eventById(id: string): PersistentEvent | null {
-    const row = this.#exec<{ body: string }>(`SELECT body FROM events WHERE id = ?`, id)[0];
-    return row ? (JSON.parse(row.body) as PersistentEvent) : null;
   }
 
   unreplicated(limit: number): { seq: number; event: PersistentEvent; hidden: boolean }[] {

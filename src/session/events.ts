@@ -147,8 +147,6 @@ export type TransientEvent = TransientBase &
     | { type: "message_cancelled"; event_id: string; reason: "user_cancel" | "error" | "max_tokens" }
   );
 
-export type TransientType = TransientEvent["type"];
-
 /** One frame on the live stream (SSE `data:` / WebSocket message): either kind, tagged. */
 export type StreamFrame = ({ persistent: true } & PersistentEvent) | ({ persistent: false } & TransientEvent);
 

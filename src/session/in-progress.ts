@@ -35,10 +35,6 @@ export class InProgressMessage {
     this.#clear();
   }
 
-  get eventId(): string | null {
-    return this.#eventId;
-  }
-
   /**
    * The in-progress frames with `seq > lastSeq`, adjacent deltas of the same kind coalesced into one
    * frame carrying the last seq they cover (so the client's last seq stays exact).

@@ -8,8 +8,8 @@ import { sql } from "drizzle-orm";
 import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { sessionEvents, sessionRuns, sessions } from "../db/schema.ts";
-import type { SessionStorage, SessionInfo, UsageTotals } from "./do-storage.ts";
-import { emptyUsage } from "./do-storage.ts";
+import type { SessionStorage, SessionInfo } from "./do-storage.ts";
+import type { Usage } from "./events.ts";
 import { searchableText } from "./search-text.ts";
 
 /** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
@@ -129,7 +129,7 @@ export class Replicator {
               set: { status: run.status, startedAt: run.started_at, endedAt: run.ended_at, result: run.result ? JSON.stringify(run.result) : null },
             }),
         ),
-        projectionUpsert(db, session, store.getMeta<UsageTotals>("usage") ?? emptyUsage(), throughSeq, events.at(-1)?.event.ts),
+        projectionUpsert(db, session, store.usageTotals(), throughSeq, events.at(-1)?.event.ts),
       ];
       await db.batch(statements as [(typeof statements)[number], ...(typeof statements)[number][]]);
       this.batches++;
@@ -152,7 +152,7 @@ export class Replicator {
   }
 }
 
-function projectionUpsert(db: ReturnType<typeof makeDb>, session: SessionInfo, usage: UsageTotals, throughSeq: number | null, lastTs: number | undefined) {
+function projectionUpsert(db: ReturnType<typeof makeDb>, session: SessionInfo, usage: Usage, throughSeq: number | null, lastTs: number | undefined) {
   const updatedAt = Math.max(session.updated_at, lastTs ?? 0);
   const row = {
     id: session.id,

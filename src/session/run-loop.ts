@@ -11,15 +11,15 @@
 import type { Env } from "../env.ts";
 import type { WorkspaceConfig } from "../config/schema.ts";
 import type { RunResult, RunStatus } from "./contract.ts";
-import type { AssistantMessage, ToolCall } from "./events.ts";
-import type { RunRow, UsageTotals } from "./do-storage.ts";
+import type { AssistantMessage, ToolCall, Usage } from "./events.ts";
+import type { RunRow } from "./do-storage.ts";
 import type { SessionLog } from "./session-log.ts";
 import { runProgress } from "./run-progress.ts";
 import { buildContext } from "./build-context.ts";
 import { newId } from "../lib/ids.ts";
 import { AppError } from "../http/errors.ts";
 import { resolveModels, type ResolvedModels } from "../agent/providers.ts";
-import { runModelStep, ProviderError, isAbortError } from "../agent/model-step.ts";
+import { runModelStep, isAbortError } from "../agent/model-step.ts";
 import { toModelMessages } from "../agent/model-messages.ts";
 import { runSystemPrompt } from "../agent/prompt.ts";
 import { ToolRegistry } from "../tools/registry.ts";
@@ -78,7 +78,7 @@ export class RunExecutor {
       const config = await this.#deps.loadConfig();
       if (state.user_event_id === undefined) this.#open(config);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
-      const models = await this.#models(config);
+      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, this.run.input.model_override);
       const registry = new ToolRegistry(toolsFor(this.run.input.toolset));
       result = await this.#loop(config, models, registry);
     } catch (err) {
@@ -116,15 +116,6 @@ export class RunExecutor {
       ],
       () => log.store.updateRun(this.run),
     );
-  }
-
-  async #models(config: WorkspaceConfig): Promise<ResolvedModels> {
-    try {
-      return await resolveModels(this.#deps.env, this.run.input.workspace_id, config, this.run.input.model_override);
-    } catch (err) {
-      if (err instanceof AppError) throw new RunEnd("failed", { code: err.code, message: err.message });
-      throw err;
-    }
   }
 
   async #loop(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<RunResult> {
@@ -219,7 +210,7 @@ export class RunExecutor {
     state.finish_reason = output.finish_reason;
     if (output.tool_calls.length > 0) state.tool_iterations++;
     state.steps = turnIndex + 1;
-    const totals = addUsage(log.store.getMeta<UsageTotals>("usage") ?? undefined, output.usage);
+    const totals = addUsage(log.store.usageTotals(), output.usage);
     log.appendOne({ type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message }, () => {
       log.store.updateRun(this.run);
       log.store.setMeta("usage", totals);
@@ -321,18 +312,14 @@ export class RunExecutor {
 function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
   if (err instanceof RunEnd) return err;
   if (cancelled || isAbortError(err)) return new RunEnd("cancelled");
-  if (err instanceof ProviderError) return new RunEnd("failed", { code: "provider_error", message: err.message });
+  // Typed failures (no model configured, provider errors after the fallback…) keep their code.
   if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
   console.error("run failed unexpectedly", err);
   return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
 }
 
-function addUsage(a: { input_tokens: number; output_tokens: number; total_tokens: number } | undefined, b: { input_tokens: number; output_tokens: number; total_tokens: number }) {
-  return {
-    input_tokens: (a?.input_tokens ?? 0) + b.input_tokens,
-    output_tokens: (a?.output_tokens ?? 0) + b.output_tokens,
-    total_tokens: (a?.total_tokens ?? 0) + b.total_tokens,
-  };
+function addUsage(a: Usage, b: Usage): Usage {
+  return { input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens, total_tokens: a.total_tokens + b.total_tokens };
 }
 
 /** What `run_started` records: the submission minus its content (that is the user message). */

@@ -29,9 +29,4 @@ export class SeqCounter {
     }
     return this.#next++;
   }
-
-  /** The last seq handed out (0 before any). */
-  get current(): number {
-    return this.#next - 1;
-  }
 }

@@ -10,13 +10,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import type { SubmitRunInput, RunResult } from "./contract.ts";
-import type { Message, PersistentEvent, VisibleEvent } from "./events.ts";
+import type { Message, PersistentEvent, Usage, VisibleEvent } from "./events.ts";
 import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../config/schema.ts";
 import { DEFAULT_CONFIG } from "../config/schema.ts";
 import { loadConfig } from "../config/store.ts";
-import { AppError, notFound } from "../http/errors.ts";
-import { SessionStorage, emptyUsage, type RunRow, type SessionInfo, type UsageTotals } from "./do-storage.ts";
+import { AppError, errorBody, notFound } from "../http/errors.ts";
+import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
 import { LiveClients } from "./live-clients.ts";
 import { Replicator } from "./replicator.ts";
@@ -38,7 +38,7 @@ export const RESUME_CHECK_MS = 5_000;
 export interface SessionView extends SessionInfo {
   last_seq: number;
   active_leaf: string | null;
-  usage: UsageTotals;
+  usage: Usage;
   active_run_id: string | null;
   queued_runs: number;
 }
@@ -70,13 +70,6 @@ export interface CreateArgs {
   sessionId: string;
   title: string;
   metadata: Record<string, unknown>;
-}
-
-export interface StreamRequestInit {
-  workspaceId: string;
-  lastSeq: number;
-  includeHidden: boolean;
-  clientId: string;
 }
 
 /** Header the Worker uses to tell the DO's fetch handler who is asking (never accepted from clients). */
@@ -152,7 +145,7 @@ export class SessionDO extends DurableObject<Env> {
       ...log.session,
       last_seq: this.#store.maxEventSeq(),
       active_leaf: log.leaf,
-      usage: this.#store.getMeta<UsageTotals>("usage") ?? emptyUsage(),
+      usage: this.#store.usageTotals(),
       active_run_id: queue.current?.id ?? open.find((r) => r.status === "running")?.id ?? null,
       queued_runs: open.filter((r) => r.status === "queued").length,
     };
@@ -371,9 +364,9 @@ export class SessionDO extends DurableObject<Env> {
     try {
       if (url.pathname === "/stream") return this.#openStream(request, url, workspaceId);
       if (url.pathname === "/submit" && request.method === "POST") return await this.#submitStream(request, workspaceId);
-      return Response.json({ error: { code: "not_found", message: "No such session endpoint" } }, { status: 404 });
+      return Response.json(errorBody("not_found", "No such session endpoint"), { status: 404 });
     } catch (err) {
-      if (err instanceof AppError) return Response.json({ error: { code: err.code, message: err.message } }, { status: err.status });
+      if (err instanceof AppError) return Response.json(errorBody(err.code, err.message, err.details), { status: err.status });
       throw err;
     }
   }

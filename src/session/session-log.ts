@@ -48,10 +48,6 @@ export class SessionLog {
     return this.#leaf;
   }
 
-  get lastSeq(): number {
-    return this.#seq.current;
-  }
-
   updateSession(patch: Partial<Pick<SessionInfo, "title" | "status" | "metadata">>): void {
     this.#session = { ...this.#session, ...patch, updated_at: Date.now() };
     this.store.saveSession(this.#session);

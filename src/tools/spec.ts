@@ -39,9 +39,6 @@ export interface ToolSpec<I = unknown> {
   execute(args: I, ctx: ToolContext): Promise<ToolResult>;
 }
 
-/** Erase the input type so specs with different inputs can live in one list. */
-export type AnyToolSpec = ToolSpec<never> | ToolSpec<unknown>;
-
 export function defineTool<I>(spec: ToolSpec<I>): ToolSpec<unknown> {
   return spec as unknown as ToolSpec<unknown>;
 }

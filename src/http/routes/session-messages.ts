@@ -7,7 +7,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { AppError } from "../errors.ts";
+import { AppError, type errorBody } from "../errors.ts";
 import type { SubmitRunInput } from "../../session/contract.ts";
 import { MAX_MESSAGE_BYTES, assertMessageSize, rpc, waitForRun } from "../../session/service.ts";
 import { unwrap } from "../../session/outcome.ts";
@@ -66,8 +66,9 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
       body: JSON.stringify(input),
     });
     if (!res.ok) {
-      const err = (await res.json()) as { error: { code: ConstructorParameters<typeof AppError>[0]; message: string } };
-      throw new AppError(err.error.code, err.error.message);
+      // The DO answers errors in the API's own shape: pass the code, message and details on.
+      const { error } = (await res.json()) as ReturnType<typeof errorBody>;
+      throw new AppError(error.code, error.message, "details" in error ? error.details : undefined);
     }
     return new Response(res.body, { status: 200, headers: res.headers });
   }
