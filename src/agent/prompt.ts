@@ -6,7 +6,8 @@
  */
 import type { WorkspaceConfig } from "../config/schema.ts";
 import { SYSTEM_REMINDER_NOTE } from "../session/system-reminder.ts";
-import { describeTime, isTimeZone } from "../tools/builtins/time-format.ts";
+import { isTimeZone } from "../lib/time-zone.ts";
+import { describeTime } from "../tools/builtins/time-format.ts";
 
 export interface PromptSection {
   /** Stable identifier, for tests and for callers that want to inspect or replace one section. */

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { ToolchainConfigSchema } from "../toolchain/config.ts";
+import { isTimeZone } from "../lib/time-zone.ts";
 
 export const PROVIDERS = ["openai-compatible", "openai", "anthropic", "google", "workers-ai"] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
@@ -22,15 +23,6 @@ export const ModelEntrySchema = z.strictObject({
   max_tokens: z.number().int().positive().optional(),
 });
 export type ModelEntry = z.infer<typeof ModelEntrySchema>;
-
-function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export const RuntimeConfigSchema = z.strictObject({
   max_tool_iterations: z.number().int().min(1).max(100).default(8),

@@ -5,7 +5,8 @@
 import { z } from "zod";
 import { loadConfig } from "../../config/store.ts";
 import { defineTool, ok } from "../spec.ts";
-import { describeTime, isTimeZone } from "./time-format.ts";
+import { isTimeZone } from "../../lib/time-zone.ts";
+import { describeTime } from "./time-format.ts";
 
 export const currentTimeTool = defineTool({
   name: "current_time",

@@ -13,15 +13,6 @@ export interface TimeReport {
   offset: string;
 }
 
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function describeTime(now: Date, timezone: string): TimeReport {
   const parts = new Intl.DateTimeFormat("en-US", {
     timeZone: timezone,
