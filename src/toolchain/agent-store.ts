@@ -46,15 +46,16 @@ async function usernameTaken(env: Env, workspaceId: string, username: string, ex
   return Boolean(row && row.id !== exceptId);
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  return err instanceof Error && /UNIQUE constraint failed/i.test(`${err.message} ${String((err as { cause?: unknown }).cause ?? "")}`);
+/** Why an agent with this id or user name cannot be written, or null when nothing stands in the way. */
+async function conflictFor(env: Env, workspaceId: string, id: string | null, username: string | undefined, exceptId?: string): Promise<AppError | null> {
+  if (id && (await getAgent(env, workspaceId, id))) return new AppError("conflict", `Agent '${id}' already exists`);
+  if (username && (await usernameTaken(env, workspaceId, username, exceptId))) return new AppError("conflict", `Gitea user '${username}' already belongs to another agent`);
+  return null;
 }
 
 export async function createAgent(env: Env, workspaceId: string, input: CreateAgentInput, now = Date.now()): Promise<Agent> {
-  if (await getAgent(env, workspaceId, input.id)) throw new AppError("conflict", `Agent '${input.id}' already exists`);
-  if (await usernameTaken(env, workspaceId, input.gitea_username)) {
-    throw new AppError("conflict", `Gitea user '${input.gitea_username}' already belongs to another agent`);
-  }
+  const conflict = await conflictFor(env, workspaceId, input.id, input.gitea_username);
+  if (conflict) throw conflict;
   const row = {
     workspaceId,
     id: input.id,
@@ -70,9 +71,8 @@ export async function createAgent(env: Env, workspaceId: string, input: CreateAg
   try {
     await makeDb(env.DB).insert(toolchainAgents).values(row).run();
   } catch (err) {
-    // Two concurrent creates: the primary key or username index decides, we report the conflict.
-    if (isUniqueViolation(err)) throw new AppError("conflict", `Agent '${input.id}' or Gitea user '${input.gitea_username}' already exists`);
-    throw err;
+    // Two creates at once: the primary key or the user-name index refused this one. Which is read from the data, not the error text.
+    throw (await conflictFor(env, workspaceId, input.id, input.gitea_username)) ?? err;
   }
   return fromRow(row);
 }
@@ -80,9 +80,8 @@ export async function createAgent(env: Env, workspaceId: string, input: CreateAg
 export async function patchAgent(env: Env, workspaceId: string, id: string, patch: PatchAgentInput, now = Date.now()): Promise<Agent> {
   const current = await getAgent(env, workspaceId, id);
   if (!current) throw notFound(`Agent '${id}'`);
-  if (patch.gitea_username && (await usernameTaken(env, workspaceId, patch.gitea_username, id))) {
-    throw new AppError("conflict", `Gitea user '${patch.gitea_username}' already belongs to another agent`);
-  }
+  const conflict = await conflictFor(env, workspaceId, null, patch.gitea_username, id);
+  if (conflict) throw conflict;
   const set: Partial<typeof toolchainAgents.$inferInsert> = { updatedAt: now };
   if (patch.gitea_username !== undefined) {
     set.giteaUsername = patch.gitea_username;
@@ -99,8 +98,7 @@ export async function patchAgent(env: Env, workspaceId: string, id: string, patc
       .where(and(eq(toolchainAgents.workspaceId, workspaceId), eq(toolchainAgents.id, id)))
       .run();
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError("conflict", `Gitea user '${patch.gitea_username}' already belongs to another agent`);
-    throw err;
+    throw (await conflictFor(env, workspaceId, null, patch.gitea_username, id)) ?? err;
   }
   return (await getAgent(env, workspaceId, id))!;
 }
