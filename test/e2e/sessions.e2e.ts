@@ -6,6 +6,7 @@ import { describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
+import { readSseFrames } from "../support/sse.ts";
 
 const modelUrl = inject("modelUrl");
 const models = scriptedModelClient(modelUrl);
@@ -35,32 +36,8 @@ async function newSession(token: string): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
-/** Reads SSE frames from a response until `stop` says so or the stream ends; `signal` can drop it. */
-async function readSse(res: Response, stop: (f: Frame, all: Frame[]) => boolean = () => false): Promise<Frame[]> {
-  const frames: Frame[] = [];
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return frames;
-      buffer += decoder.decode(value, { stream: true });
-      let idx: number;
-      while ((idx = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, idx);
-        buffer = buffer.slice(idx + 2);
-        const data = block.split("\n").find((l) => l.startsWith("data: "));
-        if (!data) continue;
-        const frame = JSON.parse(data.slice(6)) as Frame;
-        frames.push(frame);
-        if (stop(frame, frames)) return frames;
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-}
+/** Reads SSE frames from a response until `stop` says so or the stream ends. */
+const readSse = (res: Response, stop?: (f: Frame, all: Frame[]) => boolean): Promise<Frame[]> => readSseFrames<Frame>(res, stop);
 
 function openSocket(url: string, headers: Record<string, string> = {}): Promise<{ socket: WebSocket; frames: Frame[]; ended: Promise<void> }> {
   return new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@
  * a fetch stub that answers 401 with the key in its body, as some servers do.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { call, json, newWorkspace } from "../helpers/api.ts";
+import { call, newWorkspace } from "../helpers/api.ts";
 import { doEvents, newSession, readSse } from "./support.ts";
 
 const KEY = "sk-leaky-secret-0123456789abcdef";

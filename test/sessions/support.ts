@@ -17,6 +17,7 @@ import { sessionStub, rpc } from "../../src/session/service.ts";
 import type { SessionDO } from "../../src/session/session-do.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "../helpers/api.ts";
 import { randomToken } from "../../src/lib/ids.ts";
+import { readSseFrames } from "../support/sse.ts";
 
 export const USAGE = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -190,29 +191,8 @@ export async function until(check: () => Promise<boolean> | boolean, timeoutMs =
 }
 
 /** Reads an SSE body into frames until it ends (or `stopWhen` says so). */
-export async function readSse(res: Response, stopWhen?: (frame: StreamFrame) => boolean): Promise<StreamFrame[]> {
-  const frames: StreamFrame[] = [];
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let idx: number;
-    while ((idx = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, idx);
-      buffer = buffer.slice(idx + 2);
-      const data = block.split("\n").find((l) => l.startsWith("data: "));
-      if (!data) continue;
-      const frame = JSON.parse(data.slice(6)) as StreamFrame;
-      frames.push(frame);
-      if (stopWhen?.(frame)) {
-        await reader.cancel();
-        return frames;
-      }
-    }
-  }
-  return frames;
+export function readSse(res: Response, stopWhen?: (frame: StreamFrame) => boolean): Promise<StreamFrame[]> {
+  return readSseFrames<StreamFrame>(res, stopWhen);
 }
 
 /** Creates a session through the API and returns its id. */
