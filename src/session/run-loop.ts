@@ -124,7 +124,7 @@ export class RunExecutor {
       if (this.#cancelRequested) throw new RunEnd("cancelled");
       let progress = runProgress(log.tree, log.leaf, this.run.id);
       if (progress.next === "tools") {
-        await this.#runTools(progress.pending, registry);
+        await this.#runTools(progress.pending, registry, config);
         continue;
       }
       if (this.#persistSteers() > 0) progress = { next: "model" };
@@ -218,14 +218,14 @@ export class RunExecutor {
     log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
 
-  async #runTools(pending: ToolCall[], registry: ToolRegistry): Promise<void> {
+  async #runTools(pending: ToolCall[], registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
     for (const call of pending) {
       if (this.#cancelRequested) throw new RunEnd("cancelled");
-      await this.#runTool(call, registry);
+      await this.#runTool(call, registry, config);
     }
   }
 
-  async #runTool(call: ToolCall, registry: ToolRegistry): Promise<void> {
+  async #runTool(call: ToolCall, registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
     const { log, env } = this.#deps;
     const runId = this.run.id;
     const store = log.store;
@@ -251,6 +251,8 @@ export class RunExecutor {
       toolCallId: call.id,
       signal: this.#abort.signal,
       data: this.run.input.tool_data ?? {},
+      // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
+      timezone: config.runtime.timezone,
       emitUpdate: (partial) => log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
     });
     this.#persistToolResult(eventId, call, result.content, !result.ok);

@@ -107,6 +107,23 @@ describe("agent loop: a turn", () => {
     expect(sent).toEqual(["user: q1", "assistant: answer 1", "user: q2"]);
   });
 
+  it("tools see the run's own configuration: current_time tells the zone the system prompt told", async () => {
+    const gate = deferred();
+    const main = new ScriptedModel([{ parts: toolCalls({ id: "t1", name: "current_time", args: {} }), gate: gate.promise }, text("it is late")]);
+    const ws = await scriptedWorkspace(main, { runtime: { timezone: "Asia/Tokyo" } });
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "what time is it?" });
+    await until(() => main.calls.length === 1, 5_000, "model call");
+    // The workspace changes its zone while the run is under way; the run keeps the one it started with.
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, runtime: { timezone: "Europe/Berlin" } } })).status).toBe(200);
+    gate.resolve();
+    expect((await waitForRun(env, session.id, run_id, 10_000)).status).toBe("completed");
+    const events = await doEvents(session.id, ws.id);
+    expect(events.find((e) => e.type === "system_prompt_snapshotted")).toMatchObject({ prompt: expect.stringContaining("Time zone: Asia/Tokyo") });
+    expect(messages(events).find((m) => m.role === "tool_result")).toMatchObject({ tool_name: "current_time", content: expect.stringContaining("timezone: Asia/Tokyo") });
+  });
+
   it("honours toolset, tool_data, system_prompt_extra and model_override", async () => {
     const probe = countingTool("probe_tool");
     const toolset = registerToolset("loop-probe", [probe.spec]);
