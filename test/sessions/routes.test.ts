@@ -68,6 +68,24 @@ describe("session routes: happy paths", () => {
     expect(one).toMatchObject({ usage: { total_tokens: 14 }, active_run_id: null });
   });
 
+  it("the list filters by status, pages by updated_before and limit, newest first", async () => {
+    const ws = await newWorkspace();
+    const older = await newSession(ws, { title: "older" });
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await newSession(ws, { title: "newer" });
+    const list = async (query: string) =>
+      (await json<{ sessions: { id: string; status: string; updated_at: number }[] }>(await call("GET", `/api/sessions${query}`, { token: ws.read }))).sessions;
+    expect((await list("")).map((s) => s.id)).toEqual([newer, older]);
+    expect((await list("?limit=1")).map((s) => s.id)).toEqual([newer]);
+    const [first] = await list("?limit=1");
+    expect((await list(`?updated_before=${first!.updated_at}`)).map((s) => s.id)).toEqual([older]);
+    expect((await call("POST", `/api/sessions/${older}/close`, { token: ws.member })).status).toBe(200);
+    // The list is D1's projection, replicated beside the DO: it catches up.
+    await until(async () => (await list("?status=closed")).length > 0, 5_000, "closed status in the list");
+    expect((await list("?status=closed")).map((s) => [s.id, s.status])).toEqual([[older, "closed"]]);
+    expect((await list("?status=open")).map((s) => s.id)).toEqual([newer]);
+  });
+
   it("without wait answers 202 with the run id; Idempotency-Key returns the same run", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("ok")]));
     const id = await newSession(ws);
