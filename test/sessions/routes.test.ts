@@ -403,7 +403,7 @@ describe("session routes: bad input", () => {
     expect(res.status).toBe(409);
     expect((await json<ErrorBody>(res)).error.code).toBe("session_closed");
     // Navigation writes to the log too: refused the same way.
-    const [closeEvent] = (await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${id}/events`, { token: ws.read }))).events;
+    const [closeEvent] = await doEvents(id, ws.id);
     expect(closeEvent).toMatchObject({ type: "session_info", changes: { status: "closed" } });
     for (const [path, body] of [["rewind", { target_event_id: closeEvent!.id }], ["branch", { leaf_event_id: closeEvent!.id }]] as const) {
       const nav = await call("POST", `/api/sessions/${id}/${path}`, { token: ws.member, body });
