@@ -133,9 +133,8 @@ export async function mailHistory(env: Env, mailId: string) {
 }
 
 /** Replies to a request (mails with `in_reply_to` = it) sent by its recipient. */
-export async function repliesFrom(env: Env, workspaceId: string, mail: MailTask): Promise<MailTask[]> {
-  const rows = await listMail(env, workspaceId, { inReplyTo: mail.id, fromAgent: mail.toAgent, limit: 50 });
-  return rows;
+export function repliesFrom(env: Env, workspaceId: string, mail: MailTask): Promise<MailTask[]> {
+  return listMail(env, workspaceId, { inReplyTo: mail.id, fromAgent: mail.toAgent, limit: 50 });
 }
 
 export async function pendingMail(env: Env, workspaceId: string, now: number, limit: number): Promise<MailTask[]> {

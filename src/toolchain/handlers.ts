@@ -1,10 +1,9 @@
 /**
- * The task-type handlers (seed §14): each type builds its agent's prompt from sections and decides
- * from evidence whether the work was done. Toolchain tasks must show an action report (or its
- * fallbacks); mail tasks pass when read (inform) or answered (request). The dispatchers look the
- * handler up here instead of special-casing types.
+ * The task-type handler contract (seed §14): each task type builds its agent's prompt from sections
+ * and decides from evidence whether the work was done. Toolchain tasks must show an action report
+ * (or its fallbacks); mail tasks (`src/mail/handler.ts`) pass when read (inform) or answered
+ * (request). Each type has its own store and dispatcher, which holds its handler.
  */
-import { mailHandler } from "../mail/handler.ts";
 import { toolchainRunContent, toolchainSystemPrompt, type RunKind } from "./prompt-sections.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import { verifyToolchainTask, type Evidence, type VerifyResult } from "./verification.ts";
@@ -18,9 +17,7 @@ export interface TaskHandler<T, E> {
 
 export const toolchainHandler: TaskHandler<ToolchainTask, Evidence> = {
   type: "toolchain",
-  systemPrompt: (task) => toolchainSystemPrompt(task),
-  runContent: (task, run) => toolchainRunContent(task, run),
+  systemPrompt: toolchainSystemPrompt,
+  runContent: toolchainRunContent,
   verify: (task, evidence) => verifyToolchainTask(task.actionType, evidence),
 };
-
-export const HANDLERS = { toolchain: toolchainHandler, mail: mailHandler } as const;

@@ -1,8 +1,8 @@
 /**
  * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery`, then classification, PR
- * resolution, routing and drafting — and finally one D1 batch that writes the delivery, its tasks,
- * their history and the PR index together, so a task is never half-created and a redelivery finds
- * the first outcome. Returns the HTTP answer as data; the route only sends it.
+ * resolution (`resolve-pull.ts`), routing and drafting — and finally one D1 batch that writes the
+ * delivery, its tasks, their history and the PR index together, so a task is never half-created and
+ * a redelivery finds the first outcome. Returns the HTTP answer as data; the route only sends it.
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../env.ts";
@@ -12,17 +12,16 @@ import { resolveSecret } from "../secrets/store.ts";
 import { sha256Hex } from "../lib/hash.ts";
 import { errorBody } from "../http/errors.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
-import { GiteaError } from "../gitea/client.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { listAgents } from "./agent-store.ts";
 import type { Agent } from "./agents.ts";
-import { classify, PayloadError, pullFacts, UnsupportedEventError, type Classified, type PullFacts, type Scenario } from "./scenarios.ts";
+import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts } from "./scenarios.ts";
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { newTaskId, openDedupeKeys, taskInsertQueries } from "./task-store.ts";
 import { deliveryInsertQuery, deliveryView, findDelivery, type Delivery } from "./delivery-store.ts";
-import { pullByHeadSha, pullUpsertQueries } from "./pr-index.ts";
-import { giteaFor } from "./gitea-access.ts";
+import { pullUpsertQueries } from "./pr-index.ts";
+import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
 
 export interface IntakeAnswer {
@@ -54,41 +53,6 @@ interface Routed {
   pulls: PullFacts[];
 }
 
-/** Check scenarios name a commit; find its PR in the index, else (for CI failures) ask Gitea. */
-async function resolvePull(
-  env: Env,
-  workspaceId: string,
-  config: ToolchainConfig,
-  s: Extract<Scenario, { kind: "ci_failure" | "deploy_failure" }>,
-): Promise<{ pr: PullFacts | null; fetched: boolean; infraError: GiteaError | null }> {
-  if (s.pr) return { pr: s.pr, fetched: false, infraError: null };
-  const indexed = await pullByHeadSha(env, workspaceId, s.repo, s.sha);
-  if (indexed) return { pr: indexed, fetched: false, infraError: null };
-  // A deployment goes to infra whether or not a PR is known: only a CI failure needs Gitea's answer.
-  if (s.kind === "deploy_failure") return { pr: null, fetched: false, infraError: null };
-  const gitea = await giteaFor(env, workspaceId, config);
-  if (!gitea) return { pr: null, fetched: false, infraError: null };
-  try {
-    const pr = await gitea.commitPull(s.repo, s.sha);
-    if (!pr.number || !pr.head?.ref || !pr.head.sha || !pr.base?.ref) return { pr: null, fetched: false, infraError: null };
-    const facts = pullFacts(s.repo, pr.number, {
-      title: pr.title ?? "",
-      html_url: pr.html_url,
-      state: pr.state,
-      merged: pr.merged,
-      user: pr.user ? { login: pr.user.login } : null,
-      head: { ref: pr.head.ref, sha: pr.head.sha },
-      base: { ref: pr.base.ref, sha: pr.base.sha ?? "" },
-      requested_reviewers: [],
-    });
-    return { pr: facts, fetched: true, infraError: null };
-  } catch (err) {
-    if (err instanceof GiteaError && err.kind === "infrastructure") return { pr: null, fetched: false, infraError: err };
-    // 404 and other business answers: Gitea knows no PR for this commit.
-    return { pr: null, fetched: false, infraError: null };
-  }
-}
-
 async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], c: Classified, deliveryId: string, now: number): Promise<Routed> {
   const drafts: TaskDraft[] = [];
   const ignored: string[] = c.ignored ? [c.ignored] : [];
@@ -97,12 +61,12 @@ async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, 
   for (let s of c.scenarios) {
     if (s.kind === "ci_failure" || s.kind === "deploy_failure") {
       const r = await resolvePull(env, workspaceId, config, s);
-      if (r.fetched && r.pr) pulls.push(r.pr);
+      if (r.fromGitea && r.pr) pulls.push(r.pr);
       s = { ...s, pr: r.pr };
-      if (r.infraError) {
+      if (r.outage) {
         const infra = await routeInfraFailure(env, workspaceId, config, agents, {
-          operation: r.infraError.operation,
-          error: r.infraError.message,
+          operation: r.outage.operation,
+          error: r.outage.message,
           originTaskId: null,
           originTitle: `delivery ${deliveryId} (${s.kind} on ${s.repo}@${s.sha.slice(0, 12)})`,
         }, now);

@@ -7,7 +7,7 @@
  */
 import type { Agent } from "./agents.ts";
 import type { ToolchainConfig } from "./config.ts";
-import type { ActionType, Scenario } from "./scenarios.ts";
+import type { Scenario } from "./scenarios.ts";
 
 export type RouteResult = { agents: Agent[]; ignored: null } | { agents: []; ignored: string };
 
@@ -36,10 +36,6 @@ function namedAgents(agents: Agent[], names: string[]): Agent[] {
     if (a && !out.includes(a)) out.push(a);
   }
   return out;
-}
-
-export function actionTypeOf(s: Scenario): ActionType {
-  return s.kind;
 }
 
 /** Scenarios caused by a check (CI, deploy) are not anyone's "own action", even if they pushed. */
@@ -76,7 +72,8 @@ function defaultAgents(s: Scenario, enabled: Agent[]): { agents: Agent[]; none: 
 /** The agents a scenario goes to, or why it goes to nobody. */
 export function routeScenario(s: Scenario, input: RoutingInput): RouteResult {
   const enabled = input.agents.filter((a) => a.enabled);
-  const override = input.routing[actionTypeOf(s)];
+  // A scenario's kind is its action type.
+  const override = input.routing[s.kind];
   let chosen: Agent[];
   let none: string;
   if (override) {

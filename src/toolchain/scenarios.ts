@@ -2,7 +2,7 @@
  * Turns one Gitea webhook (its `X-Gitea-Event-Type` and parsed body) into the toolchain scenarios it
  * stands for — the ten of seed §6 — or a reason to ignore it. Pure: no storage, no Gitea calls.
  * A CI or deploy event on a commit carries the PR only when the payload has it; the intake resolves
- * the rest through the pull-request index (see `resolve-pull.ts`).
+ * the rest through the pull-request index, else Gitea (`resolve-pull.ts`).
  */
 import type { ZodType } from "zod";
 import {
