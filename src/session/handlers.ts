@@ -79,7 +79,7 @@ function nonEmpty(text: string | undefined): string | null {
 function describeTarget(id: string, ctx: DisplayContext): string {
   const target = ctx.lookup(id);
   if (target === undefined) return id;
-  const text = searchableTextOf(target);
+  const text = searchableText(target);
   return text === null ? target.type : `“${excerpt(text)}”`;
 }
 
@@ -284,7 +284,8 @@ export function convertToDisplay(event: PersistentEvent, ctx: DisplayContext): D
   return handlerFor(event).convertToDisplay(event, ctx);
 }
 
-export function searchableTextOf(event: PersistentEvent): string | null {
+/** What of an event goes into the D1 full-text index: its visible text; null for hidden run facts and events without text. */
+export function searchableText(event: PersistentEvent): string | null {
   return handlerFor(event).searchText(event);
 }
 

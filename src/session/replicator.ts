@@ -10,7 +10,7 @@ import { makeDb } from "../db/client.ts";
 import { sessionEvents, sessionRuns, sessions } from "../db/schema.ts";
 import type { SessionStorage, SessionInfo } from "./do-storage.ts";
 import type { Usage } from "./events.ts";
-import { searchableText } from "./search-text.ts";
+import { searchableText } from "./handlers.ts";
 
 /** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
 export const REPLICATION_BATCH = 50;

@@ -25,7 +25,7 @@ import { attempt, attemptAsync, success, type Outcome } from "./outcome.ts";
 import { buildContext } from "./build-context.ts";
 import { buildTranscript } from "./display.ts";
 import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
-import { searchableText } from "./search-text.ts";
+import { searchableText } from "./handlers.ts";
 import { excerpt } from "./message-text.ts";
 import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";

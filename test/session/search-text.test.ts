@@ -1,7 +1,7 @@
 // searchableText: what each event type contributes to the D1 full-text index.
 import { describe, expect, it } from "vitest";
 import { HIDDEN_TYPES } from "../../src/session/events.ts";
-import { searchableText } from "../../src/session/search-text.ts";
+import { searchableText } from "../../src/session/handlers.ts";
 import { samples } from "./samples.ts";
 
 describe("searchableText", () => {
