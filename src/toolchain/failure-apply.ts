@@ -3,7 +3,7 @@
  * status change (the one transition that wins owns the failure — no double comments), then the
  * routes: a Gitea comment, a supervisor issue, an infrastructure task. Each route taken, skipped or
  * failed is written to the task's history. A route that fails because Gitea is down falls back to
- * the infrastructure route; nothing goes back through the route that failed.
+ * the infrastructure route (one report per failure); nothing goes back through the route that failed.
  */
 import type { Env } from "../env.ts";
 import { GiteaError } from "../gitea/client.ts";
@@ -42,15 +42,18 @@ async function raiseInfra(c: ApplyContext, task: ToolchainTask, operation: strin
   }
 }
 
-/** Runs one Gitea route; an unreachable Gitea turns into the infrastructure route. */
-async function giteaRoute(c: ApplyContext, task: ToolchainTask, route: "comment" | "issue", run: () => Promise<Record<string, unknown>>): Promise<void> {
+type Outage = { operation: string; error: string };
+
+/** Runs one Gitea route and records it; returns the outage when Gitea could not be reached. */
+async function giteaRoute(c: ApplyContext, task: ToolchainTask, route: "comment" | "issue", run: () => Promise<Record<string, unknown>>): Promise<Outage | null> {
   try {
     const detail = await run();
     await addHistory(c.env, c.workspaceId, task.id, route === "comment" ? "routed_comment" : "routed_supervisor_issue", detail, c.now);
+    return null;
   } catch (err) {
     if (!(err instanceof GiteaError)) throw err;
     await addHistory(c.env, c.workspaceId, task.id, "route_failed", { route, kind: err.kind, status: err.status, operation: err.operation, error: err.message }, c.now);
-    if (err.kind === "infrastructure") await raiseInfra(c, task, err.operation, err.message);
+    return err.kind === "infrastructure" ? { operation: err.operation, error: err.message } : null;
   }
 }
 
@@ -84,6 +87,8 @@ export async function applyFailure(c: ApplyContext, task: ToolchainTask, cause: 
   if (!moved) return false;
 
   if (d.notRouted) await addHistory(c.env, c.workspaceId, task.id, "route_skipped", { reason: d.notRouted }, c.now);
+  // An outage to report: the cause itself, or a Gitea route that could not reach Gitea (reported once).
+  let outage: Outage | null = d.infraTask;
   if (d.comment || d.issue) {
     // Beaver's notices are posted with the workspace's token, not the failing agent's.
     const gitea = await giteaFor(c.env, c.workspaceId, c.config);
@@ -92,20 +97,22 @@ export async function applyFailure(c: ApplyContext, task: ToolchainTask, cause: 
     } else {
       const comment = d.comment;
       if (comment) {
-        await giteaRoute(c, task, "comment", async () => {
+        const down = await giteaRoute(c, task, "comment", async () => {
           const res = await gitea.comment(comment.repo, comment.number, comment.body);
           return { repo: comment.repo, number: comment.number, comment_id: res.id ?? null };
         });
+        outage ??= down;
       }
       const issue = d.issue;
       if (issue) {
-        await giteaRoute(c, task, "issue", async () => {
+        const down = await giteaRoute(c, task, "issue", async () => {
           const res = await gitea.createIssue(issue.repo, { title: issue.title, body: issue.body, assignees: [issue.assignee] });
           return { repo: issue.repo, issue_number: res.number ?? null, assignee: issue.assignee };
         });
+        outage ??= down;
       }
     }
   }
-  if (d.infraTask) await raiseInfra(c, task, d.infraTask.operation, d.infraTask.error);
+  if (outage) await raiseInfra(c, task, outage.operation, outage.error);
   return true;
 }

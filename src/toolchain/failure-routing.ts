@@ -3,7 +3,7 @@
  * a Gitea comment @mentioning the assignee and a bounded retry; system failure (crash, timeout,
  * attempts used up, or business failures in a row) → a Gitea issue assigned to the supervisor;
  * infrastructure failure (Gitea unreachable) → an `infrastructure_failure` task for the infra agent,
- * created directly. No route recurses: infrastructure tasks and supervisor escalations are never
+ * created directly, and a retry (a system failure as well once the attempts are used up). No route recurses: infrastructure tasks and supervisor escalations are never
  * routed again. Pure: the task, the cause and the config in; the decision out.
  */
 import type { Agent } from "./agents.ts";
@@ -93,16 +93,12 @@ export function decideFailure(ctx: FailureContext): FailureDecision {
     case "system":
       return systemDecision(ctx, cause.reason);
     case "infrastructure": {
-      const infraTask = task.actionType === "infrastructure_failure" ? null : { operation: cause.operation, error: cause.reason };
-      return {
-        kind: "infrastructure",
-        reason: cause.reason,
-        retry: attemptsLeft && task.actionType !== "infrastructure_failure",
-        comment: null,
-        issue: null,
-        infraTask,
-        notRouted: infraTask ? null : "infrastructure tasks are never routed again",
-      };
+      const base: FailureDecision = { kind: "infrastructure", reason: cause.reason, retry: false, comment: null, issue: null, infraTask: null, notRouted: null };
+      if (task.actionType === "infrastructure_failure") return { ...base, notRouted: "infrastructure tasks are never routed again" };
+      const infraTask = { operation: cause.operation, error: cause.reason };
+      if (attemptsLeft) return { ...base, retry: true, infraTask };
+      // Attempts used up: a system failure for the supervisor too, besides reporting the outage.
+      return { ...systemDecision(ctx, `${task.attempts} of ${config.retry.max_attempts} attempts used, the last ended by an outage: ${cause.reason}`), infraTask };
     }
     case "business": {
       const failures = task.businessFailures + 1;

@@ -183,6 +183,25 @@ describe("an agent working while Gitea is down: infrastructure failure", () => {
   });
 });
 
+describe("an outage through every attempt: a system failure as well", () => {
+  it("fails the task as a system failure, tries the supervisor issue, and reports the outage once", async () => {
+    const ws = await toolchainWorkspace({ retry: { max_attempts: 1, backoff_ms: 0 } });
+    fake.setDown("503");
+    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    const [id] = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids;
+    await dispatchWorkspace(env, ws.id);
+    const d = await getTask(ws.read, id!);
+    expect(d.task).toMatchObject({ status: "failed", failure_kind: "system" });
+    expect(d.task.last_error).toContain("1 of 1 attempts used, the last ended by an outage");
+    expect(events(d).slice(-3)).toEqual(["failed", "route_failed", "routed_infrastructure"]);
+    expect(d.history.find((h) => h.event === "route_failed")?.detail).toMatchObject({ route: "issue", kind: "infrastructure" });
+    const infra = await listTasks(ws.read, "?action_type=infrastructure_failure");
+    expect(infra).toHaveLength(1);
+    expect((await getTask(ws.read, infra[0]!.id)).comments).toEqual([]);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`POST /api/v1/repos/${REPO}/pulls/7/merge`, `POST /api/v1/repos/${REPO}/issues`]);
+  });
+});
+
 describe("two tasks failing on the same Gitea outage at the same moment", () => {
   it("make one infrastructure task; the later failure is added to it, and both show the route", async () => {
     const ws = await toolchainWorkspace({ concurrency: { max_working: 2, dispatch_on_intake: false } });

@@ -67,7 +67,10 @@ describe("failure routing (seed §5.2)", () => {
   it("infrastructure failure: an infrastructure task, and a retry while attempts are left", () => {
     const cause: FailureCause = { kind: "infrastructure", reason: "timed out", operation: "POST /repos/a/b/pulls/7/merge" };
     expect(decide(task(), cause)).toMatchObject({ kind: "infrastructure", retry: true, infraTask: { operation: "POST /repos/a/b/pulls/7/merge" }, comment: null, issue: null });
-    expect(decide(task({ attempts: 3 }), cause).retry).toBe(false);
+    // The last attempt ended by an outage: attempts used up is a system failure too (supervisor issue), and the outage is still reported.
+    const last = decide(task({ attempts: 3 }), cause);
+    expect(last).toMatchObject({ kind: "system", retry: false, infraTask: { operation: "POST /repos/a/b/pulls/7/merge" }, issue: { repo: "a/b", assignee: "boss" } });
+    expect(last.reason).toBe("3 of 3 attempts used, the last ended by an outage: timed out");
   });
 
   it("no route recurses", () => {
