@@ -177,6 +177,7 @@ export const REPORT_TEXT: string[] = [
   "- toolchain_report: the proof that you did the work. Call it once, at the end, with a short account: what you changed (files, branches, pull requests), what you submitted (reviews, comments, merges) and the result (CI state, review state).",
   "- toolchain_output: attach a result that others reuse (a review summary, a fix plan, a log excerpt).",
   "- toolchain_comment: a note on the task (an observation, a hand-off) — it is not a report.",
+  "- You never set the task's status yourself (there is no tool for it): Beaver marks it done when your report is verified.",
   "No report means the task fails and is sent back to you or escalated.",
 ];
 

@@ -49,6 +49,10 @@ describe("task drafts and prompts, scenario by scenario", () => {
         expect(prompt).toContain("## Hard rules (mandatory)");
         for (const [thought] of RED_FLAGS) expect(prompt).toContain(thought);
         expect(prompt).toContain("## How to report");
+        // The report section: the report tool, and no manual status changes.
+        const report = prompt.slice(prompt.indexOf("## How to report"));
+        expect(report).toContain("toolchain_report");
+        expect(report).toContain("never set the task's status yourself");
         expect(toolchainRunContent(d, { kind: "start" })).toContain("Finish with toolchain_report");
       }
     });
