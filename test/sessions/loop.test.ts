@@ -5,6 +5,9 @@ import type { MessageEvent, PersistentEvent } from "../../src/session/events.ts"
 import { isHidden } from "../../src/session/events.ts";
 import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerModel, registerToolset, scriptedWorkspace, text, toolCalls, until } from "./support.ts";
 import { call, json } from "../helpers/api.ts";
+import { z } from "zod";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { defineTool, ok } from "../../src/tools/spec.ts";
 
 const messages = (events: PersistentEvent[]) => events.filter((e): e is MessageEvent => e.type === "message").map((e) => e.message);
 
@@ -122,6 +125,42 @@ describe("agent loop: a turn", () => {
     const events = await doEvents(session.id, ws.id);
     expect(events.find((e) => e.type === "system_prompt_snapshotted")).toMatchObject({ prompt: expect.stringContaining("Time zone: Asia/Tokyo") });
     expect(messages(events).find((m) => m.role === "tool_result")).toMatchObject({ tool_name: "current_time", content: expect.stringContaining("timezone: Asia/Tokyo") });
+  });
+
+  it("streams thinking deltas and a tool's progress updates as transient frames, never stored", async () => {
+    const progress = defineTool({
+      name: "progress_tool",
+      description: "reports progress",
+      input: z.strictObject({}),
+      async execute(_args, ctx) {
+        ctx.emitUpdate({ done: 1, of: 2 });
+        ctx.emitUpdate({ done: 2, of: 2 });
+        return ok("finished");
+      },
+    });
+    const toolset = registerToolset("progress-probe", [progress]);
+    const reasoning: LanguageModelV4StreamPart[] = [
+      { type: "reasoning-start", id: "r" },
+      { type: "reasoning-delta", id: "r", delta: "let me " },
+      { type: "reasoning-delta", id: "r", delta: "think" },
+      { type: "reasoning-end", id: "r" },
+    ];
+    const ws = await scriptedWorkspace(new ScriptedModel([[...reasoning, ...toolCalls({ id: "p1", name: "progress_tool", args: {} })], text("ok")]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    const watching = readSse(await call("GET", `/api/sessions/${session.id}/stream`, { token: ws.read }), (f) => f.type === "runtime_end");
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "go", toolset });
+    const frames = await watching;
+    const start = frames.find((f) => f.type === "message_start") as { event_id: string } | undefined;
+    const thinking = frames.filter((f) => f.type === "thinking_delta");
+    expect(thinking.map((f) => (f as { delta: string }).delta).join("")).toBe("let me think");
+    expect(thinking.every((f) => (f as { event_id: string }).event_id === start!.event_id && f.run_id === run_id)).toBe(true);
+    const toolStart = frames.find((f) => f.type === "tool_execution_start") as { event_id: string } | undefined;
+    const updates = frames.filter((f) => f.type === "tool_execution_update");
+    expect(updates.map((f) => (f as { partial: unknown }).partial)).toEqual([{ done: 1, of: 2 }, { done: 2, of: 2 }]);
+    expect(updates.every((f) => (f as { event_id: string; tool_call_id: string }).event_id === toolStart!.event_id)).toBe(true);
+    const stored = await doEvents(session.id, ws.id);
+    expect(stored.map((e) => e.type)).not.toContain("tool_execution_update");
+    expect(messages(stored).find((m) => m.role === "assistant")).toMatchObject({ reasoning: "let me think" });
   });
 
   it("honours toolset, tool_data, system_prompt_extra and model_override", async () => {
