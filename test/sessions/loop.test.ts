@@ -69,6 +69,30 @@ describe("agent loop: a turn", () => {
     expect(messages(events)[1]).toMatchObject({ role: "assistant", model: expect.stringMatching(/^fallback-/) });
   });
 
+  it("a main model failing mid-stream is withdrawn from live clients before the fallback answers", async () => {
+    const broken: LanguageModelV4StreamPart[] = [
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "half an ans" },
+      { type: "error", error: new Error("connection reset") },
+    ];
+    const ws = await scriptedWorkspace(new ScriptedModel([broken]), { fallback: new ScriptedModel([text("a whole answer")]) });
+    const session = await createSession(env, { workspaceId: ws.id });
+    const watching = readSse(await call("GET", `/api/sessions/${session.id}/stream`, { token: ws.read }), (f) => f.type === "runtime_end");
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "hi" });
+    const frames = await watching;
+    const starts = frames.filter((f) => f.type === "message_start") as unknown as { event_id: string; model: string }[];
+    expect(starts).toHaveLength(2);
+    expect(starts[0]!.model).toMatch(/^main-/);
+    expect(starts[1]!.model).toMatch(/^fallback-/);
+    const cancelled = frames.find((f) => f.type === "message_cancelled");
+    expect(cancelled).toMatchObject({ event_id: starts[0]!.event_id, reason: "error", run_id });
+    expect(frames.indexOf(cancelled!)).toBeLessThan(frames.findIndex((f) => f.type === "message_start" && (f as { event_id: string }).event_id === starts[1]!.event_id));
+    const assistant = messages(await doEvents(session.id, ws.id)).filter((m) => m.role === "assistant");
+    expect(assistant).toEqual([expect.objectContaining({ text: "a whole answer", model: starts[1]!.model })]);
+    const persisted = frames.find((f) => f.persistent && f.type === "message" && f.message.role === "assistant") as { id: string } | undefined;
+    expect(persisted?.id).toBe(starts[1]!.event_id);
+  });
+
   it("provider failure after fallback ends the run with run_failed and a visible assistant error", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel([{ fail: 500 }]), { fallback: new ScriptedModel([{ fail: 503 }]) });
     const { result, events } = await runOnce(ws, "hi");
