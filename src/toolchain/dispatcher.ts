@@ -17,7 +17,7 @@ import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { applyFailure, type ApplyContext } from "./failure-apply.ts";
 import { toolchainHandler } from "./handlers.ts";
 import { awaitRun, isRunOver, sessionIdOf, startAgentRun } from "./agent-run.ts";
-import { loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks } from "./task-store.ts";
+import { addHistory, loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import type { RunKind } from "./prompt-sections.ts";
 
@@ -123,14 +123,22 @@ async function startTask(c: Ctx, pending: ToolchainTask): Promise<boolean> {
 
 /** A working task seen by a later tick: finish it if its run is over; remind or fail it if it is late. */
 async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "reminded" | "waiting"> {
+  let unreadable: string | null = null;
   if (task.runId && task.sessionId) {
-    const result = await awaitRun(c.env, c.workspaceId, task.sessionId, task.runId, 1);
-    if (isRunOver(result)) {
-      await finishTask(c, task, result);
-      return "finished";
+    try {
+      const result = await awaitRun(c.env, c.workspaceId, task.sessionId, task.runId, 1);
+      if (isRunOver(result)) {
+        await finishTask(c, task, result);
+        return "finished";
+      }
+    } catch (err) {
+      // A run whose state cannot be read (its session lost or unreachable) must not keep the task
+      // working forever: the report window still applies, and the history says why.
+      unreadable = err instanceof Error ? err.message : String(err);
     }
   }
   if (task.deadlineAt === null || c.now < task.deadlineAt) return "waiting";
+  if (unreadable) await addHistory(c.env, c.workspaceId, task.id, "run_unreadable", { run_id: task.runId, session_id: task.sessionId, error: unreadable }, c.now);
   const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, task.id));
   if (verdict.passed) {
     const done = await transition(c.env, c.workspaceId, task.id, {
@@ -155,8 +163,15 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
     });
     if (!moved) return "waiting";
     try {
-      const { runId } = await startTaskRun(c, task, agent?.model ?? null, { kind: "reminder" }, `${task.id}:attempt:${task.attempts}:reminder`);
-      await transition(c.env, c.workspaceId, task.id, { from: ["working"], to: "working", set: { run_id: runId }, event: "run_started", detail: { run_id: runId, reminder: true }, now: c.now });
+      const { runId, sessionId } = await startTaskRun(c, task, agent?.model ?? null, { kind: "reminder" }, `${task.id}:attempt:${task.attempts}:reminder`);
+      await transition(c.env, c.workspaceId, task.id, {
+        from: ["working"],
+        to: "working",
+        set: { run_id: runId, session_id: sessionId },
+        event: "run_started",
+        detail: { run_id: runId, session_id: sessionId, reminder: true },
+        now: c.now,
+      });
     } catch (err) {
       await applyFailure(c, task, { kind: "system", reason: `could not start the reminder run: ${err instanceof Error ? err.message : String(err)}` });
     }

@@ -48,7 +48,7 @@ export async function cancelTask(env: Env, workspaceId: string, id: string, by: 
   });
   if (!moved) throw new AppError("conflict", `Task '${id}' is ${task.status}; only pending or working tasks can be cancelled`);
   if (task.status === "working" && task.sessionId) {
-    // Best effort: the task is cancelled either way, and its tools refuse reports from now on.
+    // Best effort: the task is cancelled either way, and its tools refuse to act from now on.
     await cancelRun(env, task.sessionId, workspaceId).catch((err: unknown) => console.warn(`cancel run of task ${id} failed`, err));
   }
   return mustLoad(env, workspaceId, id);

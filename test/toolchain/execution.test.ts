@@ -9,6 +9,7 @@ import { runScheduled } from "../../src/scheduled.ts";
 import { call } from "../helpers/api.ts";
 import { setGiteaFetchForTests } from "../../src/gitea/client.ts";
 import { dispatchWorkspace } from "../../src/toolchain/dispatcher.ts";
+import { transition } from "../../src/toolchain/task-store.ts";
 import { FakeGitea } from "../support/fake-gitea.ts";
 import { swaggerProblems } from "../gitea/swagger.ts";
 import { ScriptedModel, registerModel, text, toolCalls, until } from "../sessions/support.ts";
@@ -331,6 +332,23 @@ describe("no report within the window: one reminder, then a system failure", () 
     d = await getTask(ws.read, task_ids[0]!);
     expect(d.task).toMatchObject({ status: "failed", failure_kind: "system" });
     expect(d.task.last_error).toContain("even after a reminder");
+    expect(fake.issues).toHaveLength(1);
+  });
+
+  it("a run whose state cannot be read is not a task stuck forever: the window still applies", async () => {
+    const ws = await toolchainWorkspace({ timeouts: { run_wait_ms: 1_000, report_window_ms: 1_000 } });
+    await useModel(ws, "jony", new ScriptedModel([{ hang: true }]));
+    const [id] = (await deliverOk(ws.id, "issue_assign", fixture("issue_assign"))).task_ids;
+    await dispatchWorkspace(env, ws.id);
+    // The task points at a run in a session that does not exist (lost, or never created).
+    await transition(env, ws.id, id!, { from: ["working"], to: "working", set: { session_id: "task:lost", run_id: "run_lost" }, event: "test_lost_run" });
+    expect((await dispatchWorkspace(env, ws.id, Date.now() + 5_000)).reminded).toBe(1);
+    // The reminder runs in the task's own session again, and the task points there.
+    expect((await getTask(ws.read, id!)).history.at(-1)).toMatchObject({ event: "run_started", detail: { session_id: `task:${id}`, reminder: true } });
+    await dispatchWorkspace(env, ws.id, Date.now() + 10_000);
+    const d = await getTask(ws.read, id!);
+    expect(d.task).toMatchObject({ status: "failed", failure_kind: "system" });
+    expect(events(d).filter((e) => e === "run_unreadable")).toHaveLength(1);
     expect(fake.issues).toHaveLength(1);
   });
 
