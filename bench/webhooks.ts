@@ -142,17 +142,18 @@ export async function run(): Promise<void> {
 
     // What the task store holds afterwards, per delivery.
     const tasksByDelivery = new Map<string, number>();
-    let before: number | undefined;
+    let cursor = "";
     let total = 0;
     for (;;) {
-      const page = (await (await call("GET", `/api/toolchain/tasks?limit=200${before ? `&before=${before}` : ""}`, token)).json()) as {
+      const page = (await (await call("GET", `/api/toolchain/tasks?limit=200${cursor}`, token)).json()) as {
         tasks: { delivery_id: string | null }[];
         next_before: number | null;
+        next_before_id: string | null;
       };
       for (const t of page.tasks) tasksByDelivery.set(t.delivery_id ?? "", (tasksByDelivery.get(t.delivery_id ?? "") ?? 0) + 1);
       total += page.tasks.length;
-      if (page.next_before === null) break;
-      before = page.next_before;
+      if (page.next_before === null || page.next_before_id === null) break;
+      cursor = `&before=${page.next_before}&before_id=${encodeURIComponent(page.next_before_id)}`;
     }
     const unique = deliveries.filter((d) => !d.redelivery);
     const duplicates = [...tasksByDelivery.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);

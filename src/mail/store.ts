@@ -3,12 +3,13 @@
  * `request` expects a reply (a mail whose `in_reply_to` is the request). Status changes are
  * conditional and recorded in the mail's own history in the same batch.
  */
-import { and, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { mailTaskHistory, mailTasks } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { changeStatus, type StatusChange, type StatusTables } from "../toolchain/status-transition.ts";
+import { afterCursor, type PageCursor } from "../toolchain/page-cursor.ts";
 
 export const PERFORMATIVES = ["inform", "request"] as const;
 export type Performative = (typeof PERFORMATIVES)[number];
@@ -114,7 +115,7 @@ export async function loadMail(env: Env, workspaceId: string, id: string): Promi
 export async function listMail(
   env: Env,
   workspaceId: string,
-  f: { status?: MailStatus; toAgent?: string; fromAgent?: string; performative?: Performative; inReplyTo?: string; before?: number; limit: number },
+  f: PageCursor & { status?: MailStatus; toAgent?: string; fromAgent?: string; performative?: Performative; inReplyTo?: string; limit: number },
 ): Promise<MailTask[]> {
   const where: SQL[] = [eq(mailTasks.workspaceId, workspaceId)];
   if (f.status) where.push(eq(mailTasks.status, f.status));
@@ -122,7 +123,8 @@ export async function listMail(
   if (f.fromAgent) where.push(eq(mailTasks.fromAgent, f.fromAgent));
   if (f.performative) where.push(eq(mailTasks.performative, f.performative));
   if (f.inReplyTo) where.push(eq(mailTasks.inReplyTo, f.inReplyTo));
-  if (f.before !== undefined) where.push(lt(mailTasks.createdAt, f.before));
+  const page = afterCursor(mailTasks.createdAt, mailTasks.id, f);
+  if (page) where.push(page);
   const rows = await makeDb(env.DB).select().from(mailTasks).where(and(...where)).orderBy(desc(mailTasks.createdAt), desc(mailTasks.id)).limit(f.limit).all();
   return rows.map(fromRow);
 }

@@ -2,10 +2,11 @@
  * Webhook deliveries in D1: the dedupe record of each `X-Gitea-Delivery` with its first outcome,
  * listed by `GET /api/toolchain/deliveries`.
  */
-import { and, desc, eq, lt, type SQL } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import type { Env } from "../env.ts";
 import { makeDb, type Db } from "../db/client.ts";
 import { webhookDeliveries } from "../db/schema.ts";
+import { afterCursor, type PageCursor } from "./page-cursor.ts";
 
 export type DeliveryOutcome = "tasks_created" | "ignored" | "rejected";
 
@@ -81,12 +82,13 @@ export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery) {
 export async function listDeliveries(
   env: Env,
   workspaceId: string,
-  f: { outcome?: DeliveryOutcome; eventType?: string; before?: number; limit: number },
+  f: PageCursor & { outcome?: DeliveryOutcome; eventType?: string; limit: number },
 ): Promise<Delivery[]> {
   const where: SQL[] = [eq(webhookDeliveries.workspaceId, workspaceId)];
   if (f.outcome) where.push(eq(webhookDeliveries.outcome, f.outcome));
   if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-  if (f.before !== undefined) where.push(lt(webhookDeliveries.receivedAt, f.before));
+  const page = afterCursor(webhookDeliveries.receivedAt, webhookDeliveries.deliveryId, f);
+  if (page) where.push(page);
   const rows = await makeDb(env.DB)
     .select()
     .from(webhookDeliveries)

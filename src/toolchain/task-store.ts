@@ -2,13 +2,14 @@
  * Storage of toolchain tasks and their comments, outputs and history in D1. Status changes go
  * through `changeStatus` (conditional, recorded in the same batch).
  */
-import { and, desc, eq, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env.ts";
 import { makeDb, type Db } from "../db/client.ts";
 import { toolchainTaskComments, toolchainTaskHistory, toolchainTaskOutputs, toolchainTasks } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import type { TaskDraft } from "./task-drafts.ts";
 import { changeStatus, type StatusChange, type StatusTables } from "./status-transition.ts";
+import { afterCursor, type PageCursor } from "./page-cursor.ts";
 import {
   OPEN_STATUSES,
   taskFromRow,
@@ -90,13 +91,11 @@ export async function loadTask(env: Env, workspaceId: string, id: string): Promi
   return row ? taskFromRow(row) : null;
 }
 
-export interface TaskFilter {
+export interface TaskFilter extends PageCursor {
   status?: TaskStatus;
   agentId?: string;
   actionType?: string;
   repo?: string;
-  /** Only tasks created before this time (pagination cursor). */
-  before?: number;
   limit: number;
 }
 
@@ -106,7 +105,8 @@ export async function listTasks(env: Env, workspaceId: string, f: TaskFilter): P
   if (f.agentId) where.push(eq(toolchainTasks.agentId, f.agentId));
   if (f.actionType) where.push(eq(toolchainTasks.actionType, f.actionType));
   if (f.repo) where.push(eq(toolchainTasks.repo, f.repo));
-  if (f.before !== undefined) where.push(lt(toolchainTasks.createdAt, f.before));
+  const page = afterCursor(toolchainTasks.createdAt, toolchainTasks.id, f);
+  if (page) where.push(page);
   const rows = await makeDb(env.DB)
     .select()
     .from(toolchainTasks)

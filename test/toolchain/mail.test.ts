@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json } from "../helpers/api.ts";
 import { dispatchMail } from "../../src/mail/dispatcher.ts";
+import { sendMail } from "../../src/mail/store.ts";
 import { ScriptedModel, registerModel, text, toolCalls } from "../sessions/support.ts";
 import { listTasks, toolchainWorkspace } from "./setup.ts";
 
@@ -44,6 +45,22 @@ describe("/api/mail", () => {
     expect((await call("POST", `/api/mail/${sent.mail.id}/reply`, { token: other.member, body: { body: "hi" } })).status).toBe(404);
     // Mail never shows up as toolchain work.
     expect(await listTasks(ws.read)).toEqual([]);
+  });
+
+  it("pages through mail sent in the same millisecond without losing any", async () => {
+    const ws = await toolchainWorkspace();
+    const now = Date.now();
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) sent.push((await sendMail(env, ws.id, { fromAgent: "boss", toAgent: "jony", performative: "inform", subject: `FYI ${i}`, body: "x" }, now)).id);
+    const seen: string[] = [];
+    let cursor = "";
+    for (let guard = 0; guard < 10; guard++) {
+      const page = await json<{ mail: Mail[]; next_before: number | null; next_before_id: string | null }>(await call("GET", `/api/mail?limit=2${cursor}`, { token: ws.read }));
+      seen.push(...page.mail.map((m) => m.id));
+      if (page.next_before === null) break;
+      cursor = `&before=${page.next_before}&before_id=${page.next_before_id}`;
+    }
+    expect(seen.sort()).toEqual(sent.sort());
   });
 
   it("a reply through the API answers the request, and cancel stops open mail", async () => {

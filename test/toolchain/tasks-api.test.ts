@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
 import { call, json } from "../helpers/api.ts";
+import { hmacSha256Hex } from "../../src/lib/hash.ts";
+import { intakeWebhook } from "../../src/toolchain/intake.ts";
 import { fixture } from "./fixtures.ts";
-import { deliverOk, getTask, listTasks, toolchainWorkspace } from "./setup.ts";
+import { deliverOk, getTask, listTasks, toolchainWorkspace, WEBHOOK_SECRET } from "./setup.ts";
 
 type Err = { error: { code: string; message: string; details?: { path: string; message: string }[] } };
 
@@ -27,6 +30,33 @@ describe("/api/toolchain/tasks", () => {
     expect(page.next_before).not.toBeNull();
     expect((await call("GET", "/api/toolchain/tasks?status=nope", { token: ws.read })).status).toBe(400);
     expect((await call("GET", "/api/toolchain/tasks?limit=0", { token: ws.read })).status).toBe(400);
+  });
+
+  it("pages through tasks and deliveries created in the same millisecond without losing any", async () => {
+    const ws = await toolchainWorkspace();
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const payload = JSON.parse(fixture("issue_assign")) as { issue: Record<string, unknown> };
+      payload.issue = { ...payload.issue, number: 100 + i };
+      const body = new TextEncoder().encode(JSON.stringify(payload));
+      const headers = new Headers({ "X-Gitea-Event-Type": "issue_assign", "X-Gitea-Delivery": `same-ms-${i}`, "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, body) });
+      const answer = await intakeWebhook(env, { workspaceId: ws.id, headers, body }, now);
+      ids.push(...(answer.body as { task_ids: string[] }).task_ids);
+    }
+    const pages = async (path: string, key: "tasks" | "deliveries", id: (row: Record<string, unknown>) => string) => {
+      const seen: string[] = [];
+      let cursor = "";
+      for (let guard = 0; guard < 10; guard++) {
+        const page = await json<Record<string, unknown>>(await call("GET", `${path}?limit=2${cursor}`, { token: ws.read }));
+        seen.push(...(page[key] as Record<string, unknown>[]).map(id));
+        if (page.next_before === null) break;
+        cursor = `&before=${page.next_before as number}&before_id=${encodeURIComponent(page.next_before_id as string)}`;
+      }
+      return seen;
+    };
+    expect((await pages("/api/toolchain/tasks", "tasks", (t) => t.id as string)).sort()).toEqual([...ids].sort());
+    expect((await pages("/api/toolchain/deliveries", "deliveries", (d) => d.delivery_id as string)).sort()).toEqual(["same-ms-0", "same-ms-1", "same-ms-2", "same-ms-3", "same-ms-4"]);
   });
 
   it("adds comments (types validated in code) and outputs, shown with the task", async () => {

@@ -49,10 +49,12 @@ const list = createRoute({
       from_agent: z.string().max(64).optional(),
       performative: z.enum(PERFORMATIVES).optional(),
       before: z.coerce.number().int().positive().optional(),
+      /** With `before`: the id of the last mail of the previous page (mail of the same millisecond is not skipped). */
+      before_id: z.string().min(1).max(200).optional(),
       limit: z.coerce.number().int().min(1).max(200).default(50),
     }),
   },
-  responses: { 200: jsonResponse(z.object({ mail: z.array(MailDoc), next_before: z.number().nullable() }), "Mail"), ...errorResponses() },
+  responses: { 200: jsonResponse(z.object({ mail: z.array(MailDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }), "Mail"), ...errorResponses() },
 });
 
 const get = createRoute({
@@ -104,8 +106,9 @@ export const mailRoutes = newRouter()
   })
   .openapi(list, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listMail(c.env, c.get("principal").workspaceId, { status: q.status, toAgent: q.to_agent, fromAgent: q.from_agent, performative: q.performative, before: q.before, limit: q.limit });
-    return c.json({ mail: rows.map(mailView), next_before: rows.length === q.limit ? rows[rows.length - 1]!.createdAt : null }, 200);
+    const rows = await listMail(c.env, c.get("principal").workspaceId, { status: q.status, toAgent: q.to_agent, fromAgent: q.from_agent, performative: q.performative, before: q.before, beforeId: q.before_id, limit: q.limit });
+    const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
+    return c.json({ mail: rows.map(mailView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const ws = c.get("principal").workspaceId;

@@ -15,6 +15,8 @@ import { dispatchWorkspace } from "../../toolchain/dispatcher.ts";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 const Before = z.coerce.number().int().positive().optional();
+/** With `before`: the id of the last row of the previous page (rows of the same millisecond are not skipped). */
+const BeforeId = z.string().min(1).max(200).optional();
 
 const DeliveryDoc = z.record(z.string(), z.unknown()).openapi("ToolchainDelivery");
 const TaskDoc = z.record(z.string(), z.unknown()).openapi("ToolchainTask", { description: "A toolchain task (snake_case fields, must_haves JSON)" });
@@ -33,10 +35,11 @@ const deliveries = createRoute({
       outcome: z.enum(["tasks_created", "ignored", "rejected"]).optional(),
       event_type: z.string().max(64).optional(),
       before: Before,
+      before_id: BeforeId,
       limit: Limit,
     }),
   },
-  responses: { 200: jsonResponse(z.object({ deliveries: z.array(DeliveryDoc), next_before: z.number().nullable() }), "Deliveries"), ...errorResponses() },
+  responses: { 200: jsonResponse(z.object({ deliveries: z.array(DeliveryDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }), "Deliveries"), ...errorResponses() },
 });
 
 const list = createRoute({
@@ -52,10 +55,11 @@ const list = createRoute({
       action_type: z.string().max(64).optional(),
       repo: z.string().max(200).optional(),
       before: Before,
+      before_id: BeforeId,
       limit: Limit,
     }),
   },
-  responses: { 200: jsonResponse(z.object({ tasks: z.array(TaskDoc), next_before: z.number().nullable() }), "Tasks"), ...errorResponses() },
+  responses: { 200: jsonResponse(z.object({ tasks: z.array(TaskDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }), "Tasks"), ...errorResponses() },
 });
 
 const get = createRoute({
@@ -132,13 +136,15 @@ async function taskOr404(c: { env: Parameters<typeof loadTask>[0] }, workspaceId
 export const toolchainRoutes = newRouter()
   .openapi(deliveries, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listDeliveries(c.env, c.get("principal").workspaceId, { outcome: q.outcome, eventType: q.event_type, before: q.before, limit: q.limit });
-    return c.json({ deliveries: rows.map(deliveryView), next_before: rows.length === q.limit ? rows[rows.length - 1]!.receivedAt : null }, 200);
+    const rows = await listDeliveries(c.env, c.get("principal").workspaceId, { outcome: q.outcome, eventType: q.event_type, before: q.before, beforeId: q.before_id, limit: q.limit });
+    const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
+    return c.json({ deliveries: rows.map(deliveryView), next_before: last?.receivedAt ?? null, next_before_id: last?.deliveryId ?? null }, 200);
   })
   .openapi(list, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listTasks(c.env, c.get("principal").workspaceId, { status: q.status, agentId: q.agent_id, actionType: q.action_type, repo: q.repo, before: q.before, limit: q.limit });
-    return c.json({ tasks: rows.map(taskView), next_before: rows.length === q.limit ? rows[rows.length - 1]!.createdAt : null }, 200);
+    const rows = await listTasks(c.env, c.get("principal").workspaceId, { status: q.status, agentId: q.agent_id, actionType: q.action_type, repo: q.repo, before: q.before, beforeId: q.before_id, limit: q.limit });
+    const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
+    return c.json({ tasks: rows.map(taskView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const task = await taskOr404(c, c.get("principal").workspaceId, c.req.valid("param").id);
