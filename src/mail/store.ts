@@ -129,8 +129,8 @@ export async function listMail(
   return rows.map(fromRow);
 }
 
-export async function mailHistory(env: Env, mailId: string) {
-  const rows = await makeDb(env.DB).select().from(mailTaskHistory).where(eq(mailTaskHistory.mailId, mailId)).orderBy(mailTaskHistory.at, sql`rowid`).all();
+export async function mailHistory(env: Env, workspaceId: string, mailId: string) {
+  const rows = await makeDb(env.DB).select().from(mailTaskHistory).where(and(eq(mailTaskHistory.workspaceId, workspaceId), eq(mailTaskHistory.mailId, mailId))).orderBy(mailTaskHistory.at, sql`rowid`).all();
   return rows.map((r) => ({ id: r.id, event: r.event, from_status: r.fromStatus, to_status: r.toStatus, detail: JSON.parse(r.detail) as unknown, at: r.at }));
 }
 

@@ -31,14 +31,14 @@ interface Ctx extends ApplyContext {
   agents: Agent[];
 }
 
-async function evidenceOf(env: Env, taskId: string) {
-  const [comments, outputs] = await Promise.all([loadComments(env, taskId), loadOutputs(env, taskId)]);
+async function evidenceOf(env: Env, workspaceId: string, taskId: string) {
+  const [comments, outputs] = await Promise.all([loadComments(env, workspaceId, taskId), loadOutputs(env, workspaceId, taskId)]);
   return { comments, outputs: outputs.length };
 }
 
 /** Gitea calls of this run that failed for infrastructure reasons (recorded by the Gitea tools). */
-async function giteaOutages(env: Env, taskId: string, runId: string) {
-  const history = await loadHistory(env, taskId);
+async function giteaOutages(env: Env, workspaceId: string, taskId: string, runId: string) {
+  const history = await loadHistory(env, workspaceId, taskId);
   return history.filter((h) => h.event === "gitea_unreachable" && h.detail.run_id === runId);
 }
 
@@ -48,7 +48,7 @@ async function finishTask(c: Ctx, task: ToolchainTask, result: RunResult): Promi
     const reason = `the run ${result.status === "cancelled" ? "was cancelled" : "crashed"}: ${result.error?.message ?? result.finish_reason}`;
     return applyFailure(c, task, { kind: "system", reason });
   }
-  const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, task.id));
+  const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, c.workspaceId, task.id));
   if (verdict.passed) {
     return transition(c.env, c.workspaceId, task.id, {
       from: ["working"],
@@ -59,7 +59,7 @@ async function finishTask(c: Ctx, task: ToolchainTask, result: RunResult): Promi
       now: c.now,
     });
   }
-  const outages = await giteaOutages(c.env, task.id, result.run_id);
+  const outages = await giteaOutages(c.env, c.workspaceId, task.id, result.run_id);
   if (outages.length) {
     const last = outages[outages.length - 1]!;
     return applyFailure(c, task, { kind: "infrastructure", reason: String(last.detail.error ?? "Gitea unreachable"), operation: String(last.detail.operation ?? "Gitea call") });
@@ -139,7 +139,7 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
   }
   if (task.deadlineAt === null || c.now < task.deadlineAt) return "waiting";
   if (unreadable) await addHistory(c.env, c.workspaceId, task.id, "run_unreadable", { run_id: task.runId, session_id: task.sessionId, error: unreadable }, c.now);
-  const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, task.id));
+  const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, c.workspaceId, task.id));
   if (verdict.passed) {
     const done = await transition(c.env, c.workspaceId, task.id, {
       from: ["working"],

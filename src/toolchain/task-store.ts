@@ -138,31 +138,31 @@ export async function openTaskByDedupeKey(env: Env, workspaceId: string, key: st
   return row ? taskFromRow(row) : null;
 }
 
-export async function loadComments(env: Env, taskId: string): Promise<TaskComment[]> {
+export async function loadComments(env: Env, workspaceId: string, taskId: string): Promise<TaskComment[]> {
   const rows = await makeDb(env.DB)
     .select()
     .from(toolchainTaskComments)
-    .where(eq(toolchainTaskComments.taskId, taskId))
+    .where(and(eq(toolchainTaskComments.workspaceId, workspaceId), eq(toolchainTaskComments.taskId, taskId)))
     .orderBy(toolchainTaskComments.createdAt, sql`rowid`)
     .all();
   return rows.map((r) => ({ id: r.id, author: r.author, commentType: r.commentType, body: r.body, createdAt: r.createdAt }));
 }
 
-export async function loadOutputs(env: Env, taskId: string): Promise<TaskOutput[]> {
+export async function loadOutputs(env: Env, workspaceId: string, taskId: string): Promise<TaskOutput[]> {
   const rows = await makeDb(env.DB)
     .select()
     .from(toolchainTaskOutputs)
-    .where(eq(toolchainTaskOutputs.taskId, taskId))
+    .where(and(eq(toolchainTaskOutputs.workspaceId, workspaceId), eq(toolchainTaskOutputs.taskId, taskId)))
     .orderBy(toolchainTaskOutputs.createdAt, sql`rowid`)
     .all();
   return rows.map((r) => ({ id: r.id, type: r.type, content: r.content, createdAt: r.createdAt }));
 }
 
-export async function loadHistory(env: Env, taskId: string): Promise<TaskHistoryEntry[]> {
+export async function loadHistory(env: Env, workspaceId: string, taskId: string): Promise<TaskHistoryEntry[]> {
   const rows = await makeDb(env.DB)
     .select()
     .from(toolchainTaskHistory)
-    .where(eq(toolchainTaskHistory.taskId, taskId))
+    .where(and(eq(toolchainTaskHistory.workspaceId, workspaceId), eq(toolchainTaskHistory.taskId, taskId)))
     // rowid: insertion order, for entries written within the same millisecond.
     .orderBy(toolchainTaskHistory.at, sql`rowid`)
     .all();

@@ -113,7 +113,7 @@ export const mailRoutes = newRouter()
   .openapi(get, async (c) => {
     const ws = c.get("principal").workspaceId;
     const mail = await mailOr404(c.env, ws, c.req.valid("param").id);
-    const [replies, history] = await Promise.all([listMail(c.env, ws, { inReplyTo: mail.id, limit: 200 }), mailHistory(c.env, mail.id)]);
+    const [replies, history] = await Promise.all([listMail(c.env, ws, { inReplyTo: mail.id, limit: 200 }), mailHistory(c.env, ws, mail.id)]);
     return c.json({ mail: mailView(mail), replies: replies.map(mailView), history: history as Record<string, unknown>[] }, 200);
   })
   .openapi(reply, async (c) => {

@@ -147,8 +147,9 @@ export const toolchainRoutes = newRouter()
     return c.json({ tasks: rows.map(taskView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
-    const task = await taskOr404(c, c.get("principal").workspaceId, c.req.valid("param").id);
-    const [comments, outputs, history] = await Promise.all([loadComments(c.env, task.id), loadOutputs(c.env, task.id), loadHistory(c.env, task.id)]);
+    const ws = c.get("principal").workspaceId;
+    const task = await taskOr404(c, ws, c.req.valid("param").id);
+    const [comments, outputs, history] = await Promise.all([loadComments(c.env, ws, task.id), loadOutputs(c.env, ws, task.id), loadHistory(c.env, ws, task.id)]);
     return c.json({ task: taskView(task), comments: comments.map(commentView), outputs: outputs.map(outputView), history: history.map(historyView) }, 200);
   })
   .openapi(comment, async (c) => {
