@@ -13,7 +13,7 @@ import { decideFailure, type FailureCause } from "./failure-routing.ts";
 import { giteaFor } from "./gitea-access.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
 import { supervisorOf } from "./routing.ts";
-import { addHistory, insertOpenTask, transition } from "./task-store.ts";
+import { addComment, addHistory, insertOpenTask, transition } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
 
 export interface ApplyContext {
@@ -26,19 +26,23 @@ export interface ApplyContext {
 
 async function raiseInfra(c: ApplyContext, task: ToolchainTask, operation: string, error: string): Promise<void> {
   const failure = { operation, error, originTaskId: task.id, originTitle: task.title };
-  let route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, failure, c.now);
+  let route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, failure);
   // Another failure opened the infrastructure task a moment ago (the open-task index refused ours):
   // route again, which adds to that one.
-  for (let refused = 0; route.draft && !(await insertOpenTask(c.env, c.workspaceId, route.draft, c.now)); refused++) {
+  for (let refused = 0; route.kind === "new" && !(await insertOpenTask(c.env, c.workspaceId, route.draft, c.now)); refused++) {
     if (refused === 2) throw new Error(`the infrastructure task for ${operation} was refused three times`);
-    route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, failure, c.now);
+    route = await routeInfraFailure(c.env, c.workspaceId, c.config, c.agents, failure);
   }
-  if (route.draft) {
-    await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.draft.id, operation }, c.now);
-  } else if (route.existingTaskId) {
-    await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.existingTaskId, operation, added_to_open_task: true }, c.now);
-  } else {
-    await addHistory(c.env, c.workspaceId, task.id, "route_skipped", { route: "infrastructure", reason: route.notRouted }, c.now);
+  switch (route.kind) {
+    case "new":
+      await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.draft.id, operation }, c.now);
+      break;
+    case "add":
+      await addComment(c.env, c.workspaceId, route.taskId, route.observation, c.now);
+      await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.taskId, operation, added_to_open_task: true }, c.now);
+      break;
+    case "none":
+      await addHistory(c.env, c.workspaceId, task.id, "route_skipped", { route: "infrastructure", reason: route.reason }, c.now);
   }
 }
 

@@ -8,7 +8,7 @@ import type { Agent } from "./agents.ts";
 import type { ToolchainConfig } from "./config.ts";
 import { infraAgentOf } from "./routing.ts";
 import { draftInfraTask, type TaskDraft } from "./task-drafts.ts";
-import { addComment, newTaskId, openTaskByDedupeKey } from "./task-store.ts";
+import { newTaskId, openTaskByDedupeKey } from "./task-store.ts";
 import { SYSTEM_AUTHOR } from "./verification.ts";
 
 export interface InfraFailure {
@@ -18,20 +18,23 @@ export interface InfraFailure {
   originTitle: string;
 }
 
-export type InfraRoute = { draft: TaskDraft; existingTaskId: null; notRouted: null } | { draft: null; existingTaskId: string | null; notRouted: string | null };
+export type InfraRoute =
+  /** No infrastructure task is open: create this one. */
+  | { kind: "new"; draft: TaskDraft }
+  /** One is open: add this observation to it (the caller writes it, with whatever else it writes). */
+  | { kind: "add"; taskId: string; observation: { author: string; commentType: "observation"; body: string } }
+  | { kind: "none"; reason: string };
 
 const INFRA_KEY = "infrastructure_failure:gitea";
 
-/** Either a new task to insert, or the id of the open one the failure was added to, or why neither. */
-export async function routeInfraFailure(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], f: InfraFailure, now = Date.now()): Promise<InfraRoute> {
+/** Where an outage goes. Reads only: the caller writes the new task or the observation. */
+export async function routeInfraFailure(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], f: InfraFailure): Promise<InfraRoute> {
   const open = await openTaskByDedupeKey(env, workspaceId, INFRA_KEY);
   if (open) {
     const body = `Gitea still unreachable: ${f.operation}: ${f.error}${f.originTaskId ? ` (task ${f.originTaskId})` : ""}`;
-    await addComment(env, workspaceId, open.id, { author: SYSTEM_AUTHOR, commentType: "observation", body }, now);
-    return { draft: null, existingTaskId: open.id, notRouted: null };
+    return { kind: "add", taskId: open.id, observation: { author: SYSTEM_AUTHOR, commentType: "observation", body } };
   }
   const agent = infraAgentOf(agents, config.routing);
-  if (!agent) return { draft: null, existingTaskId: null, notRouted: "no enabled infra agent" };
-  const draft = draftInfraTask(newTaskId(), agent, { giteaUrl: config.gitea_base_url ?? "(not configured)", ...f });
-  return { draft, existingTaskId: null, notRouted: null };
+  if (!agent) return { kind: "none", reason: "no enabled infra agent" };
+  return { kind: "new", draft: draftInfraTask(newTaskId(), agent, { giteaUrl: config.gitea_base_url ?? "(not configured)", ...f }) };
 }

@@ -18,7 +18,7 @@ import type { Agent } from "./agents.ts";
 import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts } from "./scenarios.ts";
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
-import { newTaskId, openDedupeKeys, taskInsertQueries } from "./task-store.ts";
+import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
 import { deliveryInsertQuery, deliveryView, findDelivery, type Delivery } from "./delivery-store.ts";
 import { pullUpsertQueries } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
@@ -51,12 +51,15 @@ interface Routed {
   drafts: TaskDraft[];
   ignored: string[];
   pulls: PullFacts[];
+  /** Outages added to the open infrastructure task, written with the delivery. */
+  observations: { taskId: string; comment: NewComment }[];
 }
 
-async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], c: Classified, deliveryId: string, now: number): Promise<Routed> {
+async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], c: Classified, deliveryId: string): Promise<Routed> {
   const drafts: TaskDraft[] = [];
   const ignored: string[] = c.ignored ? [c.ignored] : [];
   const pulls = [...c.pulls];
+  const observations: Routed["observations"] = [];
   const taken = new Set<string>();
   for (let s of c.scenarios) {
     if (s.kind === "ci_failure" || s.kind === "deploy_failure") {
@@ -69,9 +72,10 @@ async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, 
           error: r.outage.message,
           originTaskId: null,
           originTitle: `delivery ${deliveryId} (${s.kind} on ${s.repo}@${s.sha.slice(0, 12)})`,
-        }, now);
-        if (infra.draft) drafts.push(infra.draft);
-        if (infra.notRouted) ignored.push(`infrastructure_failure: ${infra.notRouted}`);
+        });
+        if (infra.kind === "new") drafts.push(infra.draft);
+        if (infra.kind === "add") observations.push({ taskId: infra.taskId, comment: infra.observation });
+        if (infra.kind === "none") ignored.push(`infrastructure_failure: ${infra.reason}`);
         ignored.push(`${s.kind}: Gitea unreachable while looking up the pull request of ${s.sha.slice(0, 12)}`);
         continue;
       }
@@ -88,7 +92,7 @@ async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, 
       drafts.push(draftTask(newTaskId(), s, agent));
     }
   }
-  return { drafts, ignored, pulls };
+  return { drafts, ignored, pulls, observations };
 }
 
 /** Drafts whose work is already an open task are dropped, each with its reason. */
@@ -126,7 +130,11 @@ async function persist(env: Env, workspaceId: string, base: Delivery, routed: Ro
   // Each refusal by the dedupe index drops at least one draft, so this ends.
   for (;;) {
     const d = deliveryOf(base, r);
-    const queries: BatchItem<"sqlite">[] = [...taskInsertQueries(db, workspaceId, r.drafts, d.deliveryId, now), ...pullUpsertQueries(db, workspaceId, r.pulls, now)];
+    const queries: BatchItem<"sqlite">[] = [
+      ...taskInsertQueries(db, workspaceId, r.drafts, d.deliveryId, now),
+      ...pullUpsertQueries(db, workspaceId, r.pulls, now),
+      ...r.observations.map((o) => commentInsertQuery(db, workspaceId, o.taskId, o.comment, now)),
+    ];
     try {
       await db.batch([deliveryInsertQuery(db, workspaceId, d), ...queries]);
       return answerFor(d, false, dispatchOnIntake);
@@ -175,7 +183,7 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
     bodySha256: await sha256Hex(req.body),
     receivedAt: now,
   };
-  const nothing: Routed = { drafts: [], ignored: [], pulls: [] };
+  const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };
   const reject = (reason: string) => persist(env, req.workspaceId, { ...base, outcome: "rejected", statusCode: 400 }, { ...nothing, ignored: [reason] }, now);
 
   if (!EVENT_TYPE.test(eventType)) return reject("X-Gitea-Event-Type header missing or malformed");
@@ -194,7 +202,7 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
     throw err;
   }
   const agents = await listAgents(env, req.workspaceId);
-  const routed = await routeAll(env, req.workspaceId, toolchain, agents, classified, deliveryId, now);
+  const routed = await routeAll(env, req.workspaceId, toolchain, agents, classified, deliveryId);
   const described: Delivery = { ...base, action: classified.action, repo: classified.repo || null };
   return persist(env, req.workspaceId, described, routed, now, toolchain.concurrency.dispatch_on_intake);
 }

@@ -176,16 +176,20 @@ export async function loadHistory(env: Env, workspaceId: string, taskId: string)
   }));
 }
 
-export async function addComment(
-  env: Env,
-  workspaceId: string,
-  taskId: string,
-  c: { author: string; commentType: string; body: string },
-  now = Date.now(),
-): Promise<TaskComment> {
-  const row = { id: newId("tcc"), taskId, workspaceId, author: c.author, commentType: c.commentType, body: c.body, createdAt: now };
-  await makeDb(env.DB).insert(toolchainTaskComments).values(row).run();
-  return { id: row.id, author: row.author, commentType: row.commentType, body: row.body, createdAt: now };
+export interface NewComment {
+  author: string;
+  commentType: string;
+  body: string;
+}
+
+/** The insert statement for a comment (to run inside a batch). */
+export function commentInsertQuery(db: Db, workspaceId: string, taskId: string, c: NewComment, now: number) {
+  return db.insert(toolchainTaskComments).values({ id: newId("tcc"), taskId, workspaceId, author: c.author, commentType: c.commentType, body: c.body, createdAt: now });
+}
+
+export async function addComment(env: Env, workspaceId: string, taskId: string, c: NewComment, now = Date.now()): Promise<TaskComment> {
+  const [row] = await commentInsertQuery(makeDb(env.DB), workspaceId, taskId, c, now).returning();
+  return { id: row!.id, author: row!.author, commentType: row!.commentType, body: row!.body, createdAt: now };
 }
 
 export async function addOutput(env: Env, workspaceId: string, taskId: string, o: { type: string; content: string }, now = Date.now()): Promise<TaskOutput> {

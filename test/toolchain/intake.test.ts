@@ -309,6 +309,11 @@ describe("webhook intake: CI failures find their pull request", () => {
     expect(Object.keys(infra.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
     expect(infra.must_haves).toMatchObject({ event_type: "infrastructure_failure", action_type: "infrastructure_failure", from: "system", source: "system", context: { gitea_url: GITEA_URL } });
     expect(infra.must_haves.steps.at(-1)).toContain(`toolchain_report for task ${infra.id}`);
+    // A second outage while that task is open is written to it, with the delivery, as an observation.
+    const again = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(again).toMatchObject({ outcome: "ignored", task_ids: [] });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect((await getTask(ws.read, infra.id)).comments).toMatchObject([{ author: "system", comment_type: "observation", body: expect.stringContaining("Gitea still unreachable: GET /repos/a_nice_user/hello_world_ci/commits/") }]);
     // Without an infra agent the delivery says so instead of dropping the outage silently.
     const bare = await toolchainWorkspace();
     await call("PATCH", "/api/agents/ops", { token: bare.admin, body: { enabled: false } });
