@@ -8,11 +8,18 @@
  */
 import type { ModelMessage, ToolModelMessage } from "ai";
 import type { AssistantMessage, Message, ToolResultMessage } from "../session/events.ts";
+import { wrapSystemReminder } from "../session/system-reminder.ts";
 
 type ToolResultPart = ToolModelMessage["content"][number] & { type: "tool-result" };
 
 /** Content of the synthetic result given to a call that never got one. */
 export const MISSING_RESULT_TEXT = "Error (interrupted): this tool call has no recorded result; it was interrupted before it finished.";
+
+/**
+ * Opens a conversation whose window (`max_context_messages`) begins mid-turn: several providers
+ * reject a conversation that does not start with a user message.
+ */
+export const EARLIER_OMITTED_TEXT = wrapSystemReminder("Earlier messages of this session are not included here.");
 
 /**
  * The conversation the model receives: user messages as their text, assistant messages as their text
@@ -48,6 +55,7 @@ export function conversationForModel(messages: readonly Message[]): Message[] {
     }
   }
   closeToolTurn();
+  if (out.length > 0 && out[0]!.role !== "user") out.unshift({ role: "user", content: EARLIER_OMITTED_TEXT });
   return out;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { modelMessageSchema } from "ai";
-import { MISSING_RESULT_TEXT, toModelMessages } from "../../src/agent/model-messages.ts";
+import { EARLIER_OMITTED_TEXT, MISSING_RESULT_TEXT, toModelMessages } from "../../src/agent/model-messages.ts";
 import type { Message } from "../../src/session/events.ts";
 
 describe("toModelMessages", () => {
@@ -64,9 +64,12 @@ describe("toModelMessages", () => {
   });
 
   it("closes a trailing tool turn whose results are missing", () => {
-    const out = toModelMessages([{ role: "assistant", text: "", tool_calls: [{ id: "c9", name: "echo", args: {} }] }]);
-    expect(out).toHaveLength(2);
-    expect(out[1]).toMatchObject({ role: "tool", content: [{ toolCallId: "c9", output: { type: "error-text" } }] });
+    const out = toModelMessages([
+      { role: "user", content: "go" },
+      { role: "assistant", text: "", tool_calls: [{ id: "c9", name: "echo", args: {} }] },
+    ]);
+    expect(out).toHaveLength(3);
+    expect(out[2]).toMatchObject({ role: "tool", content: [{ toolCallId: "c9", output: { type: "error-text" } }] });
   });
 
   it("drops results whose call is not in the context and assistant messages with nothing in them", () => {
@@ -85,6 +88,17 @@ describe("toModelMessages", () => {
       { role: "tool_result", tool_call_id: "c1", tool_name: "echo", content: "first", is_error: false },
       { role: "tool_result", tool_call_id: "c1", tool_name: "echo", content: "second", is_error: false },
     ]);
-    expect(out[1]).toEqual({ role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "echo", output: { type: "text", value: "first" } }] });
+    expect(out[2]).toEqual({ role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "echo", output: { type: "text", value: "first" } }] });
+  });
+
+  it("opens a window that starts mid-turn with a user message saying earlier messages are left out", () => {
+    const out = toModelMessages([
+      { role: "assistant", text: "", tool_calls: [{ id: "c1", name: "echo", args: {} }] },
+      { role: "tool_result", tool_call_id: "c1", tool_name: "echo", content: "ok", is_error: false },
+      { role: "assistant", text: "done", tool_calls: [] },
+    ]);
+    expect(out[0]).toEqual({ role: "user", content: EARLIER_OMITTED_TEXT });
+    expect(out.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(toModelMessages([{ role: "user", content: "hi" }])).toEqual([{ role: "user", content: "hi" }]);
   });
 });
