@@ -15,11 +15,12 @@ export interface Env {
   AI?: Ai;
   BEAVER_ADMIN_TOKEN?: string;
   BEAVER_SECRETS_KEY?: string;
-  BEAVER_ENV?: string;
 }
 
 export interface AppVariables {
   principal: Principal;
+  /** Set by the JSON body parser when a JSON body did not parse (see http/json-body.ts). */
+  malformedJson?: boolean;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -7,6 +7,7 @@ import type { AppEnv } from "../env.ts";
 import { AppError, errorBody, errorResponse } from "./errors.ts";
 import { authenticate } from "./auth.ts";
 import { bodyLimits } from "./body-limit.ts";
+import { parseJsonBodies } from "./json-body.ts";
 import { pingRoutes, VERSION } from "./routes/ping.ts";
 import { workspaceRoutes } from "./routes/workspaces.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
@@ -38,6 +39,7 @@ export function createApp() {
     if (isPublicApiPath(c.req.path)) return next();
     return authenticate(c, next);
   });
+  app.use("/api/*", parseJsonBodies);
 
   app.route("/api/ping", pingRoutes);
   app.route("/api/workspaces", workspaceRoutes);

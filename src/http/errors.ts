@@ -6,6 +6,7 @@
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import type { ZodError } from "zod";
+import { hadMalformedJson } from "./json-body.ts";
 
 export type ErrorCode =
   | "bad_request"
@@ -121,17 +122,17 @@ export function errorResponse(err: unknown, c: Context): Response {
   }
   if (err instanceof HTTPException) {
     const status = err.status;
-    const code = codeForHttpStatus(status, err.message);
+    const code = status === 400 && hadMalformedJson(c) ? "malformed_json" : codeForHttpStatus(status);
     return c.json(errorBody(code, err.message || "Request rejected"), status);
   }
   console.error("unhandled error", err instanceof Error ? `${err.stack}\ncause: ${String((err as { cause?: unknown }).cause)}` : String(err));
   return c.json(errorBody("internal", "Internal error"), 500);
 }
 
-function codeForHttpStatus(status: number, message: string): ErrorCode {
+function codeForHttpStatus(status: number): ErrorCode {
   switch (status) {
     case 400:
-      return /json/i.test(message) ? "malformed_json" : "bad_request";
+      return "bad_request";
     case 401:
       return "unauthorized";
     case 403:
