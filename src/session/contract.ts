@@ -21,6 +21,8 @@ export interface SubmitRunInput {
   model_override?: ModelEntry;
   /** Extra system prompt section for this run (toolchain task instructions). */
   system_prompt_extra?: string;
+  /** Overrides `runtime.max_tool_iterations` for this run: a toolchain task needs more steps than a chat turn. */
+  max_tool_iterations?: number;
 }
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";

@@ -133,10 +133,12 @@ export class RunExecutor {
         this.run.state.finish_reason = progress.assistant.finish_reason ?? "stop";
         return this.#end(new RunEnd("completed"));
       }
-      if (this.run.state.tool_iterations >= config.runtime.max_tool_iterations) {
+      const limit = this.run.input.max_tool_iterations ?? config.runtime.max_tool_iterations;
+      if (this.run.state.tool_iterations >= limit) {
+        const source = this.run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations";
         throw new RunEnd("failed", {
           code: "max_tool_iterations",
-          message: `The run stopped after ${config.runtime.max_tool_iterations} tool iterations (runtime.max_tool_iterations) without a final answer`,
+          message: `The run stopped after ${limit} tool iterations (${source}) without a final answer`,
         });
       }
       await this.#modelStep(config, models, registry);

@@ -68,6 +68,8 @@ export const ToolchainConfigSchema = z.strictObject({
   timeouts: TimeoutsSchema.default(() => TimeoutsSchema.parse({})),
   retry: RetrySchema.default(() => RetrySchema.parse({})),
   concurrency: ConcurrencySchema.default(() => ConcurrencySchema.parse({})),
+  /** Tool iterations one task run may take (a chat turn's limit, runtime.max_tool_iterations, is far lower). */
+  max_tool_iterations: z.number().int().min(1).max(200).default(40),
 });
 export type ToolchainConfig = z.infer<typeof ToolchainConfigSchema>;
 

@@ -80,6 +80,7 @@ function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run
     toolData: { task_id: task.id, agent_id: task.agentId },
     model,
     idempotencyKey,
+    maxToolIterations: c.config.max_tool_iterations,
   });
 }
 

@@ -171,8 +171,9 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
   });
 
   it("an agent using every Gitea tool, and a CI failure resolved through Gitea: each request is a documented Gitea API call", async () => {
-    // Thirteen tool calls in one run: more than the default runtime.max_tool_iterations (8).
-    const s = await setup({}, { runtime: { max_tool_iterations: 20 } });
+    // Thirteen tool calls in one run: more than a chat turn may take (runtime.max_tool_iterations
+    // is set to 8 here), within what a task run may take (toolchain.max_tool_iterations, 40).
+    const s = await setup({}, { runtime: { max_tool_iterations: 8 } });
     const call = (name: string, args: Record<string, unknown>): ScriptedStep => ({ tool_calls: [{ name, arguments: args }] });
     await models.script(s.model("nice"), [
       call("gitea_get_pull", { repo: s.repo, number: 7 }),

@@ -120,6 +120,16 @@ describe("agent loop: a turn", () => {
     expect(messages(events).at(-1)).toMatchObject({ role: "assistant", error: { code: "max_tool_iterations" } });
   });
 
+  it("lets a run raise its own tool iteration limit above runtime.max_tool_iterations", async () => {
+    const main = new ScriptedModel((i) => (i < 4 ? toolCalls({ id: `c${i}`, name: "echo", args: { text: `${i}` } }) : text("finished")));
+    const ws = await scriptedWorkspace(main, { runtime: { max_tool_iterations: 2 } });
+    const raised = await runOnce(ws, "work", { max_tool_iterations: 5 });
+    expect(raised.result).toMatchObject({ status: "completed", tool_iterations: 4, output_text: "finished" });
+    const looping = new ScriptedModel((i) => toolCalls({ id: `c${i}`, name: "echo", args: { text: `${i}` } }));
+    const lowered = await runOnce(await scriptedWorkspace(looping, { runtime: { max_tool_iterations: 5 } }), "work", { max_tool_iterations: 1 });
+    expect(lowered.result).toMatchObject({ status: "failed", tool_iterations: 1, error: { code: "max_tool_iterations", message: expect.stringContaining("this run's") } });
+  });
+
   it("sends the model at most runtime.max_context_messages of history, in whole groups", async () => {
     const main = new ScriptedModel((i) => text(`answer ${i}`));
     const ws = await scriptedWorkspace(main, { runtime: { max_context_messages: 3 } });

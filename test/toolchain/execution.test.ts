@@ -67,6 +67,22 @@ describe("a reporting agent: the task is done", () => {
     expect(fake.requests.every((r) => r.authorization === "Bearer beaver-bot-token")).toBe(true);
   });
 
+  it("runs with toolchain.max_tool_iterations, not the chat limit", async () => {
+    const ws = await toolchainWorkspace();
+    const config = await (await call("GET", "/api/config", { token: ws.admin })).json() as Record<string, unknown>;
+    const put = await call("PUT", "/api/config", { token: ws.admin, body: { ...config, runtime: { max_tool_iterations: 1 } } });
+    expect(put.status).toBe(200);
+    const jony = new ScriptedModel([
+      toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }),
+      toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Merged a_nice_user/hello_world_ci#7 after the approval." } }),
+      text("Done."),
+    ]);
+    await useModel(ws, "jony", jony);
+    const { task_ids } = await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"));
+    await dispatchWorkspace(env, ws.id);
+    expect((await getTask(ws.read, task_ids[0]!)).task.status).toBe("done");
+  });
+
   it("acts in Gitea with the agent's own token when it has one", async () => {
     const ws = await toolchainWorkspace();
     await call("PUT", "/api/secrets/JONY_TOKEN", { token: ws.admin, body: { value: "jony-token" } });
