@@ -8,6 +8,7 @@
 import { performance } from "node:perf_hooks";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
+import { benchClient, benchWorkspace } from "./support.ts";
 
 const WARM_UP = 5;
 const LATENCY_SAMPLES = 60;
@@ -23,19 +24,9 @@ interface Stats {
 export async function run(): Promise<void> {
   const model = await startScriptedModelServer();
   const dev = await startWranglerDev();
-  const call = async (method: string, path: string, token: string, body?: unknown): Promise<Response> => {
-    const res = await fetch(`${dev.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { "Content-Type": "application/json" } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res;
-  };
+  const call = benchClient(dev);
   const workspace = async (modelId: string): Promise<string> => {
-    const id = `bench-${Math.random().toString(36).slice(2, 8)}`;
-    await call("POST", "/api/workspaces", dev.adminToken, { id, name: id });
-    const { token } = (await (await call("POST", "/api/tokens", dev.adminToken, { name: "bench", scopes: ["admin"], workspace_id: id })).json()) as { token: string };
+    const { token } = await benchWorkspace(dev, call);
     await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: modelId, base_url: `${model.url}/v1` }, runtime: { max_context_messages: 40 } });
     return token;
   };

@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
+import { benchClient, benchWorkspace } from "./support.ts";
 
 const BURST = 500;
 const REDELIVERY_SHARE = 0.1;
@@ -96,19 +97,9 @@ async function timed<T>(items: T[], send: (item: T) => Promise<Response>): Promi
 
 export async function run(): Promise<void> {
   const dev = await startWranglerDev();
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const res = await fetch(`${dev.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { "Content-Type": "application/json" } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res;
-  };
+  const call = benchClient(dev);
   try {
-    const ws = `bench-${Math.random().toString(36).slice(2, 8)}`;
-    await call("POST", "/api/workspaces", dev.adminToken, { id: ws, name: ws });
-    const { token } = (await (await call("POST", "/api/tokens", dev.adminToken, { name: "bench", scopes: ["admin"], workspace_id: ws })).json()) as { token: string };
+    const { id: ws, token } = await benchWorkspace(dev, call);
     await call("PUT", "/api/secrets/GITEA_WEBHOOK_SECRET", token, { value: SECRET });
     // Intake only: no dispatch after intake (runs would need models and compete for the same CPU).
     await call("PUT", "/api/config", token, { toolchain: { gitea_base_url: "http://127.0.0.1:9", webhook_secret: "GITEA_WEBHOOK_SECRET", concurrency: { dispatch_on_intake: false } } });

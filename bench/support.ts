@@ -1,0 +1,28 @@
+/**
+ * What every benchmark against `wrangler dev` needs: a client that fails loudly on an error status,
+ * and a fresh workspace with an admin token.
+ */
+import type { DevServer } from "../test/support/wrangler-dev.ts";
+
+export type BenchCall = (method: string, path: string, token: string, body?: unknown) => Promise<Response>;
+
+/** JSON in, Response out; any status from 300 up throws with the answer's text. */
+export function benchClient(dev: DevServer): BenchCall {
+  return async (method, path, token, body) => {
+    const res = await fetch(`${dev.url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { "Content-Type": "application/json" } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res;
+  };
+}
+
+/** A new workspace created with the bootstrap token; returns its id and an admin token for it. */
+export async function benchWorkspace(dev: DevServer, call: BenchCall): Promise<{ id: string; token: string }> {
+  const id = `bench-${Math.random().toString(36).slice(2, 8)}`;
+  await call("POST", "/api/workspaces", dev.adminToken, { id, name: id });
+  const res = await call("POST", "/api/tokens", dev.adminToken, { name: "bench", scopes: ["admin"], workspace_id: id });
+  return { id, token: ((await res.json()) as { token: string }).token };
+}
