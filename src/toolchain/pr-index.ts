@@ -50,5 +50,6 @@ export async function pullByHeadSha(env: Env, workspaceId: string, repo: string,
     baseRef: row.baseRef,
     state: row.state,
     requestedReviewers: [],
+    size: { changedFiles: null, additions: null, deletions: null },
   };
 }

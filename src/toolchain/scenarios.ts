@@ -42,6 +42,29 @@ export interface PullFacts {
   baseRef: string;
   state: string;
   requestedReviewers: string[];
+  /** Size of the change as Gitea reports it in the webhook (null when unknown, e.g. from the PR index). */
+  size: PullSize;
+}
+
+export interface PullSize {
+  changedFiles: number | null;
+  additions: number | null;
+  deletions: number | null;
+}
+
+export type RiskLevel = "low" | "medium" | "high" | "unknown";
+
+/**
+ * How closely a reviewer should look (seed §6 review_request context: `risk_level`), from the size
+ * of the change alone: more than 20 files or 500 changed lines is high, more than 5 files or 100
+ * lines medium, anything smaller low.
+ */
+export function riskLevelOf(size: PullSize): RiskLevel {
+  if (size.changedFiles === null || size.additions === null || size.deletions === null) return "unknown";
+  const lines = size.additions + size.deletions;
+  if (size.changedFiles > 20 || lines > 500) return "high";
+  if (size.changedFiles > 5 || lines > 100) return "medium";
+  return "low";
 }
 
 /** A CI/deploy signal on a commit: a commit status, a workflow job or a workflow run. */
@@ -142,6 +165,7 @@ export function pullFacts(repo: string, number: number, pr: GiteaPullRequest): P
     baseRef: pr.base.ref,
     state: pr.merged ? "merged" : (pr.state ?? "open"),
     requestedReviewers: (pr.requested_reviewers ?? []).map(loginOf).filter((n): n is string => Boolean(n)),
+    size: { changedFiles: pr.changed_files ?? null, additions: pr.additions ?? null, deletions: pr.deletions ?? null },
   };
 }
 

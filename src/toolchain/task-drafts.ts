@@ -8,6 +8,7 @@ import type { Agent } from "./agents.ts";
 import type { ActionType, CheckFacts, PullFacts, Scenario } from "./scenarios.ts";
 import { EVENT_TEMPLATES, MENTION_GUIDANCE, STEP_TEMPLATES, TITLE_TEMPLATES, fill } from "./prompt-texts.ts";
 import { noticeTaskId } from "./markers.ts";
+import { riskLevelOf } from "./scenarios.ts";
 
 export interface MustHaves {
   event_type: ActionType;
@@ -106,7 +107,20 @@ function render(s: Scenario, agent: Agent): Rendered {
       return {
         variant: "review_request",
         vars: { ...prVars(s.pr), trigger: s.trigger },
-        context: { pr_number: s.pr.number, repo: s.pr.repo, pr_title: s.pr.title, pr_author: s.pr.author, branch: s.pr.headRef, base: s.pr.baseRef, head_sha: s.pr.headSha, trigger: s.trigger },
+        context: {
+          pr_number: s.pr.number,
+          repo: s.pr.repo,
+          pr_title: s.pr.title,
+          pr_author: s.pr.author,
+          branch: s.pr.headRef,
+          base: s.pr.baseRef,
+          head_sha: s.pr.headSha,
+          trigger: s.trigger,
+          risk_level: riskLevelOf(s.pr.size),
+          changed_files: s.pr.size.changedFiles,
+          additions: s.pr.size.additions,
+          deletions: s.pr.size.deletions,
+        },
         repo: s.pr.repo,
         number: s.pr.number,
         dedupeKey: `review:${s.pr.repo}#${s.pr.number}@${s.pr.headSha}:${agent.id}`,

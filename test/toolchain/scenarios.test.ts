@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classify, extractMentions, PayloadError, UnsupportedEventError, type Scenario } from "../../src/toolchain/scenarios.ts";
+import { classify, extractMentions, PayloadError, riskLevelOf, UnsupportedEventError, type Scenario } from "../../src/toolchain/scenarios.ts";
+import { draftTask } from "../../src/toolchain/task-drafts.ts";
 import { fixtureJson } from "./fixtures.ts";
 
 const opts = { deployPattern: /^deploy/i };
@@ -17,6 +18,19 @@ describe("classify: the ten scenarios from real and written payloads", () => {
     expect(first("pull_request", "HookPullRequestReopened", "review_request").trigger).toBe("reopened");
     const requested = first("pull_request_review_request", "pull_request_review_requested", "review_request");
     expect(requested).toMatchObject({ trigger: "review_requested", requested: "a_nice_user", pr: { number: 7, author: "jony" } });
+  });
+
+  it("review_request carries the change's size and a risk level (seed §6 context)", () => {
+    const s = first("pull_request_review_request", "HookPullRequestAddReviewRequest", "review_request");
+    expect(s.pr.size).toEqual({ changedFiles: 1, additions: 1, deletions: 0 });
+    expect(riskLevelOf(s.pr.size)).toBe("low");
+    expect(riskLevelOf({ changedFiles: 6, additions: 10, deletions: 0 })).toBe("medium");
+    expect(riskLevelOf({ changedFiles: 2, additions: 90, deletions: 20 })).toBe("medium");
+    expect(riskLevelOf({ changedFiles: 21, additions: 1, deletions: 0 })).toBe("high");
+    expect(riskLevelOf({ changedFiles: 3, additions: 400, deletions: 101 })).toBe("high");
+    expect(riskLevelOf({ changedFiles: null, additions: 1, deletions: 1 })).toBe("unknown");
+    const reviewer = { id: "rev", giteaUsername: "a_nice_user", roles: ["reviewer" as const], model: null, giteaTokenSecret: null, enabled: true, createdAt: 0, updatedAt: 0 };
+    expect(draftTask("t1", s, reviewer).mustHaves.context).toMatchObject({ risk_level: "low", changed_files: 1, additions: 1, deletions: 0 });
   });
 
   it("review_updated from pull_request_sync (new head sha)", () => {
