@@ -37,14 +37,18 @@ async function useModel(ws: { admin: string }, agentId: string, scripted: Script
 
 const events = (d: Awaited<ReturnType<typeof getTask>>) => d.history.map((h) => h.event);
 
+/** The PR author's agent doing what an approval asks: merge the PR, then report it. */
+const mergeAndReport = () =>
+  new ScriptedModel([
+    toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }),
+    toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Merged a_nice_user/hello_world_ci#7 after the approval." } }),
+    text("Done."),
+  ]);
+
 describe("a reporting agent: the task is done", () => {
   it("merges the approved PR through Gitea, reports, and is verified", async () => {
     const ws = await toolchainWorkspace();
-    const jony = new ScriptedModel([
-      toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }),
-      toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Merged a_nice_user/hello_world_ci#7 after the approval." } }),
-      text("Done."),
-    ]);
+    const jony = mergeAndReport();
     await useModel(ws, "jony", jony);
     const { task_ids } = await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"));
 
@@ -72,11 +76,7 @@ describe("a reporting agent: the task is done", () => {
     const config = await (await call("GET", "/api/config", { token: ws.admin })).json() as Record<string, unknown>;
     const put = await call("PUT", "/api/config", { token: ws.admin, body: { ...config, runtime: { max_tool_iterations: 1 } } });
     expect(put.status).toBe(200);
-    const jony = new ScriptedModel([
-      toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }),
-      toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Merged a_nice_user/hello_world_ci#7 after the approval." } }),
-      text("Done."),
-    ]);
+    const jony = mergeAndReport();
     await useModel(ws, "jony", jony);
     const { task_ids } = await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"));
     await dispatchWorkspace(env, ws.id);
