@@ -19,7 +19,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["test/e2e/**", "node_modules/**"],
-    setupFiles: ["./test/helpers/apply-migrations.ts"],
+    setupFiles: ["./test/support/apply-migrations.ts"],
     testTimeout: 30_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],
     hookTimeout: 30_000,

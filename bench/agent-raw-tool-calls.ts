@@ -4,7 +4,7 @@
  * the session log (`JSON.stringify`), or parsing it once (`JSON.parse`) when the text is a call.
  */
 import { performance } from "node:perf_hooks";
-import { extractRawToolCalls } from "../src/agent/raw-tool-calls.ts";
+import { extractRawToolCalls } from "../src/runtime/agent/raw-tool-calls.ts";
 
 const TOOLS = ["echo", "current_time", "read_file", "grep", "gitea_comment"];
 

@@ -5,9 +5,9 @@
  * figure shows the in-memory tree with an unbounded context (a walk of the whole path).
  */
 import { performance } from "node:perf_hooks";
-import { buildContext } from "../src/session/build-context.ts";
-import type { Message, PersistentEvent } from "../src/session/events.ts";
-import { SessionTree, activeLeafAfter } from "../src/session/tree.ts";
+import { buildContext } from "../src/runtime/session/build-context.ts";
+import type { Message, PersistentEvent } from "../src/runtime/session/events.ts";
+import { SessionTree, activeLeafAfter } from "../src/runtime/session/tree.ts";
 
 const LOG_SIZE = 10_000;
 const TURNS = 300;

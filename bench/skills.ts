@@ -9,7 +9,7 @@
 import { performance } from "node:perf_hooks";
 import { packTar } from "modern-tar";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
-import { manifestEntriesOf, treeHashOf, type TreeFile } from "../src/skills/hashing.ts";
+import { manifestEntriesOf, treeHashOf, type TreeFile } from "../src/kernel/content-tree/hashing.ts";
 
 const SKILLS = 4;
 const FILES_PER_SKILL = 50;

@@ -1,12 +1,12 @@
 /**
  * Worker entry: the Hono app for HTTP, the cron `scheduled` handler, and the Durable Object classes.
  */
-import type { Env } from "./env.ts";
-import { createApp } from "./http/app.ts";
-import { runScheduled } from "./scheduled.ts";
+import type { Env } from "./storage/env.ts";
+import { createApp } from "./edge/http/app.ts";
+import { runScheduled } from "./edge/scheduled.ts";
 
-export { SessionDO } from "./session/session-do.ts";
-export { WorkspaceDO } from "./workspace/workspace-do.ts";
+export { SessionDO } from "./runtime/session/session-do.ts";
+export { WorkspaceDO } from "./domains/governance/workspace-do.ts";
 
 const app = createApp();
 

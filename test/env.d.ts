@@ -1,5 +1,5 @@
 // Tells TypeScript that `cloudflare:workers`' env and exports in tests are the Worker's own.
-import type { Env as BeaverEnv } from "../src/env.ts";
+import type { Env as BeaverEnv } from "../src/storage/env.ts";
 import type { D1Migration } from "cloudflare:test";
 import type * as mainModule from "../src/index.ts";
 

@@ -7,15 +7,15 @@
 import { describe, expect, inject, it } from "vitest";
 import { generateText, streamText, type ModelMessage } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { resolveModels, type ResolvedModels } from "../../src/agent/providers.ts";
-import { isAbortError, ProviderError, runModelStep, type StepCallbacks } from "../../src/agent/model-step.ts";
-import { toModelMessages } from "../../src/agent/model-messages.ts";
-import { ToolRegistry } from "../../src/tools/registry.ts";
-import { builtinTools } from "../../src/tools/builtins/index.ts";
-import { executeToolCall } from "../../src/tools/executor.ts";
-import { WorkspaceConfigSchema, type ModelEntry } from "../../src/config/schema.ts";
-import type { Env } from "../../src/env.ts";
-import type { Message } from "../../src/session/events.ts";
+import { resolveModels, type ResolvedModels } from "../../src/runtime/agent/providers.ts";
+import { isAbortError, ProviderError, runModelStep, type StepCallbacks } from "../../src/runtime/agent/model-step.ts";
+import { toModelMessages } from "../../src/runtime/agent/model-messages.ts";
+import { ToolRegistry } from "../../src/runtime/tools/registry.ts";
+import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
+import { executeToolCall } from "../../src/runtime/tools/executor.ts";
+import { WorkspaceConfigSchema, type ModelEntry } from "../../src/storage/config/schema.ts";
+import type { Env } from "../../src/storage/env.ts";
+import type { Message } from "../../src/runtime/session/events.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
 
 const modelUrl = inject("modelUrl");

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { api, newWorkspace } from "./client.ts";
 import { fakeGiteaControl, type RecordedRequest } from "../support/fake-gitea.ts";
 import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
-import { checkAgainstSwagger, operationOf, type SwaggerDoc } from "../gitea/swagger-check.ts";
+import { checkAgainstSwagger, operationOf, type SwaggerDoc } from "../support/swagger-check.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SWAGGER = JSON.parse(readFileSync(resolve(ROOT, "../shared/gitea/swagger.v1.22.json"), "utf8")) as SwaggerDoc;

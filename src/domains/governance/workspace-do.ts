@@ -1,0 +1,85 @@
+/**
+ * One Durable Object per workspace: the write lock for skills, plugins and learning candidates
+ * (the seed's `.beaver/locks/plugin-skill-write.lock`). Every mutation of skill versions, plugin
+ * state and candidates runs here, one at a time; version numbers are allocated inside. Explicit
+ * operations wait up to `lockWaitMs` and then answer `busy`; automatic ones (`mode: "try"`) never
+ * wait. Slow work that needs no lock — upload parsing, hashing, R2 writes — happens in the Worker
+ * before calling in. Results cross the RPC boundary as a tagged union (errors keep code and details).
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../storage/env.ts";
+import { AppError, type ErrorCode } from "../../kernel/errors.ts";
+import { verifyTreeStored } from "../../storage/blob/store.ts";
+import { withR2WriteCounter } from "../../storage/blob/counting.ts";
+import { WriteLock } from "./lock.ts";
+import { executeOp, type OpKind, type OpResults, type WorkspaceOp } from "./ops.ts";
+
+export type LockMode = "wait" | "try";
+
+export type Outcome<T> = { ok: true; value: T; r2Writes: number } | { ok: false; error: { code: ErrorCode; message: string; details?: unknown; retryAfter?: number } };
+
+/** Seconds suggested to a client that met a busy lock. */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
+const GC_EPOCH_KEY = "gc_epoch";
+
+export class WorkspaceDO extends DurableObject<Env> {
+  /** How long explicit operations wait for the lock (tests shorten it through runInDurableObject). */
+  lockWaitMs = 10_000;
+  readonly lock = new WriteLock();
+  private epoch: number | undefined;
+
+  /** The GC epoch: odd while the collector runs; read before storing content outside the lock. */
+  async gcEpoch(): Promise<number> {
+    this.epoch ??= (await this.ctx.storage.get<number>(GC_EPOCH_KEY)) ?? 0;
+    return this.epoch;
+  }
+
+  private async bumpEpoch(): Promise<void> {
+    this.epoch = (await this.gcEpoch()) + 1;
+    await this.ctx.storage.put(GC_EPOCH_KEY, this.epoch);
+  }
+
+  async run<K extends OpKind>(workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<Outcome<OpResults[K]>> {
+    const counter = withR2WriteCounter(this.env);
+    const held = await this.lock.run(mode === "try" ? 0 : this.lockWaitMs, async () => {
+      const isGc = op.kind === "collect_garbage";
+      if (isGc) await this.bumpEpoch();
+      try {
+        return (await executeOp(counter.env, workspaceId, op, (epoch) => this.ensureStored(workspaceId, epoch))) as OpResults[K];
+      } finally {
+        if (isGc) await this.bumpEpoch();
+      }
+    }).catch((e: unknown) => ({ failed: e }));
+    if ("failed" in held) return { ok: false, error: toWire(held.failed) };
+    if (!held.acquired) {
+      return {
+        ok: false,
+        error: {
+          code: "busy",
+          message: mode === "try" ? "The workspace is busy with another skill or plugin change; deferred" : `The workspace is busy with another skill or plugin change (waited ${this.lockWaitMs} ms)`,
+          details: { waited_ms: mode === "try" ? 0 : this.lockWaitMs },
+          retryAfter: BUSY_RETRY_AFTER_SECONDS,
+        },
+      };
+    }
+    return { ok: true, value: held.value, r2Writes: counter.writes() };
+  }
+
+  /** Content stored while the collector ran (or before it ran) is checked in R2 before it is published. */
+  private ensureStored(workspaceId: string, callerEpoch: number | undefined) {
+    return async (treeHash: string): Promise<void> => {
+      if (callerEpoch === undefined) return;
+      const now = await this.gcEpoch();
+      if (callerEpoch === now && callerEpoch % 2 === 0) return;
+      if (!(await verifyTreeStored(this.env, workspaceId, treeHash))) {
+        throw new AppError("conflict", "Stored content was cleaned up while this request ran; send it again", { tree_hash: treeHash });
+      }
+    };
+  }
+}
+
+function toWire(e: unknown): { code: ErrorCode; message: string; details?: unknown; retryAfter?: number } {
+  if (e instanceof AppError) return { code: e.code, message: e.message, details: e.details, retryAfter: e.retryAfter };
+  console.error("workspace op failed", e instanceof Error ? e.stack : String(e));
+  return { code: "internal", message: "Internal error" };
+}

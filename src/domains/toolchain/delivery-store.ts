@@ -1,0 +1,100 @@
+/**
+ * Webhook deliveries in D1: the dedupe record of each `X-Gitea-Delivery` with its first outcome,
+ * listed by `GET /api/toolchain/deliveries`.
+ */
+import { and, desc, eq, type SQL } from "drizzle-orm";
+import type { Env } from "../../storage/env.ts";
+import { makeDb, type Db } from "../../storage/db/client.ts";
+import { webhookDeliveries } from "../../storage/db/schema.ts";
+import { afterCursor, type PageCursor } from "../tasks/page-cursor.ts";
+
+export type DeliveryOutcome = "tasks_created" | "ignored" | "rejected";
+
+export interface Delivery {
+  deliveryId: string;
+  eventType: string;
+  action: string | null;
+  repo: string | null;
+  outcome: DeliveryOutcome;
+  reason: string | null;
+  taskIds: string[];
+  statusCode: number;
+  bodySha256: string;
+  receivedAt: number;
+}
+
+function fromRow(row: typeof webhookDeliveries.$inferSelect): Delivery {
+  return {
+    deliveryId: row.deliveryId,
+    eventType: row.eventType,
+    action: row.action,
+    repo: row.repo,
+    outcome: row.outcome as DeliveryOutcome,
+    reason: row.reason,
+    taskIds: JSON.parse(row.taskIds) as string[],
+    statusCode: row.statusCode,
+    bodySha256: row.bodySha256,
+    receivedAt: row.receivedAt,
+  };
+}
+
+export function deliveryView(d: Delivery) {
+  return {
+    delivery_id: d.deliveryId,
+    event_type: d.eventType,
+    action: d.action,
+    repo: d.repo,
+    outcome: d.outcome,
+    reason: d.reason,
+    task_ids: d.taskIds,
+    status_code: d.statusCode,
+    body_sha256: d.bodySha256,
+    received_at: d.receivedAt,
+  };
+}
+
+export async function findDelivery(env: Env, workspaceId: string, deliveryId: string): Promise<Delivery | null> {
+  const row = await makeDb(env.DB)
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.deliveryId, deliveryId)))
+    .get();
+  return row ? fromRow(row) : null;
+}
+
+/** The insert statement for a delivery (run inside the intake's batch, with its tasks). */
+export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery) {
+  return db.insert(webhookDeliveries).values({
+    workspaceId,
+    deliveryId: d.deliveryId,
+    eventType: d.eventType,
+    action: d.action,
+    repo: d.repo,
+    outcome: d.outcome,
+    reason: d.reason,
+    taskIds: JSON.stringify(d.taskIds),
+    statusCode: d.statusCode,
+    bodySha256: d.bodySha256,
+    receivedAt: d.receivedAt,
+  });
+}
+
+export async function listDeliveries(
+  env: Env,
+  workspaceId: string,
+  f: PageCursor & { outcome?: DeliveryOutcome; eventType?: string; limit: number },
+): Promise<Delivery[]> {
+  const where: SQL[] = [eq(webhookDeliveries.workspaceId, workspaceId)];
+  if (f.outcome) where.push(eq(webhookDeliveries.outcome, f.outcome));
+  if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
+  const page = afterCursor(webhookDeliveries.receivedAt, webhookDeliveries.deliveryId, f);
+  if (page) where.push(page);
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...where))
+    .orderBy(desc(webhookDeliveries.receivedAt), desc(webhookDeliveries.deliveryId))
+    .limit(f.limit)
+    .all();
+  return rows.map(fromRow);
+}

@@ -1,0 +1,208 @@
+/**
+ * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery`, then classification, PR
+ * resolution (`resolve-pull.ts`), routing and drafting — and finally one D1 batch that writes the
+ * delivery, its tasks, their history and the PR index together, so a task is never half-created and
+ * a redelivery finds the first outcome. Returns the HTTP answer as data; the route only sends it.
+ */
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Env } from "../../storage/env.ts";
+import { makeDb } from "../../storage/db/client.ts";
+import { loadConfig } from "../../storage/config/store.ts";
+import { resolveSecret } from "../../storage/secrets/store.ts";
+import { sha256Hex } from "../../kernel/hash.ts";
+import { errorBody } from "../../kernel/errors.ts";
+import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
+import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
+import { listAgents } from "../tasks/agent-store.ts";
+import type { Agent } from "../tasks/agents.ts";
+import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts } from "./scenarios.ts";
+import { routeScenario } from "./routing.ts";
+import { draftTask, type TaskDraft } from "./task-drafts.ts";
+import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
+import { deliveryInsertQuery, deliveryView, findDelivery, type Delivery } from "./delivery-store.ts";
+import { pullUpsertQueries } from "./pr-index.ts";
+import { resolvePull } from "./resolve-pull.ts";
+import { routeInfraFailure } from "./infra-failures.ts";
+
+export interface IntakeAnswer {
+  status: 200 | 202 | 400 | 401;
+  body: unknown;
+  /** Tasks were created and the workspace dispatches on intake: start them now. */
+  dispatch: boolean;
+}
+
+const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+const EVENT_TYPE = /^[a-z_]{1,64}$/;
+
+function unauthorized(): IntakeAnswer {
+  // One answer for "no such workspace", "no secret configured" and "bad signature": the caller
+  // learns nothing about which workspaces exist.
+  return { status: 401, body: errorBody("unauthorized", "Webhook signature missing or invalid"), dispatch: false };
+}
+
+function answerFor(d: Delivery, duplicate: boolean, dispatchOnIntake = false): IntakeAnswer {
+  const view = { ...deliveryView(d), duplicate };
+  if (duplicate) return { status: 200, body: view, dispatch: false };
+  if (d.outcome === "rejected") return { status: 400, body: errorBody("bad_request", d.reason ?? "Rejected delivery", view), dispatch: false };
+  return { status: 202, body: view, dispatch: dispatchOnIntake && d.outcome === "tasks_created" };
+}
+
+interface Routed {
+  drafts: TaskDraft[];
+  ignored: string[];
+  pulls: PullFacts[];
+  /** Outages added to the open infrastructure task, written with the delivery. */
+  observations: { taskId: string; comment: NewComment }[];
+}
+
+async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], c: Classified, deliveryId: string): Promise<Routed> {
+  const drafts: TaskDraft[] = [];
+  const ignored: string[] = c.ignored ? [c.ignored] : [];
+  const pulls = [...c.pulls];
+  const observations: Routed["observations"] = [];
+  const taken = new Set<string>();
+  for (let s of c.scenarios) {
+    if (s.kind === "ci_failure" || s.kind === "deploy_failure") {
+      const r = await resolvePull(env, workspaceId, config, s);
+      if (r.fromGitea && r.pr) pulls.push(r.pr);
+      s = { ...s, pr: r.pr };
+      if (r.outage) {
+        const infra = await routeInfraFailure(env, workspaceId, config, agents, {
+          operation: r.outage.operation,
+          error: r.outage.message,
+          originTaskId: null,
+          originTitle: `delivery ${deliveryId} (${s.kind} on ${s.repo}@${s.sha.slice(0, 12)})`,
+        });
+        if (infra.kind === "new") drafts.push(infra.draft);
+        if (infra.kind === "add") observations.push({ taskId: infra.taskId, comment: infra.observation });
+        if (infra.kind === "none") ignored.push(`infrastructure_failure: ${infra.reason}`);
+        ignored.push(`${s.kind}: Gitea unreachable while looking up the pull request of ${s.sha.slice(0, 12)}`);
+        continue;
+      }
+    }
+    const route = routeScenario(s, { agents, routing: config.routing, actor: c.actor });
+    if (route.ignored !== null) {
+      ignored.push(`${s.kind}: ${route.ignored}`);
+      continue;
+    }
+    for (const agent of route.agents) {
+      // One task per agent per delivery: a review that also @mentions its PR's author is one piece of work.
+      if (taken.has(agent.id)) continue;
+      taken.add(agent.id);
+      drafts.push(draftTask(newTaskId(), s, agent));
+    }
+  }
+  return { drafts, ignored, pulls, observations };
+}
+
+/** Drafts whose work is already an open task are dropped, each with its reason. */
+async function withoutOpenWork(env: Env, workspaceId: string, r: Routed): Promise<Routed> {
+  const open = await openDedupeKeys(env, workspaceId, r.drafts.map((d) => d.dedupeKey).filter((k): k is string => k !== null));
+  if (!open.size) return r;
+  const ignored = [...r.ignored];
+  const drafts = r.drafts.filter((d) => {
+    if (!d.dedupeKey || !open.has(d.dedupeKey)) return true;
+    ignored.push(`${d.actionType} for ${d.agentId}: the same work is already an open task`);
+    return false;
+  });
+  return { ...r, drafts, ignored };
+}
+
+/** The delivery record for what will be written: tasks created, else the base outcome (ignored or rejected) with the reasons. */
+function deliveryOf(base: Delivery, r: Routed): Delivery {
+  return {
+    ...base,
+    outcome: r.drafts.length ? "tasks_created" : base.outcome,
+    reason: r.ignored.length ? r.ignored.join("; ").slice(0, 2000) : null,
+    taskIds: r.drafts.map((d) => d.id),
+  };
+}
+
+/**
+ * Write the delivery with its tasks, history and PR facts in one batch (one transaction). Two
+ * constraints can refuse it: the delivery id (the same delivery arrived twice at once — answer with
+ * the first outcome) and the open-task dedupe index (another delivery about the same work won —
+ * drop that work and write again, so this delivery records its own outcome instead of failing).
+ */
+async function persist(env: Env, workspaceId: string, base: Delivery, routed: Routed, now: number, dispatchOnIntake = false): Promise<IntakeAnswer> {
+  const db = makeDb(env.DB);
+  let r = await withoutOpenWork(env, workspaceId, routed);
+  // Each refusal by the dedupe index drops at least one draft, so this ends.
+  for (;;) {
+    const d = deliveryOf(base, r);
+    const queries: BatchItem<"sqlite">[] = [
+      ...taskInsertQueries(db, workspaceId, r.drafts, d.deliveryId, now),
+      ...pullUpsertQueries(db, workspaceId, r.pulls, now),
+      ...r.observations.map((o) => commentInsertQuery(db, workspaceId, o.taskId, o.comment, now)),
+    ];
+    try {
+      await db.batch([deliveryInsertQuery(db, workspaceId, d), ...queries]);
+      return answerFor(d, false, dispatchOnIntake);
+    } catch (err) {
+      // Nothing of the batch was written. Which constraint refused it is read from the data, not the error text.
+      const first = await findDelivery(env, workspaceId, d.deliveryId);
+      if (first) return answerFor(first, true);
+      const next = await withoutOpenWork(env, workspaceId, r);
+      if (next.drafts.length === r.drafts.length) throw err;
+      r = next;
+    }
+  }
+}
+
+export interface WebhookInput {
+  workspaceId: string;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeAnswer> {
+  const config = await loadConfig(env, req.workspaceId);
+  const tc = config.toolchain;
+  if (!tc?.webhook_secret) return unauthorized();
+  const secret = await resolveSecret(env, req.workspaceId, tc.webhook_secret);
+  if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return unauthorized();
+
+  const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
+  if (!DELIVERY_ID.test(deliveryId)) {
+    return { status: 400, body: errorBody("bad_request", "X-Gitea-Delivery header missing or malformed"), dispatch: false };
+  }
+  const first = await findDelivery(env, req.workspaceId, deliveryId);
+  if (first) return answerFor(first, true);
+
+  const toolchain = toolchainConfigOf(tc);
+  const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
+  const base: Delivery = {
+    deliveryId,
+    eventType: eventType || "(missing)",
+    action: null,
+    repo: null,
+    outcome: "ignored",
+    reason: null,
+    taskIds: [],
+    statusCode: 202,
+    bodySha256: await sha256Hex(req.body),
+    receivedAt: now,
+  };
+  const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };
+  const reject = (reason: string) => persist(env, req.workspaceId, { ...base, outcome: "rejected", statusCode: 400 }, { ...nothing, ignored: [reason] }, now);
+
+  if (!EVENT_TYPE.test(eventType)) return reject("X-Gitea-Event-Type header missing or malformed");
+  let payload: unknown;
+  try {
+    payload = JSON.parse(new TextDecoder().decode(req.body));
+  } catch {
+    return reject("Body is not valid JSON");
+  }
+  let classified: Classified;
+  try {
+    classified = classify(eventType, payload, { deployPattern: new RegExp(toolchain.deploy_pattern, "i") });
+  } catch (err) {
+    if (err instanceof UnsupportedEventError) return persist(env, req.workspaceId, base, { ...nothing, ignored: [err.message] }, now);
+    if (err instanceof PayloadError) return reject(err.message);
+    throw err;
+  }
+  const agents = await listAgents(env, req.workspaceId);
+  const routed = await routeAll(env, req.workspaceId, toolchain, agents, classified, deliveryId);
+  const described: Delivery = { ...base, action: classified.action, repo: classified.repo || null };
+  return persist(env, req.workspaceId, described, routed, now, toolchain.concurrency.dispatch_on_intake);
+}

@@ -1,0 +1,70 @@
+/**
+ * The Hono application: middleware order (errors → body limits → auth), one router per resource,
+ * and the OpenAPI 3.1 document generated from the routes' zod schemas.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../storage/env.ts";
+import { AppError, errorBody, errorResponse } from "../../kernel/errors.ts";
+import { authenticate } from "./auth.ts";
+import { bodyLimits } from "./body-limit.ts";
+import { parseJsonBodies } from "./json-body.ts";
+import { pingRoutes, VERSION } from "./routes/ping.ts";
+import { workspaceRoutes } from "./routes/workspaces.ts";
+import { tokenRoutes } from "./routes/tokens.ts";
+import { configRoutes } from "./routes/config.ts";
+import { secretRoutes } from "./routes/secrets.ts";
+import { skillRoutes } from "./routes/skills.ts";
+import { pluginRoutes } from "./routes/plugins.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { messageRoutes } from "./routes/session-messages.ts";
+import { streamRoutes } from "./routes/session-stream.ts";
+import { chatRoutes } from "./routes/chat.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { agentRoutes } from "./routes/agents.ts";
+import { toolchainRoutes } from "./routes/toolchain.ts";
+import { mailRoutes } from "./routes/mail.ts";
+
+/** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
+export function isPublicApiPath(path: string): boolean {
+  return path === "/api/ping" || path === "/api/openapi.json" || /^\/api\/sessions\/[^/]+\/stream$/.test(path);
+}
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+  app.onError(errorResponse);
+  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}`), 404));
+
+  app.use("*", bodyLimits);
+  app.use("/api/*", async (c, next) => {
+    if (isPublicApiPath(c.req.path)) return next();
+    return authenticate(c, next);
+  });
+  app.use("/api/*", parseJsonBodies);
+
+  app.route("/api/ping", pingRoutes);
+  app.route("/api/workspaces", workspaceRoutes);
+  app.route("/api/tokens", tokenRoutes);
+  app.route("/api/config", configRoutes);
+  app.route("/api/secrets", secretRoutes);
+  app.route("/api/skills", skillRoutes);
+  app.route("/api/plugins", pluginRoutes);
+  app.route("/api/sessions", streamRoutes);
+  app.route("/api/sessions", messageRoutes);
+  app.route("/api/sessions", sessionRoutes);
+  app.route("/api/chat", chatRoutes);
+  app.route("/api/agents", agentRoutes);
+  app.route("/api/toolchain", toolchainRoutes);
+  app.route("/api/mail", mailRoutes);
+  // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
+  app.route("/webhooks", webhookRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  app.doc31("/api/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Beaver", version: VERSION, description: "Agent harness on Cloudflare Workers" },
+    security: [{ bearer: [] }],
+  });
+  return app;
+}
+
+export { AppError };

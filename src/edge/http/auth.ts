@@ -1,0 +1,87 @@
+/**
+ * Bearer-token authentication and scope checks.
+ * The Worker secret BEAVER_ADMIN_TOKEN is the bootstrap principal (admin of `default`, may manage
+ * workspaces); every other token is looked up by its SHA-256 hash and carries explicit scopes.
+ */
+import { createMiddleware } from "hono/factory";
+import { and, eq, isNull } from "drizzle-orm";
+import type { AppEnv, Env } from "../../storage/env.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { sha256Hex, timingSafeEqualStr } from "../../kernel/hash.ts";
+import { makeDb } from "../../storage/db/client.ts";
+import { apiTokens } from "../../storage/db/schema.ts";
+import { ensureDefaultWorkspace } from "../../storage/workspaces.ts";
+
+export const SCOPES = ["admin", "member", "read"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface Principal {
+  workspaceId: string;
+  /** `bootstrap` for BEAVER_ADMIN_TOKEN. */
+  tokenId: string;
+  scopes: Scope[];
+  bootstrap: boolean;
+}
+
+const RANK: Record<Scope, number> = { read: 1, member: 2, admin: 3 };
+
+export function hasScope(principal: Principal, needed: Scope): boolean {
+  return principal.scopes.some((s) => RANK[s] >= RANK[needed]);
+}
+
+export function bearerOf(header: string | undefined | null): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+/** Resolve a bearer secret to a principal, or null when it is unknown or revoked. */
+export async function principalForToken(env: Env, secret: string): Promise<Principal | null> {
+  const admin = env.BEAVER_ADMIN_TOKEN;
+  if (admin && timingSafeEqualStr(secret, admin)) {
+    await ensureDefaultWorkspace(env);
+    return { workspaceId: "default", tokenId: "bootstrap", scopes: ["admin"], bootstrap: true };
+  }
+  const hash = await sha256Hex(secret);
+  const row = await makeDb(env.DB)
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.tokenHash, hash), isNull(apiTokens.revokedAt)))
+    .get();
+  if (!row) return null;
+  return { workspaceId: row.workspaceId, tokenId: row.id, scopes: parseScopes(row.scopes), bootstrap: false };
+}
+
+function parseScopes(json: string): Scope[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Require a valid bearer token; sets `principal`. 401 when missing or invalid. */
+export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  const secret = bearerOf(c.req.header("Authorization"));
+  if (!secret) throw new AppError("unauthorized", "Missing bearer token (Authorization: Bearer <token>)");
+  const principal = await principalForToken(c.env, secret);
+  if (!principal) throw new AppError("unauthorized", "Invalid or revoked token");
+  c.set("principal", principal);
+  await next();
+});
+
+/** Require at least `scope` (admin ⊇ member ⊇ read). 403 otherwise. */
+export function requireScope(scope: Scope) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!hasScope(c.get("principal"), scope)) {
+      throw new AppError("forbidden", `This action needs the '${scope}' scope`);
+    }
+    await next();
+  });
+}
+
+/** Throwing variant for handlers that decide the needed scope from the request. */
+export function assertScope(principal: Principal, scope: Scope): void {
+  if (!hasScope(principal, scope)) throw new AppError("forbidden", `This action needs the '${scope}' scope`);
+}

@@ -1,0 +1,83 @@
+/**
+ * `POST /api/chat {message, session_id?}`: the seed's one-shot chat (backend-flow §3.1). It creates a
+ * session when none is given, runs one turn and answers the run's result; a failed run answers
+ * the HTTP error for its code (no model → 422, provider down → 502…), as the seed's web layer did.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
+import { requireScope } from "../auth.ts";
+import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
+import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
+import { excerpt } from "../../../runtime/session/message-text.ts";
+import { WAIT_TIMEOUT_MS } from "./session-messages.ts";
+
+const ChatResponse = z
+  .object({
+    session_id: z.string(),
+    run_id: z.string(),
+    output_text: z.string(),
+    finish_reason: z.string(),
+    tool_iterations: z.number(),
+    provider: z.string().nullable(),
+    model: z.string().nullable(),
+    usage: z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }),
+  })
+  .openapi("ChatResponse");
+
+const chat = createRoute({
+  method: "post",
+  path: "/",
+  tags: ["chat"],
+  summary: "One turn: send a message (to a new or existing session) and get the answer",
+  middleware: [requireScope("member")] as const,
+  request: {
+    body: jsonBody(z.strictObject({ message: z.string().min(1), session_id: z.string().regex(SESSION_ID_PATTERN).optional() })),
+  },
+  responses: { 200: jsonResponse(ChatResponse, "The answer"), ...errorResponses(404, 409, 413, 422, 502, 503) },
+});
+
+/** A failed run's error code as an HTTP error code. */
+function httpCode(code: string): ErrorCode {
+  switch (code) {
+    case "no_model_configured":
+    case "provider_error":
+    case "upstream_unavailable":
+      return code;
+    case "cancelled":
+      return "conflict";
+    case "max_tool_iterations":
+      return "unprocessable";
+    default:
+      return "internal";
+  }
+}
+
+export const chatRoutes = newRouter().openapi(chat, async (c) => {
+  const body = c.req.valid("json");
+  const workspaceId = c.get("principal").workspaceId;
+  // Before creating a session: a refused message must not leave an empty one behind.
+  assertMessageSize(body.message);
+  const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
+  const { run_id } = await submitRun(c.env, sessionId, { workspace_id: workspaceId, content: body.message, client_id: "chat" });
+  const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);
+  if (result.status === "queued" || result.status === "running") {
+    throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", { session_id: sessionId, run_id }, 5);
+  }
+  if (result.status !== "completed") {
+    const error = result.error ?? { code: "cancelled", message: "The run was cancelled" };
+    throw new AppError(httpCode(error.code), error.message, { session_id: sessionId, run_id, run_error_code: error.code });
+  }
+  return c.json(
+    {
+      session_id: sessionId,
+      run_id,
+      output_text: result.output_text,
+      finish_reason: result.finish_reason,
+      tool_iterations: result.tool_iterations,
+      provider: result.provider,
+      model: result.model,
+      usage: result.usage,
+    },
+    200,
+  );
+});

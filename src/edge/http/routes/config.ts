@@ -1,0 +1,40 @@
+/** `GET/PUT /api/config`: the workspace configuration, validated by one strict schema. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { newRouter, jsonResponse, errorResponses } from "../router.ts";
+import { validationError } from "../../../kernel/errors.ts";
+import { requireScope } from "../auth.ts";
+import { WorkspaceConfigSchema } from "../../../storage/config/schema.ts";
+import { loadConfig, saveConfig } from "../../../storage/config/store.ts";
+
+const ConfigDoc = z.record(z.string(), z.unknown()).openapi("WorkspaceConfig", {
+  description: "model, fallback_model, auxiliary_model, runtime, toolchain (see README: Configuration)",
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["config"],
+  summary: "Read the workspace configuration (defaults applied)",
+  middleware: [requireScope("read")] as const,
+  responses: { 200: jsonResponse(ConfigDoc, "Configuration"), ...errorResponses() },
+});
+
+const put = createRoute({
+  method: "put",
+  path: "/",
+  tags: ["config"],
+  summary: "Replace the workspace configuration; unknown keys anywhere are rejected with their path",
+  middleware: [requireScope("admin")] as const,
+  request: { body: { required: true, content: { "application/json": { schema: ConfigDoc } } } },
+  responses: { 200: jsonResponse(ConfigDoc, "Saved configuration"), ...errorResponses() },
+});
+
+export const configRoutes = newRouter()
+  .openapi(get, async (c) => c.json(await loadConfig(c.env, c.get("principal").workspaceId), 200))
+  .openapi(put, async (c) => {
+    // Validated here rather than by the route so the one schema (with defaults) is the authority.
+    const parsed = WorkspaceConfigSchema.safeParse(c.req.valid("json"));
+    if (!parsed.success) throw validationError(parsed.error, "config");
+    await saveConfig(c.env, c.get("principal").workspaceId, parsed.data);
+    return c.json(parsed.data, 200);
+  });

@@ -1,0 +1,84 @@
+/**
+ * `POST /api/sessions/:id/messages`: talk to a session. The run is queued durably before anything
+ * is answered. Three ways to get the answer: `Accept: text/event-stream` streams that run's events
+ * (transient and persistent, each with its seq) until it ends; `?wait=true` answers the run's
+ * result when it ends; otherwise 202 with the run id. `Idempotency-Key` returns the same run.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
+import { requireScope } from "../auth.ts";
+import { AppError, type errorBody } from "../../../kernel/errors.ts";
+import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
+import { MAX_MESSAGE_BYTES, assertMessageSize, rpc, waitForRun } from "../../../runtime/session/service.ts";
+import { unwrap } from "../../../kernel/outcome.ts";
+import { WORKSPACE_HEADER } from "../../../runtime/session/session-do.ts";
+import { Flag, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
+
+/** How long `?wait=true` holds the request before answering 202 with the run's current state. */
+export const WAIT_TIMEOUT_MS = 120_000;
+
+export const MessageBody = z.strictObject({
+  content: z.string().min(1).describe(`The message (at most ${MAX_MESSAGE_BYTES} bytes of UTF-8; larger answers 413)`),
+  client_id: z.string().min(1).max(100).optional(),
+  source: z.enum(["steer", "followUp"]).optional().describe("steer: join the running run; followUp: queue as a follow-up task"),
+});
+
+const post = createRoute({
+  method: "post",
+  path: "/{id}/messages",
+  tags: ["sessions"],
+  summary: "Send a message: starts (or queues) a run",
+  middleware: [requireScope("member")] as const,
+  request: {
+    params: SessionIdParam,
+    query: z.strictObject({ wait: Flag.optional() }),
+    headers: z.object({ "idempotency-key": z.string().min(1).max(200).optional() }),
+    body: jsonBody(MessageBody),
+  },
+  responses: {
+    200: {
+      description: "With ?wait=true: the run's result. With Accept: text/event-stream: the run's events as SSE until it ends.",
+      content: { "application/json": { schema: RunResultSchema }, "text/event-stream": { schema: z.string() } },
+    },
+    202: jsonResponse(SubmitAccepted.extend({ result: RunResultSchema.optional() }), "Queued (or still running after the wait)"),
+    ...errorResponses(404, 409, 413),
+  },
+});
+
+export const messageRoutes = newRouter().openapi(post, async (c) => {
+  const { id } = c.req.valid("param");
+  const body = c.req.valid("json");
+  assertMessageSize(body.content);
+  const { stub, workspaceId } = sessionFor(c, id);
+  const idempotencyKey = c.req.valid("header")["idempotency-key"];
+  const input: SubmitRunInput = {
+    workspace_id: workspaceId,
+    content: body.content,
+    ...(body.client_id !== undefined ? { client_id: body.client_id } : {}),
+    ...(body.source !== undefined ? { source: body.source } : {}),
+    ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey } : {}),
+  };
+
+  if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
+    const res = await stub.fetch("https://session/submit", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId },
+      body: JSON.stringify(input),
+    });
+    if (!res.ok) {
+      // The DO answers errors in the API's own shape: pass the code, message and details on.
+      const { error } = (await res.json()) as ReturnType<typeof errorBody>;
+      throw new AppError(error.code, error.message, "details" in error ? error.details : undefined);
+    }
+    return new Response(res.body, { status: 200, headers: res.headers });
+  }
+
+  const submitted = unwrap(await rpc("submit", stub.submit(input)));
+  const accepted = { session_id: id, ...submitted };
+  if (c.req.valid("query").wait) {
+    const result = await waitForRun(c.env, id, submitted.run_id, WAIT_TIMEOUT_MS, workspaceId);
+    if (result.status === "queued" || result.status === "running") return c.json({ ...accepted, status: result.status, result }, 202);
+    return c.json(result, 200);
+  }
+  return c.json(accepted, 202);
+});

@@ -1,0 +1,98 @@
+/**
+ * Request and response schemas shared by the session routes (sessions, messages, stream, chat),
+ * plus the one helper that resolves a path's session for the caller's workspace.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../../storage/env.ts";
+import type { PersistentEvent, Message } from "../../../runtime/session/events.ts";
+import type { DisplayItem } from "../../../runtime/session/display-item.ts";
+import { SESSION_ID_PATTERN, sessionStub } from "../../../runtime/session/service.ts";
+
+export const SessionIdParam = z.object({
+  id: z.string().regex(SESSION_ID_PATTERN, "must be a session id (letters, digits, _ . : -)").openapi({ param: { name: "id", in: "path" } }),
+});
+
+export const RunIdParam = SessionIdParam.extend({
+  run_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be a run id").openapi({ param: { name: "run_id", in: "path" } }),
+});
+
+const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).openapi("Usage");
+
+export const SessionSchema = z
+  .object({
+    id: z.string(),
+    workspace_id: z.string(),
+    title: z.string(),
+    status: z.enum(["open", "closed"]),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: z.number(),
+    updated_at: z.number(),
+    last_seq: z.number(),
+    active_leaf: z.string().nullable(),
+    usage: Usage,
+    active_run_id: z.string().nullable(),
+    queued_runs: z.number(),
+  })
+  .openapi("Session");
+
+export const SessionListItem = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    status: z.string(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: z.number(),
+    updated_at: z.number(),
+    last_seq: z.number(),
+    usage: Usage,
+  })
+  .openapi("SessionListItem");
+
+export const RunResultSchema = z
+  .object({
+    session_id: z.string(),
+    run_id: z.string(),
+    status: z.enum(["queued", "running", "completed", "failed", "cancelled"]),
+    output_text: z.string(),
+    finish_reason: z.string(),
+    tool_iterations: z.number(),
+    provider: z.string().nullable(),
+    model: z.string().nullable(),
+    usage: Usage,
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+  })
+  .openapi("RunResult");
+
+export const RunSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(["queued", "running", "completed", "failed", "cancelled"]),
+    created_at: z.number(),
+    started_at: z.number().nullable(),
+    ended_at: z.number().nullable(),
+    idempotency_key: z.string().nullable(),
+    source: z.enum(["steer", "followUp"]).nullable(),
+    toolset: z.string().nullable(),
+    result: RunResultSchema,
+  })
+  .openapi("Run");
+
+/** Events are documented, not re-validated: they come from our own log in the wire format of events.ts. */
+export const EventSchema = z
+  .custom<PersistentEvent>((v) => typeof v === "object" && v !== null)
+  .openapi("SessionEvent", { type: "object", description: "A persistent session event (id, parent_id, seq, session_id, client_id, ts, run_id, type, payload fields)" });
+
+export const MessageSchema = z.custom<Message>((v) => typeof v === "object" && v !== null).openapi("ContextMessage", { type: "object" });
+export const DisplayItemSchema = z.custom<DisplayItem>((v) => typeof v === "object" && v !== null).openapi("DisplayItem", { type: "object" });
+
+export const Flag = z.enum(["true", "false"]).transform((v) => v === "true");
+
+export const SubmitAccepted = z
+  .object({ session_id: z.string(), run_id: z.string(), status: z.string(), deduplicated: z.boolean(), steered: z.boolean() })
+  .openapi("SubmitAccepted");
+
+/** The session's Durable Object, for the caller's workspace (the DO answers 404 to any other). */
+export function sessionFor(c: Context<AppEnv>, id: string) {
+  return { stub: sessionStub(c.env, id), workspaceId: c.get("principal").workspaceId };
+}

@@ -1,0 +1,93 @@
+/**
+ * The live stream of a session: `GET /api/sessions/:id/stream?last_seq=N` — a WebSocket when
+ * upgraded, SSE otherwise. It replays the persistent events after N from the session's own log,
+ * then the in-progress message so far, then goes live. The path is public in `isPublicApiPath`
+ * because browsers cannot put a bearer token on a WebSocket: it authenticates here, with either
+ * the bearer token or a single-use ticket from `POST /api/sessions/:id/stream-ticket`.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { newRouter, jsonResponse, errorResponses } from "../router.ts";
+import { AppError, notFound } from "../../../kernel/errors.ts";
+import { bearerOf, hasScope, principalForToken, requireScope } from "../auth.ts";
+import { sessionStub, rpc, getSession } from "../../../runtime/session/service.ts";
+import { unwrap } from "../../../kernel/outcome.ts";
+import { WORKSPACE_HEADER } from "../../../runtime/session/session-do.ts";
+import { issueTicket, verifyTicket, TICKET_TTL_MS } from "../../../runtime/session/stream-ticket.ts";
+import { Flag, SessionIdParam } from "./session-schemas.ts";
+
+const stream = createRoute({
+  method: "get",
+  path: "/{id}/stream",
+  tags: ["sessions"],
+  summary: "Live events: replay after last_seq, then live (WebSocket when upgraded, SSE otherwise)",
+  description: "Authenticate with `Authorization: Bearer` or with `ticket` (single use, from the stream-ticket route). SSE also honours `Last-Event-ID`.",
+  request: {
+    params: SessionIdParam,
+    query: z.strictObject({
+      last_seq: z.coerce.number().int().min(0).optional(),
+      include_hidden: Flag.optional(),
+      client_id: z.string().min(1).max(100).optional(),
+      ticket: z.string().min(10).max(1000).optional(),
+    }),
+  },
+  responses: {
+    101: { description: "WebSocket: one JSON frame per event" },
+    200: { description: "SSE: `id: <seq>`, `event: <type>`, `data: <frame JSON>`", content: { "text/event-stream": { schema: z.string() } } },
+    ...errorResponses(404),
+  },
+});
+
+const ticket = createRoute({
+  method: "post",
+  path: "/{id}/stream-ticket",
+  tags: ["sessions"],
+  summary: `A single-use ticket for the stream URL (valid ${TICKET_TTL_MS / 1000} s), for clients that cannot send headers`,
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam },
+  responses: { 201: jsonResponse(z.object({ ticket: z.string(), expires_at: z.number() }), "Ticket"), ...errorResponses(404) },
+});
+
+export const streamRoutes = newRouter()
+  .openapi(stream, async (c) => {
+    const { id } = c.req.valid("param");
+    const q = c.req.valid("query");
+    let workspaceId: string;
+    let mayReadHidden: boolean;
+    if (q.ticket !== undefined) {
+      const claims = await verifyTicket(c.env, q.ticket, id);
+      const fresh = unwrap(await rpc("useTicket", sessionStub(c.env, id).useTicket(claims.w, claims.n, claims.e)));
+      if (!fresh) throw new AppError("unauthorized", "This stream ticket was already used");
+      workspaceId = claims.w;
+      mayReadHidden = claims.a;
+    } else {
+      const secret = bearerOf(c.req.header("Authorization"));
+      if (!secret) throw new AppError("unauthorized", "Missing bearer token or stream ticket");
+      const principal = await principalForToken(c.env, secret);
+      if (!principal) throw new AppError("unauthorized", "Invalid or revoked token");
+      if (!hasScope(principal, "read")) throw new AppError("forbidden", "This action needs the 'read' scope");
+      workspaceId = principal.workspaceId;
+      mayReadHidden = hasScope(principal, "admin");
+    }
+    if (q.include_hidden && !mayReadHidden) throw new AppError("forbidden", "Hidden events are for admins only");
+
+    const lastEventId = Number(c.req.header("Last-Event-ID"));
+    const lastSeq = q.last_seq ?? (Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : 0);
+    const url = new URL("https://session/stream");
+    url.searchParams.set("last_seq", String(lastSeq));
+    url.searchParams.set("include_hidden", String(q.include_hidden === true));
+    url.searchParams.set("client_id", q.client_id ?? "stream");
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete("Authorization");
+    headers.set(WORKSPACE_HEADER, workspaceId);
+    const res = await sessionStub(c.env, id).fetch(new Request(url, { method: "GET", headers }));
+    if (res.status === 404) throw notFound("Session");
+    return res;
+  })
+  .openapi(ticket, async (c) => {
+    const { id } = c.req.valid("param");
+    const principal = c.get("principal");
+    await getSession(c.env, principal.workspaceId, id);
+    const issued = await issueTicket(c.env, { w: principal.workspaceId, s: id, a: hasScope(principal, "admin") });
+    return c.json(issued, 201);
+  });
+

@@ -1,0 +1,407 @@
+/**
+ * `/api/sessions`: create and list sessions, read a session's log (events and runs from D1's
+ * replicated copy; context, transcript and tree from its Durable Object), navigate it (rewind,
+ * branch), cancel its run and close it. Every route is scoped to the caller's workspace: another
+ * workspace's session answers 404.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, asc, desc, eq, gt, like, lt } from "drizzle-orm";
+import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
+import { assertScope, requireScope } from "../auth.ts";
+import { makeDb } from "../../../storage/db/client.ts";
+import { sessionEvents, sessions } from "../../../storage/db/schema.ts";
+import { createSession, rpc } from "../../../runtime/session/service.ts";
+import { unwrap } from "../../../kernel/outcome.ts";
+import type { PersistentEvent } from "../../../runtime/session/events.ts";
+import {
+  DisplayItemSchema,
+  EventSchema,
+  Flag,
+  MessageSchema,
+  RunIdParam,
+  RunSchema,
+  SessionIdParam,
+  SessionListItem,
+  SessionSchema,
+  sessionFor,
+} from "./session-schemas.ts";
+
+const ClientId = z.string().min(1).max(100);
+
+const create = createRoute({
+  method: "post",
+  path: "/",
+  tags: ["sessions"],
+  summary: "Create a session",
+  middleware: [requireScope("member")] as const,
+  request: {
+    body: jsonBody(z.strictObject({ title: z.string().max(200).optional(), metadata: z.record(z.string(), z.unknown()).optional() })),
+  },
+  responses: { 201: jsonResponse(SessionSchema, "Created"), ...errorResponses() },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["sessions"],
+  summary: "List sessions (most recently updated first)",
+  middleware: [requireScope("read")] as const,
+  request: {
+    query: z.strictObject({
+      limit: z.coerce.number().int().min(1).max(200).default(50),
+      updated_before: z.coerce.number().int().optional(),
+      status: z.enum(["open", "closed"]).optional(),
+    }),
+  },
+  responses: { 200: jsonResponse(z.object({ sessions: z.array(SessionListItem) }), "Sessions"), ...errorResponses() },
+});
+
+const search = createRoute({
+  method: "get",
+  path: "/search",
+  tags: ["sessions"],
+  summary: "Search the visible text of the workspace's sessions (hidden run facts are never searched)",
+  middleware: [requireScope("read")] as const,
+  request: { query: z.strictObject({ q: z.string().min(2).max(200), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
+  responses: {
+    200: jsonResponse(
+      z.object({ results: z.array(z.object({ session_id: z.string(), event_id: z.string(), seq: z.number(), type: z.string(), text: z.string(), ts: z.number() })) }),
+      "Matches, newest first",
+    ),
+    ...errorResponses(),
+  },
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/{id}",
+  tags: ["sessions"],
+  summary: "A session: status, last seq, active leaf, usage, active run",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam },
+  responses: { 200: jsonResponse(SessionSchema, "Session"), ...errorResponses(404) },
+});
+
+const EventsQuery = z.strictObject({
+  after_seq: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(200),
+  include_hidden: Flag.default(false),
+});
+
+const EventsPage = z.object({ events: z.array(EventSchema), next_after_seq: z.number(), has_more: z.boolean() });
+
+const events = createRoute({
+  method: "get",
+  path: "/{id}/events",
+  tags: ["sessions"],
+  summary: "The session's persistent events in seq order (D1's replicated log); hidden run facts only for admins",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam, query: EventsQuery },
+  responses: { 200: jsonResponse(EventsPage, "A page of events"), ...errorResponses(404) },
+});
+
+const runs = createRoute({
+  method: "get",
+  path: "/{id}/runs",
+  tags: ["sessions"],
+  summary: "The session's runs, newest first",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam, query: z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(100) }) },
+  responses: { 200: jsonResponse(z.object({ runs: z.array(RunSchema) }), "Runs"), ...errorResponses(404) },
+});
+
+const run = createRoute({
+  method: "get",
+  path: "/{id}/runs/{run_id}",
+  tags: ["sessions"],
+  summary: "One run and its result",
+  middleware: [requireScope("read")] as const,
+  request: { params: RunIdParam },
+  responses: { 200: jsonResponse(RunSchema, "Run"), ...errorResponses(404) },
+});
+
+const runEvents = createRoute({
+  method: "get",
+  path: "/{id}/runs/{run_id}/events",
+  tags: ["sessions"],
+  summary: "One run's events (D1's replicated log); hidden run facts only for admins",
+  middleware: [requireScope("read")] as const,
+  request: { params: RunIdParam, query: EventsQuery },
+  responses: { 200: jsonResponse(EventsPage, "A page of the run's events"), ...errorResponses(404) },
+});
+
+const context = createRoute({
+  method: "get",
+  path: "/{id}/context",
+  tags: ["sessions"],
+  summary: "Exactly what the model would get now: the system prompt, the tool declarations and the messages built from the active leaf",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam },
+  responses: {
+    200: jsonResponse(
+      z.object({
+        system: z.string(),
+        tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })),
+        messages: z.array(MessageSchema),
+        active_leaf: z.string().nullable(),
+      }),
+      "Context",
+    ),
+    ...errorResponses(404),
+  },
+});
+
+const transcript = createRoute({
+  method: "get",
+  path: "/{id}/transcript",
+  tags: ["sessions"],
+  summary: "The conversation along the active path, as display items",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam, query: z.strictObject({ limit: z.coerce.number().int().min(1).max(10_000).optional() }) },
+  responses: { 200: jsonResponse(z.object({ active_leaf: z.string().nullable(), items: z.array(DisplayItemSchema) }), "Transcript"), ...errorResponses(404) },
+});
+
+const tree = createRoute({
+  method: "get",
+  path: "/{id}/tree",
+  tags: ["sessions"],
+  summary: "The leaves of the session's event tree and which one is active",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam },
+  responses: {
+    200: jsonResponse(
+      z.object({
+        active_leaf: z.string().nullable(),
+        event_count: z.number(),
+        leaves: z.array(
+          z.object({ event_id: z.string(), seq: z.number(), ts: z.number(), type: z.string(), run_id: z.string().nullable(), excerpt: z.string(), active: z.boolean() }),
+        ),
+      }),
+      "Tree",
+    ),
+    ...errorResponses(404),
+  },
+});
+
+const NavResult = z.object({ event: EventSchema, active_leaf: z.string().nullable() });
+
+const rewind = createRoute({
+  method: "post",
+  path: "/{id}/rewind",
+  tags: ["sessions"],
+  summary: "Rewind: the next message continues from an earlier event (recorded as a rewind event)",
+  middleware: [requireScope("member")] as const,
+  request: { params: SessionIdParam, body: jsonBody(z.strictObject({ target_event_id: z.string().min(1).max(100), client_id: ClientId.optional() })) },
+  responses: { 200: jsonResponse(NavResult, "Rewound"), ...errorResponses(404, 409, 422) },
+});
+
+const branch = createRoute({
+  method: "post",
+  path: "/{id}/branch",
+  tags: ["sessions"],
+  summary: "Switch to another branch's leaf (recorded as a branch event)",
+  middleware: [requireScope("member")] as const,
+  request: { params: SessionIdParam, body: jsonBody(z.strictObject({ leaf_event_id: z.string().min(1).max(100), client_id: ClientId.optional() })) },
+  responses: { 200: jsonResponse(NavResult, "Switched"), ...errorResponses(404, 409, 422) },
+});
+
+const cancel = createRoute({
+  method: "post",
+  path: "/{id}/cancel",
+  tags: ["sessions"],
+  summary: "Cancel the running run (or a queued one by run_id)",
+  middleware: [requireScope("member")] as const,
+  request: {
+    params: SessionIdParam,
+    body: { required: false, content: { "application/json": { schema: z.strictObject({ run_id: z.string().min(1).max(64).optional() }) } } },
+  },
+  responses: {
+    200: jsonResponse(z.object({ run_id: z.string().nullable(), status: z.string().nullable() }), "What was cancelled (null: nothing was running)"),
+    ...errorResponses(404),
+  },
+});
+
+const close = createRoute({
+  method: "post",
+  path: "/{id}/close",
+  tags: ["sessions"],
+  summary: "Close the session: open runs are cancelled, new messages answer 409",
+  middleware: [requireScope("member")] as const,
+  request: { params: SessionIdParam },
+  responses: { 200: jsonResponse(SessionSchema, "Closed"), ...errorResponses(404) },
+});
+
+const benchBaseline = createRoute({
+  method: "post",
+  path: "/{id}/_bench/baseline",
+  tags: ["sessions"],
+  summary: "Benchmark baseline: one Durable Object call with one storage write (a counter in the session's own storage)",
+  middleware: [requireScope("admin")] as const,
+  request: { params: SessionIdParam },
+  responses: { 200: jsonResponse(z.object({ touches: z.number() }), "Touched"), ...errorResponses(404) },
+});
+
+const benchStats = createRoute({
+  method: "get",
+  path: "/{id}/_bench/stats",
+  tags: ["sessions"],
+  summary: "Benchmark counters of the session's Durable Object instance (storage statements, D1 batches)",
+  middleware: [requireScope("admin")] as const,
+  request: { params: SessionIdParam },
+  responses: {
+    200: jsonResponse(
+      z.object({
+        storage_writes: z.number(),
+        storage_reads: z.number(),
+        replication_batches: z.number(),
+        replication_failures: z.number(),
+        pending_replication: z.boolean(),
+        live_clients: z.number(),
+      }),
+      "Counters since the object was last started",
+    ),
+    ...errorResponses(404),
+  },
+});
+
+/**
+ * A page of a session's events from D1's replicated log (optionally one run's), in seq order; hidden
+ * run facts only when asked (the route has checked admin). `next_after_seq` is where the next page
+ * starts: past the last event returned, or where this one started when there was nothing new.
+ */
+async function eventsPage(db: ReturnType<typeof makeDb>, where: { sessionId: string; workspaceId: string; runId?: string }, q: z.infer<typeof EventsQuery>) {
+  const conditions = [eq(sessionEvents.sessionId, where.sessionId), eq(sessionEvents.workspaceId, where.workspaceId), gt(sessionEvents.seq, q.after_seq)];
+  if (where.runId !== undefined) conditions.push(eq(sessionEvents.runId, where.runId));
+  if (!q.include_hidden) conditions.push(eq(sessionEvents.hidden, 0));
+  const rows = await db
+    .select({ payload: sessionEvents.payload, seq: sessionEvents.seq })
+    .from(sessionEvents)
+    .where(and(...conditions))
+    .orderBy(asc(sessionEvents.seq))
+    .limit(q.limit + 1)
+    .all();
+  const page = rows.slice(0, q.limit);
+  return {
+    events: page.map((r) => JSON.parse(r.payload) as PersistentEvent),
+    next_after_seq: page.at(-1)?.seq ?? q.after_seq,
+    has_more: rows.length > q.limit,
+  };
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
+
+export const sessionRoutes = newRouter()
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const { created: _created, ...session } = await createSession(c.env, {
+      workspaceId: c.get("principal").workspaceId,
+      ...(body.title !== undefined ? { title: body.title } : {}),
+      ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+    });
+    return c.json(session, 201);
+  })
+  .openapi(list, async (c) => {
+    const q = c.req.valid("query");
+    const ws = c.get("principal").workspaceId;
+    const where = [eq(sessions.workspaceId, ws)];
+    if (q.updated_before !== undefined) where.push(lt(sessions.updatedAt, q.updated_before));
+    if (q.status !== undefined) where.push(eq(sessions.status, q.status));
+    const rows = await makeDb(c.env.DB).select().from(sessions).where(and(...where)).orderBy(desc(sessions.updatedAt)).limit(q.limit).all();
+    return c.json(
+      {
+        sessions: rows.map((r) => ({
+          id: r.id,
+          title: r.title,
+          status: r.status,
+          metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+          created_at: r.createdAt,
+          updated_at: r.updatedAt,
+          last_seq: r.lastSeq,
+          usage: { input_tokens: r.inputTokens, output_tokens: r.outputTokens, total_tokens: r.totalTokens },
+        })),
+      },
+      200,
+    );
+  })
+  .openapi(search, async (c) => {
+    const q = c.req.valid("query");
+    const rows = await makeDb(c.env.DB)
+      .select({ sessionId: sessionEvents.sessionId, id: sessionEvents.id, seq: sessionEvents.seq, type: sessionEvents.type, text: sessionEvents.searchText, ts: sessionEvents.ts })
+      .from(sessionEvents)
+      .where(and(eq(sessionEvents.workspaceId, c.get("principal").workspaceId), eq(sessionEvents.hidden, 0), like(sessionEvents.searchText, `%${escapeLike(q.q)}%`)))
+      .orderBy(desc(sessionEvents.ts))
+      .limit(q.limit)
+      .all();
+    return c.json({ results: rows.map((r) => ({ session_id: r.sessionId, event_id: r.id, seq: r.seq, type: r.type, text: r.text ?? "", ts: r.ts })) }, 200);
+  })
+  .openapi(get, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("view", stub.view(workspaceId))), 200);
+  })
+  .openapi(events, async (c) => {
+    const { id } = c.req.valid("param");
+    const q = c.req.valid("query");
+    if (q.include_hidden) assertScope(c.get("principal"), "admin");
+    const { stub, workspaceId } = sessionFor(c, id);
+    unwrap(await rpc("view", stub.view(workspaceId)));
+    return c.json(await eventsPage(makeDb(c.env.DB), { sessionId: id, workspaceId }, q), 200);
+  })
+  .openapi(runs, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json({ runs: unwrap(await rpc("listRuns", stub.listRuns(workspaceId, c.req.valid("query").limit))) }, 200);
+  })
+  .openapi(run, async (c) => {
+    const { id, run_id } = c.req.valid("param");
+    const { stub, workspaceId } = sessionFor(c, id);
+    return c.json(unwrap(await rpc("getRun", stub.getRun(run_id, workspaceId))), 200);
+  })
+  .openapi(runEvents, async (c) => {
+    const { id, run_id } = c.req.valid("param");
+    const q = c.req.valid("query");
+    if (q.include_hidden) assertScope(c.get("principal"), "admin");
+    const { stub, workspaceId } = sessionFor(c, id);
+    unwrap(await rpc("getRun", stub.getRun(run_id, workspaceId)));
+    return c.json(await eventsPage(makeDb(c.env.DB), { sessionId: id, workspaceId, runId: run_id }, q), 200);
+  })
+  .openapi(context, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("context", stub.context(workspaceId))), 200);
+  })
+  .openapi(transcript, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("transcript", stub.transcript(workspaceId, c.req.valid("query").limit))), 200);
+  })
+  .openapi(tree, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("tree", stub.tree(workspaceId))), 200);
+  })
+  .openapi(rewind, async (c) => {
+    const body = c.req.valid("json");
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("rewind", stub.rewind(workspaceId, body.target_event_id, body.client_id ?? "api"))), 200);
+  })
+  .openapi(branch, async (c) => {
+    const body = c.req.valid("json");
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("branch", stub.branch(workspaceId, body.leaf_event_id, body.client_id ?? "api"))), 200);
+  })
+  .openapi(cancel, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    const body = c.req.header("Content-Type")?.includes("application/json") ? c.req.valid("json") : {};
+    const out = unwrap(await rpc("cancel", stub.cancel(workspaceId, body.run_id)));
+    return c.json(out ?? { run_id: null, status: null }, 200);
+  })
+  .openapi(close, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(unwrap(await rpc("close", stub.close(workspaceId, "api"))), 200);
+  })
+  .openapi(benchBaseline, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json({ touches: unwrap(await rpc("benchBaseline", stub.benchBaseline(workspaceId))) }, 200);
+  })
+  .openapi(benchStats, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    unwrap(await rpc("view", stub.view(workspaceId)));
+    return c.json(await rpc("stats", stub.stats()), 200);
+  });
+

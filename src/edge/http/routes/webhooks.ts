@@ -1,0 +1,54 @@
+/**
+ * `POST /webhooks/gitea/{workspace_id}`: Gitea's webhook target. Outside `/api`, so no bearer token:
+ * the HMAC signature is the authentication. The route reads the raw body (the signature covers its
+ * exact bytes), hands it to the intake, and kicks a dispatch pass when tasks were created.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { newRouter, jsonResponse, errorResponses } from "../router.ts";
+import { intakeWebhook } from "../../../domains/toolchain/intake.ts";
+import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
+import { handleGiteaPushDelivery } from "../../../domains/governance/plugin-sources.ts";
+
+const Outcome = z
+  .object({
+    delivery_id: z.string(),
+    event_type: z.string(),
+    action: z.string().nullable(),
+    repo: z.string().nullable(),
+    outcome: z.enum(["tasks_created", "ignored", "rejected"]),
+    reason: z.string().nullable(),
+    task_ids: z.array(z.string()),
+    status_code: z.number(),
+    body_sha256: z.string(),
+    received_at: z.number(),
+    duplicate: z.boolean(),
+  })
+  .openapi("WebhookDelivery");
+
+const route = createRoute({
+  method: "post",
+  path: "/gitea/{workspace_id}",
+  tags: ["toolchain"],
+  summary: "Gitea webhook target (authenticated by X-Gitea-Signature / X-Hub-Signature-256, deduplicated on X-Gitea-Delivery)",
+  description:
+    "Routes on X-Gitea-Event-Type. 202 with the outcome (tasks created, or ignored with a reason); 200 with the first outcome for a redelivery; 400 for malformed deliveries; 401 for a missing or wrong signature (nothing stored).",
+  security: [],
+  request: { params: z.object({ workspace_id: z.string().min(1).max(63) }) },
+  responses: {
+    200: jsonResponse(Outcome, "Redelivery: the first outcome"),
+    202: jsonResponse(Outcome, "Accepted: tasks created or ignored with a reason"),
+    ...errorResponses(413),
+  },
+});
+
+export const webhookRoutes = newRouter().openapi(route, async (c) => {
+  const workspaceId = c.req.valid("param").workspace_id;
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  const answer = await intakeWebhook(c.env, { workspaceId, headers: c.req.raw.headers, body });
+  if (answer.dispatch) {
+    c.executionCtx.waitUntil(dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)));
+  }
+  // Plugin sources watching the pushed repository record the new commit (src/plugins/sources.ts).
+  if (answer.status === 202 && c.req.header("X-Gitea-Event-Type") === "push") c.executionCtx.waitUntil(handleGiteaPushDelivery(c.env, workspaceId, body));
+  return c.json(answer.body as z.infer<typeof Outcome>, answer.status as 200);
+});

@@ -1,0 +1,49 @@
+/**
+ * Relative path normalisation for skill and package files. Every path that enters the store goes
+ * through `normalizeRelativePath`, so hashes, duplicates and escape checks all see one spelling.
+ */
+
+export type PathProblem = "empty" | "absolute" | "backslash" | "control_char" | "dot_segment" | "empty_segment" | "too_long";
+
+export type NormalizedPath = { ok: true; path: string } | { ok: false; problem: PathProblem; message: string };
+
+const MAX_PATH_BYTES = 512;
+
+/**
+ * Normalise a relative, `/`-separated path: Unicode NFC, no leading `./`, no trailing `/`.
+ * Rejects absolute paths (`/x`, `C:`), backslashes, control characters, `..` and empty segments.
+ */
+export function normalizeRelativePath(raw: string): NormalizedPath {
+  let p = raw.normalize("NFC");
+  while (p.startsWith("../../domains/skills/")) p = p.slice(2);
+  if (p.endsWith("/")) p = p.replace(/\/+$/, "");
+  if (p === "" || p === ".") return { ok: false, problem: "empty", message: "empty path" };
+  if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return { ok: false, problem: "absolute", message: `absolute path '${raw}'` };
+  if (p.includes("\\")) return { ok: false, problem: "backslash", message: `backslash in path '${raw}'` };
+  if (/[\u0000-\u001f\u007f]/.test(p)) return { ok: false, problem: "control_char", message: `control character in path '${JSON.stringify(raw)}'` };
+  const segments = p.split("/");
+  for (const s of segments) {
+    if (s === "") return { ok: false, problem: "empty_segment", message: `empty segment in path '${raw}'` };
+    if (s === "." || s === "..") return { ok: false, problem: "dot_segment", message: `'${s}' segment in path '${raw}'` };
+  }
+  if (new TextEncoder().encode(p).byteLength > MAX_PATH_BYTES) return { ok: false, problem: "too_long", message: `path longer than ${MAX_PATH_BYTES} bytes` };
+  return { ok: true, path: p };
+}
+
+/** Byte-wise comparison of UTF-8 encodings: the one sort order used by hashes and listings. */
+export function comparePaths(a: string, b: string): number {
+  const ea = new TextEncoder().encode(a);
+  const eb = new TextEncoder().encode(b);
+  const n = Math.min(ea.length, eb.length);
+  for (let i = 0; i < n; i++) {
+    const d = (ea[i] ?? 0) - (eb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return ea.length - eb.length;
+}
+
+/** `child` relative to directory `dir` ('' = root), or null when outside it. */
+export function relativeTo(dir: string, child: string): string | null {
+  if (dir === "") return child;
+  return child.startsWith(`${dir}/`) ? child.slice(dir.length + 1) : null;
+}

@@ -1,0 +1,256 @@
+/**
+ * One model step of the agent loop: stream a single response from the main model and, if it fails
+ * before or while streaming, abandon it and ask the fallback (seed backend-flow §4.7: "每次调用都先
+ * main,再 fallback"). Tools are only declared, never executed here — the loop runs them itself —
+ * and a call the model wrote as JSON text is turned into a structured call (raw-tool-calls.ts).
+ */
+import { APICallError, streamText, type ModelMessage } from "ai";
+import type { ToolCall, Usage } from "../session/events.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { redactSecrets, type ModelHandle, type ResolvedModels } from "./providers.ts";
+import { extractRawToolCalls } from "./raw-tool-calls.ts";
+import { RawCallDeltaGate } from "./raw-call-gate.ts";
+
+export interface StepCallbacks {
+  /** An attempt begins (once for main, again for the fallback after `onAbandon`). */
+  onStart(info: { provider: string; model: string; role: "main" | "fallback" }): void;
+  onTextDelta(delta: string): void;
+  onReasoningDelta(delta: string): void;
+  /** The first delta of a call carries `tool_name` (with an empty `delta`); later ones only the text. */
+  onToolCallDelta(d: { tool_call_id: string; tool_name?: string; delta: string }): void;
+  /** The main attempt failed and the fallback takes over: cancel whatever it streamed so far. */
+  onAbandon(info: { role: "main"; error: string }): void;
+}
+
+export interface StepOutput {
+  text: string;
+  reasoning?: string;
+  tool_calls: ToolCall[];
+  finish_reason: string;
+  usage: Usage;
+  provider: string;
+  model: string;
+  answered_by: "main" | "fallback";
+}
+
+export interface AttemptFailure {
+  role: "main" | "fallback";
+  provider: string;
+  model: string;
+  error: string;
+}
+
+/** Every attempt failed. The message names provider/model per attempt and never carries secrets. */
+export class ProviderError extends AppError {
+  declare readonly code: "provider_error";
+  readonly attempts: AttemptFailure[];
+
+  constructor(attempts: AttemptFailure[]) {
+    const summary = attempts.map((a) => `${a.role} ${a.provider}/${a.model}: ${a.error}`).join("; ");
+    super("provider_error", `Model call failed (${summary})`, { attempts });
+    this.name = "ProviderError";
+    this.attempts = attempts;
+  }
+}
+
+export interface ModelStepArgs {
+  models: ResolvedModels;
+  system: string;
+  messages: ModelMessage[];
+  tools: ToolRegistry;
+  signal: AbortSignal;
+  maxOutputTokens?: number;
+  /** Retries of a failed request per attempt; default 0 with a fallback (it is the retry), else 1. */
+  maxRetries?: number;
+  /** An attempt that sends nothing for this long fails (and the fallback is asked). Default 90 s. */
+  idleTimeoutMs?: number;
+  callbacks: StepCallbacks;
+}
+
+const MAX_ERROR_TEXT = 500;
+export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
+
+export async function runModelStep(args: ModelStepArgs): Promise<StepOutput> {
+  const { models, signal, callbacks } = args;
+  const attempts: { handle: ModelHandle; role: "main" | "fallback" }[] = [{ handle: models.main, role: "main" }];
+  if (models.fallback) attempts.push({ handle: models.fallback, role: "fallback" });
+  const maxRetries = args.maxRetries ?? (models.fallback ? 0 : 1);
+
+  const failures: AttemptFailure[] = [];
+  for (const [index, { handle, role }] of attempts.entries()) {
+    throwIfAborted(signal);
+    try {
+      return await streamAttempt(args, handle, role, maxRetries);
+    } catch (err) {
+      if (signal.aborted) throw abortError(signal);
+      const error = describeError(handle, err);
+      failures.push({ role, provider: handle.provider, model: handle.modelId, error });
+      if (role === "main" && index < attempts.length - 1) callbacks.onAbandon({ role: "main", error });
+    }
+  }
+  throw new ProviderError(failures);
+}
+
+/** True for the error `runModelStep` throws when its signal is aborted. */
+export function isAbortError(err: unknown): boolean {
+  return err instanceof Error && err.name === "AbortError";
+}
+
+class StepStreamError extends Error {
+  constructor(readonly causeError: unknown) {
+    super("model stream reported an error");
+  }
+}
+
+/** Fails an attempt that has been silent for `ms`; `touch()` on every stream part. */
+class IdleTimer {
+  readonly controller = new AbortController();
+  fired = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly ms: number) {
+    this.touch();
+  }
+
+  touch(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.controller.abort(new Error(`no response from the model for ${Math.round(this.ms / 1000)} s`));
+    }, this.ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "main" | "fallback", maxRetries: number): Promise<StepOutput> {
+  const idle = new IdleTimer(args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
+  try {
+    return await streamAttemptWithin(args, handle, role, maxRetries, idle);
+  } catch (err) {
+    if (idle.fired && !args.signal.aborted) throw new StepStreamError(idle.controller.signal.reason);
+    throw err;
+  } finally {
+    idle.stop();
+  }
+}
+
+async function streamAttemptWithin(args: ModelStepArgs, handle: ModelHandle, role: "main" | "fallback", maxRetries: number, idle: IdleTimer): Promise<StepOutput> {
+  const { callbacks, signal } = args;
+  callbacks.onStart({ provider: handle.provider, model: handle.modelId, role });
+  const tools = args.tools.toAiTools();
+  const gate = new RawCallDeltaGate();
+  const result = streamText({
+    model: handle.model,
+    instructions: args.system,
+    messages: args.messages,
+    tools: Object.keys(tools).length > 0 ? tools : undefined,
+    maxOutputTokens: args.maxOutputTokens ?? handle.maxTokens,
+    maxRetries,
+    abortSignal: AbortSignal.any([signal, idle.controller.signal]),
+    // Errors arrive as stream parts and are handled below; the default handler would log them.
+    onError: () => {},
+  });
+
+  let text = "";
+  let reasoning = "";
+  const toolCalls: ToolCall[] = [];
+  let finishReason = "other";
+  let usage: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  for await (const part of result.stream) {
+    idle.touch();
+    switch (part.type) {
+      case "text-delta": {
+        text += part.text;
+        const visible = gate.push(part.text);
+        if (visible) callbacks.onTextDelta(visible);
+        break;
+      }
+      case "reasoning-delta":
+        reasoning += part.text;
+        callbacks.onReasoningDelta(part.text);
+        break;
+      case "tool-input-start":
+        if (!part.providerExecuted) callbacks.onToolCallDelta({ tool_call_id: part.id, tool_name: part.toolName, delta: "" });
+        break;
+      case "tool-input-delta":
+        callbacks.onToolCallDelta({ tool_call_id: part.id, delta: part.delta });
+        break;
+      case "tool-call":
+        // Calls the SDK marks invalid (unknown tool, unparsable input) still go to our executor,
+        // whose error result tells the model what to fix.
+        if (!part.providerExecuted) toolCalls.push({ id: part.toolCallId, name: part.toolName, args: part.input });
+        break;
+      case "finish-step":
+        finishReason = part.finishReason;
+        usage = toUsage(part.usage);
+        break;
+      case "error":
+        throw new StepStreamError(part.error);
+      case "abort":
+        if (idle.fired) throw new StepStreamError(idle.controller.signal.reason);
+        throw abortError(signal);
+      default:
+        break;
+    }
+  }
+  throwIfAborted(signal);
+
+  const output: StepOutput = {
+    text,
+    tool_calls: toolCalls,
+    finish_reason: finishReason,
+    usage,
+    provider: handle.provider,
+    model: handle.modelId,
+    answered_by: role,
+  };
+  if (reasoning) output.reasoning = reasoning;
+  const converted = withRawToolCalls(output, args.tools);
+  // Held-back text that was not a call after all is shown now; a converted call is never shown.
+  const held = gate.flush();
+  if (held && converted === output) callbacks.onTextDelta(held);
+  return converted;
+}
+
+/** A step without structured calls whose whole text is a call (or tagged calls) becomes that call. */
+function withRawToolCalls(output: StepOutput, tools: ToolRegistry): StepOutput {
+  if (output.tool_calls.length > 0 || output.text.trim() === "") return output;
+  const extracted = extractRawToolCalls(output.text, tools.names(), crypto.randomUUID());
+  if (!extracted) return output;
+  return { ...output, text: extracted.remaining_text, tool_calls: extracted.tool_calls, finish_reason: "tool-calls" };
+}
+
+function toUsage(u: { inputTokens: number | undefined; outputTokens: number | undefined; totalTokens: number | undefined }): Usage {
+  const input = u.inputTokens ?? 0;
+  const output = u.outputTokens ?? 0;
+  return { input_tokens: input, output_tokens: output, total_tokens: u.totalTokens ?? input + output };
+}
+
+/** A short, secret-free description of why an attempt failed. */
+function describeError(handle: ModelHandle, err: unknown): string {
+  const cause = err instanceof StepStreamError ? err.causeError : err;
+  let text: string;
+  if (APICallError.isInstance(cause)) {
+    text = cause.statusCode !== undefined ? `HTTP ${cause.statusCode}: ${cause.message}` : cause.message;
+  } else if (cause instanceof Error) {
+    text = cause.message || cause.name;
+  } else {
+    text = String(cause);
+  }
+  text = redactSecrets(handle, text).replace(/\s+/g, " ").trim();
+  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text || "unknown error";
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortError(signal);
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "AbortError") return reason;
+  return new DOMException("The model step was aborted", "AbortError");
+}

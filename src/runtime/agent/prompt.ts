@@ -1,0 +1,98 @@
+/**
+ * The system prompt, assembled from sections kept as data (seed backend-flow §3.3: base prompt,
+ * session metadata, execution context; event-model §7.5: the <system-reminder> declaration) so each
+ * section can be tested, snapshotted and extended (toolchain instructions, later skills) on its own.
+ * Pure: the same input and `now` always give the same text.
+ */
+import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import { SYSTEM_REMINDER_NOTE } from "../session/system-reminder.ts";
+import { isTimeZone } from "../../kernel/time-zone.ts";
+import { describeTime } from "../tools/builtins/time-format.ts";
+
+export interface PromptSection {
+  /** Stable identifier, for tests and for callers that want to inspect or replace one section. */
+  id: "base" | "system_reminder" | "runtime" | "session" | "workspace" | `extra_${number}`;
+  text: string;
+}
+
+export interface SystemPromptInput {
+  now: Date;
+  /** IANA zone (`runtime.timezone`); an unknown zone falls back to UTC rather than failing a run. */
+  timezone: string;
+  session: { id: string; title: string | null; metadata?: Record<string, unknown> };
+  /** The workspace's `runtime.system_prompt`. */
+  workspacePrompt?: string;
+  /** A run's `system_prompt_extra`, later skills: appended in order. */
+  extraSections?: string[];
+}
+
+export const BASE_PROMPT = [
+  "You are Beaver, an agent that completes tasks for a team by reasoning step by step and calling the tools you are given.",
+  "",
+  "- Use a tool whenever it gives a better answer than guessing; never invent tool results.",
+  "- Call tools with arguments that match their schemas. If a tool returns an error, read it, fix the call or change approach, and do not repeat the same failing call.",
+  "- When you have what you need, answer directly and concisely. Say plainly when something could not be done and why.",
+  "- For the current date and time, rely on the runtime context below or the current_time tool, not on your training data.",
+].join("\n");
+
+export function systemPromptSections(input: SystemPromptInput): PromptSection[] {
+  const sections: PromptSection[] = [
+    { id: "base", text: BASE_PROMPT },
+    { id: "system_reminder", text: SYSTEM_REMINDER_NOTE },
+    { id: "runtime", text: runtimeSection(input.now, input.timezone) },
+    { id: "session", text: sessionSection(input.session) },
+  ];
+  const workspacePrompt = input.workspacePrompt?.trim();
+  if (workspacePrompt) sections.push({ id: "workspace", text: `# Workspace instructions\n${workspacePrompt}` });
+  (input.extraSections ?? []).forEach((extra, i) => {
+    const text = extra.trim();
+    if (text) sections.push({ id: `extra_${i}`, text });
+  });
+  return sections;
+}
+
+export function renderSystemPrompt(sections: PromptSection[]): string {
+  return sections.map((s) => s.text).join("\n\n");
+}
+
+export function buildSystemPrompt(input: SystemPromptInput): string {
+  return renderSystemPrompt(systemPromptSections(input));
+}
+
+/**
+ * The system prompt of a run opened at `now`: the one definition shared by the agent loop (which
+ * snapshots it when the run opens) and `GET /context` (which shows what the next run would get).
+ */
+export function runSystemPrompt(args: {
+  now: Date;
+  session: SystemPromptInput["session"];
+  runtime: Pick<WorkspaceConfig["runtime"], "timezone" | "system_prompt">;
+  /** The run's `system_prompt_extra`. */
+  extra?: string | undefined;
+}): string {
+  return buildSystemPrompt({
+    now: args.now,
+    timezone: args.runtime.timezone,
+    session: args.session,
+    ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
+    ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
+  });
+}
+
+function runtimeSection(now: Date, timezone: string): string {
+  const t = describeTime(now, isTimeZone(timezone) ? timezone : "UTC");
+  return ["# Runtime context", `Current time (UTC): ${t.utc}`, `Local time: ${t.local} (${t.weekday})`, `Time zone: ${t.timezone} (UTC${t.offset})`].join("\n");
+}
+
+function sessionSection(session: SystemPromptInput["session"]): string {
+  const lines = ["# Session", `Session id: ${session.id}`, `Title: ${session.title ?? "(untitled)"}`];
+  if (session.metadata && Object.keys(session.metadata).length > 0) lines.push(`Metadata: ${stableJson(session.metadata)}`);
+  return lines.join("\n");
+}
+
+/** JSON with object keys sorted, so the same metadata always renders the same prompt. */
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}

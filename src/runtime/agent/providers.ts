@@ -1,0 +1,126 @@
+/**
+ * Turns a workspace's model configuration into `ai` SDK model objects for one run: main (or an
+ * agent's own override), fallback and auxiliary. API keys are resolved here from workspace secrets
+ * and never leave this module except inside the provider objects; errors name secrets, not values.
+ */
+import type { LanguageModel } from "ai";
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { createWorkersAI } from "workers-ai-provider";
+import type { Env } from "../../storage/env.ts";
+import type { ModelEntry, ProviderKind, WorkspaceConfig } from "../../storage/config/schema.ts";
+import { resolveSecret } from "../../storage/secrets/store.ts";
+import { AppError } from "../../kernel/errors.ts";
+
+export interface ModelHandle {
+  role: "main" | "fallback" | "auxiliary";
+  provider: ProviderKind;
+  modelId: string;
+  /** An `ai` SDK v7 model object. */
+  model: LanguageModel;
+  maxTokens?: number;
+  contextWindow?: number;
+}
+
+export interface ResolvedModels {
+  main: ModelHandle;
+  fallback: ModelHandle | null;
+  auxiliary: ModelHandle | null;
+}
+
+export type ModelFactory = (entry: ModelEntry, role: ModelHandle["role"]) => LanguageModel;
+
+/** Used when nothing is configured but the Worker has a Workers AI binding; it supports tool calls. */
+export const DEFAULT_WORKERS_AI_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
+
+/** Providers that cannot work without an API key (openai-compatible servers may be keyless). */
+const NEEDS_API_KEY: ReadonlySet<ProviderKind> = new Set(["openai", "anthropic", "google"]);
+
+const HOW_TO_CONFIGURE =
+  'PUT /api/config with a model entry, for example {"model":{"provider":"openai-compatible","id":"<model id>",' +
+  '"base_url":"https://<host>/v1","api_key_secret":"<SECRET_NAME>"}}, and store the key with PUT /api/secrets/<SECRET_NAME>';
+
+let testFactory: ModelFactory | null = null;
+
+/**
+ * Test seam: in-worker tests (same isolate as the Worker and its Durable Objects) supply mock models
+ * per entry. While set it replaces the real provider factory; secrets are still resolved and checked.
+ */
+export function setModelFactoryForTests(factory: ModelFactory | null): void {
+  testFactory = factory;
+}
+
+/** Secret values each handle was built with, so error text from its calls can be scrubbed. */
+const secretsByHandle = new WeakMap<ModelHandle, string[]>();
+
+/** Replaces any API key this handle was built with by `[redacted]` (provider errors may echo requests). */
+export function redactSecrets(handle: ModelHandle, text: string): string {
+  let out = text;
+  for (const secret of secretsByHandle.get(handle) ?? []) {
+    if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  }
+  return out;
+}
+
+export async function resolveModels(env: Env, workspaceId: string, config: WorkspaceConfig, override?: ModelEntry): Promise<ResolvedModels> {
+  const mainEntry = override ?? config.model ?? defaultMainEntry(env);
+  const [main, fallback, auxiliary] = await Promise.all([
+    buildHandle(env, workspaceId, mainEntry, "main"),
+    config.fallback_model ? buildHandle(env, workspaceId, config.fallback_model, "fallback") : null,
+    config.auxiliary_model ? buildHandle(env, workspaceId, config.auxiliary_model, "auxiliary") : null,
+  ]);
+  return { main, fallback, auxiliary };
+}
+
+function defaultMainEntry(env: Env): ModelEntry {
+  if (env.AI) return { provider: "workers-ai", id: DEFAULT_WORKERS_AI_MODEL };
+  throw new AppError("no_model_configured", `No model is configured for this workspace and Workers AI is not bound. ${HOW_TO_CONFIGURE}`);
+}
+
+const CONFIG_KEY: Record<ModelHandle["role"], string> = { main: "model", fallback: "fallback_model", auxiliary: "auxiliary_model" };
+
+async function buildHandle(env: Env, workspaceId: string, entry: ModelEntry, role: ModelHandle["role"]): Promise<ModelHandle> {
+  const where = CONFIG_KEY[role];
+  if (entry.provider === "openai-compatible" && !entry.base_url) {
+    throw new AppError("no_model_configured", `${where}: provider 'openai-compatible' needs base_url (the server's /v1 address). ${HOW_TO_CONFIGURE}`);
+  }
+  if (entry.provider === "workers-ai" && !env.AI) {
+    throw new AppError("no_model_configured", `${where}: provider 'workers-ai' needs the Worker's AI binding, which is not bound here. ${HOW_TO_CONFIGURE}`);
+  }
+  if (NEEDS_API_KEY.has(entry.provider) && !entry.api_key_secret) {
+    throw new AppError("no_model_configured", `${where}: provider '${entry.provider}' needs api_key_secret naming a secret that holds the API key. ${HOW_TO_CONFIGURE}`);
+  }
+  const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
+  if (entry.api_key_secret && apiKey === undefined) {
+    throw new AppError(
+      "no_model_configured",
+      `${where}: secret '${entry.api_key_secret}' named by api_key_secret is not set; store it with PUT /api/secrets/${entry.api_key_secret}`,
+    );
+  }
+
+  const model = testFactory ? testFactory(entry, role) : realModel(env, entry, apiKey);
+  const handle: ModelHandle = { role, provider: entry.provider, modelId: entry.id, model };
+  if (entry.max_tokens !== undefined) handle.maxTokens = entry.max_tokens;
+  if (entry.context_window !== undefined) handle.contextWindow = entry.context_window;
+  if (apiKey) secretsByHandle.set(handle, [apiKey]);
+  return handle;
+}
+
+function realModel(env: Env, entry: ModelEntry, apiKey: string | undefined): LanguageModel {
+  const baseURL = entry.base_url?.replace(/\/+$/, "");
+  switch (entry.provider) {
+    case "openai-compatible":
+      // includeUsage asks the server for the final usage chunk when streaming.
+      return createOpenAICompatible({ name: "openai-compatible", baseURL: baseURL!, apiKey, includeUsage: true }).chatModel(entry.id);
+    case "openai":
+      return createOpenAI({ apiKey, baseURL }).responses(entry.id);
+    case "anthropic":
+      return createAnthropic({ apiKey, baseURL })(entry.id);
+    case "google":
+      return createGoogleGenerativeAI({ apiKey, baseURL })(entry.id);
+    case "workers-ai":
+      return createWorkersAI({ binding: env.AI! })(entry.id);
+  }
+}

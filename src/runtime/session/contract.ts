@@ -1,0 +1,43 @@
+/**
+ * What other parts of Beaver (routes, toolchain dispatcher) send to a SessionDO to start a run and
+ * what they get back. Field names are snake_case because they are also the HTTP API's.
+ */
+import type { ModelEntry } from "../../storage/config/schema.ts";
+import type { Usage } from "./events.ts";
+
+export interface SubmitRunInput {
+  workspace_id: string;
+  content: string;
+  client_id?: string;
+  /** Same key, same session → the same run, never a second one. */
+  idempotency_key?: string;
+  /** `steer` / `followUp` messages are merged as <system-reminder> (see session handlers). */
+  source?: "steer" | "followUp";
+  /** Named tool set for this run (src/tools/toolsets.ts); default `default`. */
+  toolset?: string;
+  /** Data handed to tools through ToolContext.data (for example `{ task_id }`). */
+  tool_data?: Record<string, unknown>;
+  /** Overrides the workspace's main model for this run (an agent's own model). */
+  model_override?: ModelEntry;
+  /** Extra system prompt section for this run (toolchain task instructions). */
+  system_prompt_extra?: string;
+  /** Overrides `runtime.max_tool_iterations` for this run: a toolchain task needs more steps than a chat turn. */
+  max_tool_iterations?: number;
+}
+
+export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
+
+export type RunUsage = Usage;
+
+export interface RunResult {
+  session_id: string;
+  run_id: string;
+  status: RunStatus;
+  output_text: string;
+  finish_reason: string;
+  tool_iterations: number;
+  provider: string | null;
+  model: string | null;
+  usage: RunUsage;
+  error?: { code: string; message: string };
+}

@@ -1,0 +1,333 @@
+/**
+ * The agent loop of one run, inside the SessionDO (backend-flow §3.3): open the run (run_started,
+ * system_prompt_snapshotted, the user message), then steps — a model step streamed as transient
+ * deltas and persisted as one assistant message, then its tool calls through the executor, each
+ * result persisted — until the model answers without calls or `max_tool_iterations` is spent.
+ *
+ * Every step starts from what the log says (`runProgress`), so a run resumed after an eviction
+ * picks up at its last persisted step: a tool whose result is in the log is not run again, and a
+ * tool that was started but has no result is answered `interrupted` unless it is idempotent.
+ */
+import type { Env } from "../../storage/env.ts";
+import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import type { RunResult, RunStatus } from "./contract.ts";
+import type { AssistantMessage, ToolCall, Usage } from "./events.ts";
+import type { RunRow } from "./do-storage.ts";
+import type { SessionLog } from "./session-log.ts";
+import { runProgress } from "./run-progress.ts";
+import { buildContext } from "./build-context.ts";
+import { newId } from "../../kernel/ids.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { resolveModels, type ResolvedModels } from "../agent/providers.ts";
+import { runModelStep, isAbortError } from "../agent/model-step.ts";
+import { toModelMessages } from "../agent/model-messages.ts";
+import { runSystemPrompt } from "../agent/prompt.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { executeToolCall } from "../tools/executor.ts";
+import { toolsFor } from "../tools/toolsets.ts";
+import { fail } from "../tools/spec.ts";
+
+/** A run restarted this many times without finishing is failed instead of resumed again. */
+export const MAX_RUN_ATTEMPTS = 5;
+
+export interface RunDeps {
+  env: Env;
+  log: SessionLog;
+  /** The workspace configuration (falls back to the last one seen when D1 is unreachable). */
+  loadConfig(): Promise<WorkspaceConfig>;
+}
+
+class RunEnd extends Error {
+  constructor(
+    readonly status: Exclude<RunStatus, "queued" | "running">,
+    readonly error?: { code: string; message: string },
+  ) {
+    super(error?.message ?? status);
+  }
+}
+
+export class RunExecutor {
+  readonly #deps: RunDeps;
+  readonly run: RunRow;
+  readonly #abort = new AbortController();
+
+  constructor(deps: RunDeps, run: RunRow) {
+    this.#deps = deps;
+    this.run = run;
+  }
+
+  /** Aborts the step in flight; the run ends `cancelled` (the request is already stored by the caller). */
+  cancel(): void {
+    this.#abort.abort(new DOMException("Run cancelled", "AbortError"));
+  }
+
+  get #cancelRequested(): boolean {
+    return this.#abort.signal.aborted || this.run.state.cancel_requested === true;
+  }
+
+  /** Runs (or resumes) the run to its end and returns its result; never throws. */
+  async execute(): Promise<RunResult> {
+    const { log } = this.#deps;
+    const state = this.run.state;
+    state.attempts = (state.attempts ?? 0) + 1;
+    log.store.updateRun(this.run);
+    log.emit({ type: "runtime_start", run_id: this.run.id });
+    let result: RunResult;
+    try {
+      if (state.attempts > MAX_RUN_ATTEMPTS) throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
+      const config = await this.#deps.loadConfig();
+      if (state.user_event_id === undefined) this.#open(config);
+      if (this.#cancelRequested) throw new RunEnd("cancelled");
+      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, this.run.input.model_override);
+      const registry = new ToolRegistry(toolsFor(this.run.input.toolset));
+      result = await this.#loop(config, models, registry);
+    } catch (err) {
+      result = this.#end(toRunEnd(err, this.#cancelRequested));
+    }
+    // D1 gets one chance to catch up before anyone hears that the run ended, so a client reading the
+    // log right after sees all of it (a failure only leaves the rest to the retrying alarm).
+    await log.replicator.flush();
+    const reason = result.status === "completed" ? "completed" : result.status === "cancelled" ? "cancelled" : "error";
+    log.emit({ type: "runtime_end", run_id: this.run.id, reason, ...(result.error ? { error: result.error.message } : {}) });
+    return result;
+  }
+
+  #open(config: WorkspaceConfig): void {
+    const { log } = this.#deps;
+    const { input } = this.run;
+    const system = runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, extra: input.system_prompt_extra });
+    const clientId = input.client_id ?? "api";
+    const userId = newId("evt");
+    this.run.status = "running";
+    this.run.started_at = Date.now();
+    this.run.state.system_prompt = system;
+    this.run.state.user_event_id = userId;
+    log.append(
+      [
+        { type: "run_started", run_id: this.run.id, client_id: clientId, input: describeInput(this.run) },
+        { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system },
+        {
+          type: "message",
+          id: userId,
+          run_id: this.run.id,
+          client_id: clientId,
+          message: { role: "user", content: input.content, ...(input.source ? { meta: { source: input.source } } : {}) },
+        },
+      ],
+      () => log.store.updateRun(this.run),
+    );
+  }
+
+  async #loop(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<RunResult> {
+    const { log } = this.#deps;
+    for (;;) {
+      if (this.#cancelRequested) throw new RunEnd("cancelled");
+      let progress = runProgress(log.tree, log.leaf, this.run.id);
+      if (progress.next === "tools") {
+        await this.#runTools(progress.pending, registry, config);
+        continue;
+      }
+      if (this.#persistSteers() > 0) progress = { next: "model" };
+      if (progress.next === "done") {
+        this.run.state.output_text = progress.assistant.text;
+        this.run.state.finish_reason = progress.assistant.finish_reason ?? "stop";
+        return this.#end(new RunEnd("completed"));
+      }
+      const limit = this.run.input.max_tool_iterations ?? config.runtime.max_tool_iterations;
+      if (this.run.state.tool_iterations >= limit) {
+        const source = this.run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations";
+        throw new RunEnd("failed", {
+          code: "max_tool_iterations",
+          message: `The run stopped after ${limit} tool iterations (${source}) without a final answer`,
+        });
+      }
+      await this.#modelStep(config, models, registry);
+    }
+  }
+
+  /** Steer messages queued while the run worked join the log between steps. */
+  #persistSteers(): number {
+    const { log } = this.#deps;
+    const steers = log.store.pendingSteers(this.run.id);
+    if (steers.length === 0) return 0;
+    log.append(
+      steers.map((s) => ({ type: "message", run_id: this.run.id, client_id: s.client_id, message: { role: "user", content: s.content, meta: { source: s.source } } })),
+      () => steers.forEach((s) => log.store.dropSteer(s.id)),
+    );
+    return steers.length;
+  }
+
+  async #modelStep(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<void> {
+    const { log } = this.#deps;
+    const runId = this.run.id;
+    const turnIndex = this.run.state.steps ?? 0;
+    const parentId = log.leaf;
+    const messages = toModelMessages(buildContext(log.tree, parentId, { maxMessages: config.runtime.max_context_messages }));
+    let eventId: string | null = null;
+    log.emit({ type: "turn_start", run_id: runId, turn_index: turnIndex });
+    let output;
+    try {
+      output = await runModelStep({
+        models,
+        system: this.run.state.system_prompt ?? "",
+        messages,
+        tools: registry,
+        signal: this.#abort.signal,
+        callbacks: {
+          onStart: (info) => {
+            eventId = newId("evt");
+            log.emit({ type: "message_start", run_id: runId, event_id: eventId, parent_id: parentId, role: "assistant", model: info.model });
+          },
+          onTextDelta: (delta) => eventId && log.emit({ type: "text_delta", run_id: runId, event_id: eventId, delta }),
+          onReasoningDelta: (delta) => eventId && log.emit({ type: "thinking_delta", run_id: runId, event_id: eventId, delta, block_index: 0 }),
+          onToolCallDelta: (d) =>
+            eventId &&
+            log.emit({ type: "tool_call_delta", run_id: runId, event_id: eventId, tool_call_id: d.tool_call_id, delta: d.delta, ...(d.tool_name ? { tool_name: d.tool_name } : {}) }),
+          onAbandon: () => {
+            if (eventId) log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: "error" });
+            eventId = null;
+          },
+        },
+      });
+    } catch (err) {
+      if (eventId) log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: this.#cancelRequested ? "user_cancel" : "error" });
+      throw err;
+    }
+
+    const state = this.run.state;
+    const message: AssistantMessage = {
+      role: "assistant",
+      text: output.text,
+      tool_calls: output.tool_calls,
+      provider: output.provider,
+      model: output.model,
+      usage: output.usage,
+      finish_reason: output.finish_reason,
+      ...(output.reasoning !== undefined ? { reasoning: output.reasoning } : {}),
+    };
+    state.usage = addUsage(state.usage, output.usage);
+    state.provider = output.provider;
+    state.model = output.model;
+    state.output_text = output.text;
+    state.finish_reason = output.finish_reason;
+    if (output.tool_calls.length > 0) state.tool_iterations++;
+    state.steps = turnIndex + 1;
+    const totals = addUsage(log.store.usageTotals(), output.usage);
+    log.appendOne({ type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message }, () => {
+      log.store.updateRun(this.run);
+      log.store.setMeta("usage", totals);
+    });
+    log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
+  }
+
+  async #runTools(pending: ToolCall[], registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
+    for (const call of pending) {
+      if (this.#cancelRequested) throw new RunEnd("cancelled");
+      await this.#runTool(call, registry, config);
+    }
+  }
+
+  async #runTool(call: ToolCall, registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
+    const { log, env } = this.#deps;
+    const runId = this.run.id;
+    const store = log.store;
+    const earlier = store.toolStart(call.id);
+    const eventId = earlier?.event_id ?? newId("evt");
+    const parentId = log.leaf!;
+    const spec = registry.get(call.name);
+
+    if (earlier && !spec?.idempotent) {
+      // Started before a restart, no result: it may or may not have had its effect. Say so.
+      const result = fail("interrupted", `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`);
+      this.#persistToolResult(eventId, call, result.content, true);
+      return;
+    }
+
+    if (!earlier) store.markToolStarted({ tool_call_id: call.id, run_id: runId, event_id: eventId, started_at: Date.now() });
+    log.emit({ type: "tool_execution_start", run_id: runId, event_id: eventId, parent_id: parentId, tool_call_id: call.id, tool_name: call.name, args: call.args });
+    const result = await executeToolCall(registry, call, {
+      env,
+      workspaceId: this.run.input.workspace_id,
+      sessionId: log.session.id,
+      runId,
+      toolCallId: call.id,
+      signal: this.#abort.signal,
+      data: this.run.input.tool_data ?? {},
+      // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
+      timezone: config.runtime.timezone,
+      emitUpdate: (partial) => log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
+    });
+    this.#persistToolResult(eventId, call, result.content, !result.ok);
+    log.emit({ type: "tool_execution_end", run_id: runId, event_id: eventId, tool_call_id: call.id, tool_name: call.name, duration_ms: result.duration_ms, is_error: !result.ok });
+  }
+
+  #persistToolResult(eventId: string, call: ToolCall, content: string, isError: boolean): void {
+    const { log } = this.#deps;
+    log.appendOne(
+      { type: "message", id: eventId, run_id: this.run.id, client_id: "tool", message: { role: "tool_result", tool_call_id: call.id, tool_name: call.name, content, is_error: isError } },
+      () => log.store.clearToolStart(call.id),
+    );
+  }
+
+  /** Persists the end of the run (a visible error message first when it failed) and returns its result. */
+  #end(end: RunEnd): RunResult {
+    const { log } = this.#deps;
+    const run = this.run;
+    const state = run.state;
+    const result: RunResult = {
+      session_id: log.session.id,
+      run_id: run.id,
+      status: end.status,
+      output_text: end.status === "completed" ? state.output_text : "",
+      finish_reason: end.status === "completed" ? state.finish_reason : end.status === "cancelled" ? "cancelled" : "error",
+      tool_iterations: state.tool_iterations,
+      provider: state.provider,
+      model: state.model,
+      usage: state.usage,
+      ...(end.error ? { error: end.error } : {}),
+    };
+    run.status = end.status;
+    run.ended_at = Date.now();
+    run.started_at ??= run.ended_at;
+    run.result = result;
+    const clientId = run.input.client_id ?? "api";
+    // Steer messages that arrived too late for a step are kept in the log (they were acknowledged).
+    const lateSteers = log.store.pendingSteers(run.id);
+    const events: Parameters<SessionLog["append"]>[0] = lateSteers.map((s) => ({
+      type: "message" as const,
+      run_id: run.id,
+      client_id: s.client_id,
+      message: { role: "user" as const, content: s.content, meta: { source: s.source } },
+    }));
+    if (end.status === "failed" && end.error) {
+      events.push({ type: "message", run_id: run.id, client_id: "assistant", message: { role: "assistant", text: "", tool_calls: [], error: end.error, finish_reason: "error" } });
+    }
+    if (end.status === "failed") events.push({ type: "run_failed", run_id: run.id, client_id: clientId, error: end.error ?? { code: "internal", message: "failed" }, result: { ...result } });
+    else events.push({ type: "run_completed", run_id: run.id, client_id: clientId, result: { ...result } });
+    log.append(events, () => {
+      log.store.updateRun(run);
+      for (const steer of lateSteers) log.store.dropSteer(steer.id);
+    });
+    log.inProgress.reset();
+    return result;
+  }
+}
+
+function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
+  if (err instanceof RunEnd) return err;
+  if (cancelled || isAbortError(err)) return new RunEnd("cancelled");
+  // Typed failures (no model configured, provider errors after the fallback…) keep their code.
+  if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
+  console.error("run failed unexpectedly", err);
+  return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return { input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens, total_tokens: a.total_tokens + b.total_tokens };
+}
+
+/** What `run_started` records: the submission minus its content (that is the user message). */
+function describeInput(run: RunRow): Record<string, unknown> {
+  const { content: _content, model_override, ...rest } = run.input;
+  return { ...rest, ...(model_override ? { model_override: { provider: model_override.provider, id: model_override.id } } : {}), content_chars: run.input.content.length };
+}

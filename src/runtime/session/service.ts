@@ -1,0 +1,87 @@
+/**
+ * How the rest of Beaver talks to sessions (routes, the toolchain dispatcher, cron jobs): create a
+ * session, submit a run, wait for it, read it. Each call goes to the session's Durable Object and
+ * turns its `Outcome` back into a value or an `AppError`.
+ *
+ * Session ids are global (the DO is addressed by id); a session remembers its workspace and answers
+ * 404 to any other. Ids are `ses_…` by default; callers may choose their own (e.g. `task:<id>`).
+ */
+import type { Env } from "../../storage/env.ts";
+import type { RunResult, SubmitRunInput } from "./contract.ts";
+import type { RunView, SessionDO, SessionView } from "./session-do.ts";
+import type { SubmitOutcome } from "./run-queue.ts";
+import { unwrap } from "../../kernel/outcome.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { newId } from "../../kernel/ids.ts";
+
+export type { SessionView, RunView, SubmitOutcome };
+
+/** Session ids: letters, digits and `_ - . :` (so `task:<id>` works), 1–128 characters. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+/** Longest message a run accepts, in UTF-8 bytes (a larger one answers 413). */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * Re-types a SessionDO RPC result from the DO's own method signature. workers-types maps RPC return
+ * types through `Serializable`, which turns JSON fields typed `unknown` (metadata, tool args) into
+ * `never`; the values themselves cross RPC intact (structured clone).
+ */
+export async function rpc<K extends keyof SessionDO>(_method: K, result: Promise<unknown>): Promise<SessionDO[K] extends (...args: never[]) => infer R ? Awaited<R> : never> {
+  return (await result) as SessionDO[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
+}
+
+export function sessionStub(env: Env, sessionId: string): DurableObjectStub<SessionDO> {
+  if (!SESSION_ID_PATTERN.test(sessionId)) throw new AppError("not_found", "Session not found");
+  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
+}
+
+export interface CreateSessionInput {
+  workspaceId: string;
+  /** Defaults to a new `ses_…` id. An id already used in the same workspace returns that session. */
+  id?: string;
+  title?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Creates a session (or returns the existing one with that id in the same workspace; another workspace's → 409). */
+export async function createSession(env: Env, input: CreateSessionInput): Promise<SessionView & { created: boolean }> {
+  const sessionId = input.id ?? newId("ses");
+  if (!SESSION_ID_PATTERN.test(sessionId)) throw new AppError("validation_failed", `Invalid session id '${sessionId}'`);
+  const stub = sessionStub(env, sessionId);
+  const out = unwrap(await rpc("create", stub.create({ workspaceId: input.workspaceId, sessionId, title: input.title ?? "", metadata: input.metadata ?? {} })));
+  return { ...out.session, created: out.created };
+}
+
+export async function getSession(env: Env, workspaceId: string, sessionId: string): Promise<SessionView> {
+  return unwrap(await rpc("view", sessionStub(env, sessionId).view(workspaceId)));
+}
+
+export function assertMessageSize(content: string): void {
+  const bytes = new TextEncoder().encode(content).byteLength;
+  if (bytes > MAX_MESSAGE_BYTES) {
+    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}`, { limit_bytes: MAX_MESSAGE_BYTES });
+  }
+}
+
+/**
+ * Queues a run (durably, before answering). `input.idempotency_key` returns the earlier run with that
+ * key; `source: "steer"` during a running run joins it instead. A closed session → 409.
+ */
+export async function submitRun(env: Env, sessionId: string, input: SubmitRunInput): Promise<SubmitOutcome> {
+  assertMessageSize(input.content);
+  return unwrap(await rpc("submit", sessionStub(env, sessionId).submit(input)));
+}
+
+/** The run's result once it ends, or its current state (status queued/running) after `timeoutMs`. */
+export async function waitForRun(env: Env, sessionId: string, runId: string, timeoutMs: number, workspaceId?: string): Promise<RunResult> {
+  return unwrap(await rpc("waitForRun", sessionStub(env, sessionId).waitForRun(runId, timeoutMs, workspaceId)));
+}
+
+export async function getRun(env: Env, sessionId: string, runId: string, workspaceId?: string): Promise<RunView> {
+  return unwrap(await rpc("getRun", sessionStub(env, sessionId).getRun(runId, workspaceId)));
+}
+
+export async function cancelRun(env: Env, sessionId: string, workspaceId: string, runId?: string) {
+  return unwrap(await rpc("cancel", sessionStub(env, sessionId).cancel(workspaceId, runId)));
+}

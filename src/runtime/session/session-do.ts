@@ -1,0 +1,459 @@
+/**
+ * One Durable Object per session: it owns the session's order (`seq`), its active leaf, its run
+ * queue and its live clients. A thin shell: it loads the session's state, calls the log, the run
+ * queue and the pure session modules, and answers. RPC methods answer `Outcome`s (errors lose
+ * their class across RPC); streams (SSE, WebSocket upgrades) go through `fetch`.
+ *
+ * The alarm does two jobs: it retries replication to D1 after a failure, and while a run is open
+ * it is kept armed so that a run interrupted by an eviction or restart is resumed.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../storage/env.ts";
+import type { SubmitRunInput, RunResult } from "./contract.ts";
+import type { Message, PersistentEvent, Usage, VisibleEvent } from "./events.ts";
+import type { DisplayItem } from "./display-item.ts";
+import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
+import { loadConfig } from "../../storage/config/store.ts";
+import { AppError, errorBody, notFound } from "../../kernel/errors.ts";
+import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
+import { SessionLog } from "./session-log.ts";
+import { LiveClients } from "./live-clients.ts";
+import { Replicator } from "./replicator.ts";
+import { RunQueue, pendingResult, type SubmitOutcome } from "./run-queue.ts";
+import { attempt, attemptAsync, success, type Outcome } from "../../kernel/outcome.ts";
+import { buildContext } from "./build-context.ts";
+import { buildTranscript } from "./display.ts";
+import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
+import { searchableText } from "./handlers.ts";
+import { excerpt } from "./message-text.ts";
+import { runSystemPrompt } from "../agent/prompt.ts";
+import { conversationForModel } from "../agent/model-messages.ts";
+import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
+import { toolsFor } from "../tools/toolsets.ts";
+
+/** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
+export const RESUME_CHECK_MS = 5_000;
+
+export interface SessionView extends SessionInfo {
+  last_seq: number;
+  active_leaf: string | null;
+  usage: Usage;
+  active_run_id: string | null;
+  queued_runs: number;
+}
+
+export interface RunView {
+  id: string;
+  status: RunRow["status"];
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  idempotency_key: string | null;
+  source: "steer" | "followUp" | null;
+  toolset: string | null;
+  result: RunResult;
+}
+
+export interface TreeLeaf {
+  event_id: string;
+  seq: number;
+  ts: number;
+  type: VisibleEvent["type"];
+  run_id: string | null;
+  excerpt: string;
+  active: boolean;
+}
+
+export interface CreateArgs {
+  workspaceId: string;
+  sessionId: string;
+  title: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Header the Worker uses to tell the DO's fetch handler who is asking (never accepted from clients). */
+export const WORKSPACE_HEADER = "x-beaver-workspace";
+
+export class SessionDO extends DurableObject<Env> {
+  readonly #store: SessionStorage;
+  readonly #live: LiveClients;
+  readonly #replicator: Replicator;
+  #log: SessionLog | null = null;
+  #queue: RunQueue | null = null;
+  #alarmChain: Promise<void> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#store = new SessionStorage(ctx.storage);
+    this.#live = new LiveClients(ctx);
+    this.#replicator = new Replicator({ env, store: this.#store, scheduleRetry: (at) => this.#scheduleAlarm(at) });
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+  }
+
+  // ---- loading ----------------------------------------------------------------------------------
+
+  #loaded(): { log: SessionLog; queue: RunQueue } | null {
+    if (!this.#log) {
+      const session = this.#store.session();
+      if (!session) return null;
+      this.#log = new SessionLog(this.#store, session, this.#live, this.#replicator);
+      const log = this.#log;
+      this.#queue = new RunQueue({
+        env: this.env,
+        log,
+        loadConfig: () => this.#config(session.workspace_id),
+        onRunEnded: (runId) => this.#live.endRun(runId),
+      });
+    }
+    return { log: this.#log, queue: this.#queue! };
+  }
+
+  /** The session, if it exists and belongs to `workspaceId` (else 404: no existence leak). */
+  #require(workspaceId: string | undefined): { log: SessionLog; queue: RunQueue } {
+    const loaded = this.#loaded();
+    if (!loaded || (workspaceId !== undefined && loaded.log.session.workspace_id !== workspaceId)) throw notFound("Session");
+    return loaded;
+  }
+
+  /** The workspace config; when D1 is unreachable, the last one this session saw. */
+  async #config(workspaceId: string): Promise<WorkspaceConfig> {
+    try {
+      const config = await loadConfig(this.env, workspaceId);
+      const json = JSON.stringify(config);
+      if (this.#store.getMeta<string>("config_cache") !== json) this.#store.setMeta("config_cache", json);
+      return config;
+    } catch (err) {
+      const cached = this.#store.getMeta<string>("config_cache");
+      console.warn(`session config: D1 unreachable, using ${cached ? "cached" : "default"} config: ${String(err)}`);
+      return cached ? (JSON.parse(cached) as WorkspaceConfig) : DEFAULT_CONFIG;
+    }
+  }
+
+  #scheduleAlarm(at: number): void {
+    this.#alarmChain = this.#alarmChain
+      .then(async () => {
+        const current = await this.ctx.storage.getAlarm();
+        if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+      })
+      .catch((err: unknown) => console.error("setting the session alarm failed", err));
+  }
+
+  #view(log: SessionLog, queue: RunQueue): SessionView {
+    const open = this.#store.openRuns();
+    return {
+      ...log.session,
+      last_seq: this.#store.maxEventSeq(),
+      active_leaf: log.leaf,
+      usage: this.#store.usageTotals(),
+      active_run_id: queue.current?.id ?? open.find((r) => r.status === "running")?.id ?? null,
+      queued_runs: open.filter((r) => r.status === "queued").length,
+    };
+  }
+
+  // ---- RPC: sessions ----------------------------------------------------------------------------
+
+  /** Creates the session, or returns it when it already exists in the same workspace. */
+  async create(args: CreateArgs): Promise<Outcome<{ session: SessionView; created: boolean }>> {
+    const existing = this.#store.session();
+    if (existing) {
+      if (existing.workspace_id !== args.workspaceId) return { ok: false, error: { code: "conflict", message: "This session id is taken" } };
+      const { log, queue } = this.#require(args.workspaceId);
+      return success({ session: this.#view(log, queue), created: false });
+    }
+    const now = Date.now();
+    this.#store.saveSession({ id: args.sessionId, workspace_id: args.workspaceId, title: args.title, status: "open", metadata: args.metadata, created_at: now, updated_at: now });
+    const { log, queue } = this.#require(args.workspaceId);
+    // Listed in D1 right away when D1 is up; otherwise the alarm retries like any replication.
+    await this.#replicator.flush();
+    return success({ session: this.#view(log, queue), created: true });
+  }
+
+  view(workspaceId: string): Outcome<SessionView> {
+    return attempt(() => {
+      const { log, queue } = this.#require(workspaceId);
+      return this.#view(log, queue);
+    });
+  }
+
+  close(workspaceId: string, clientId: string): Outcome<SessionView> {
+    return attempt(() => {
+      const { log, queue } = this.#require(workspaceId);
+      if (log.session.status !== "closed") {
+        queue.cancelAll();
+        log.updateSession({ status: "closed" });
+        log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { status: "closed" } });
+      }
+      return this.#view(log, queue);
+    });
+  }
+
+  // ---- RPC: runs --------------------------------------------------------------------------------
+
+  submit(input: SubmitRunInput): Outcome<SubmitOutcome> {
+    return attempt(() => {
+      const outcome = this.#submit(input);
+      void this.#require(input.workspace_id).queue.wake();
+      return outcome;
+    });
+  }
+
+  /** Queues the run (durably) and arms the resume alarm; the caller starts the pump when it is ready to. */
+  #submit(input: SubmitRunInput): SubmitOutcome {
+    const { log, queue } = this.#require(input.workspace_id);
+    // A repeated key is answered even after the session closed: it names what already happened.
+    const key = input.idempotency_key;
+    if (key !== undefined) {
+      const run = this.#store.runByIdempotencyKey(key);
+      if (run) return { run_id: run.id, status: run.status, deduplicated: true, steered: false };
+      const joined = this.#store.runBySteerKey(key);
+      if (joined) return { run_id: joined.id, status: joined.status, deduplicated: true, steered: true };
+    }
+    assertOpen(log.session);
+    if (log.session.title === "") log.updateSession({ title: excerpt(input.content, 80) });
+    const outcome = queue.submit(input);
+    if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
+    return outcome;
+  }
+
+  getRun(runId: string, workspaceId?: string): Outcome<RunView> {
+    return attempt(() => {
+      const { log } = this.#require(workspaceId);
+      const run = this.#store.run(runId);
+      if (!run) throw notFound("Run");
+      return runView(log.session.id, run);
+    });
+  }
+
+  listRuns(workspaceId: string, limit: number): Outcome<RunView[]> {
+    return attempt(() => {
+      const { log } = this.#require(workspaceId);
+      return this.#store.listRuns(limit).map((r) => runView(log.session.id, r));
+    });
+  }
+
+  async waitForRun(runId: string, timeoutMs: number, workspaceId?: string): Promise<Outcome<RunResult>> {
+    return attemptAsync(async () => {
+      const { queue } = this.#require(workspaceId);
+      if (this.#store.openRuns().length > 0 && !queue.pumping) void queue.wake();
+      return queue.waitFor(runId, timeoutMs);
+    });
+  }
+
+  cancel(workspaceId: string, runId?: string): Outcome<{ run_id: string; status: RunRow["status"] } | null> {
+    return attempt(() => this.#require(workspaceId).queue.cancel(runId));
+  }
+
+  // ---- RPC: views of the log --------------------------------------------------------------------
+
+  /**
+   * Exactly what the model would get now: the running run's system prompt, tools and messages, or
+   * those of a run opened now; the messages as `conversationForModel` settles them for the provider.
+   */
+  async context(workspaceId: string): Promise<Outcome<{ system: string; tools: ToolDeclaration[]; messages: Message[]; active_leaf: string | null }>> {
+    return attemptAsync(async () => {
+      const { log, queue } = this.#require(workspaceId);
+      const config = await this.#config(workspaceId);
+      const running = queue.current;
+      const system = running?.state.system_prompt ?? runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime });
+      const tools = await new ToolRegistry(toolsFor(running?.input.toolset)).declarations();
+      const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
+      return { system, tools, messages, active_leaf: log.leaf };
+    });
+  }
+
+  transcript(workspaceId: string, limit?: number): Outcome<{ active_leaf: string | null; items: DisplayItem[] }> {
+    return attempt(() => {
+      const { log } = this.#require(workspaceId);
+      return { active_leaf: log.leaf, items: buildTranscript(log.tree, log.leaf, limit !== undefined ? { limit } : {}) };
+    });
+  }
+
+  tree(workspaceId: string): Outcome<{ active_leaf: string | null; event_count: number; leaves: TreeLeaf[] }> {
+    return attempt(() => {
+      const { log } = this.#require(workspaceId);
+      const leaves = log.tree.leaves().map((e) => ({
+        event_id: e.id,
+        seq: e.seq,
+        ts: e.ts,
+        type: e.type,
+        run_id: e.run_id,
+        excerpt: excerpt(searchableText(e) ?? "", 120),
+        active: e.id === log.leaf,
+      }));
+      return { active_leaf: log.leaf, event_count: log.tree.size, leaves };
+    });
+  }
+
+  /** Events from the DO's own log (the source of truth; the HTTP API lists D1's copy). */
+  events(workspaceId: string, afterSeq: number, limit: number, includeHidden: boolean): Outcome<PersistentEvent[]> {
+    return attempt(() => {
+      this.#require(workspaceId);
+      return this.#store.eventsAfter(afterSeq, { includeHidden, limit });
+    });
+  }
+
+  rewind(workspaceId: string, targetEventId: string, clientId: string): Outcome<{ event: PersistentEvent; active_leaf: string | null }> {
+    return attempt(() => this.#navigate(workspaceId, clientId, "rewind", targetEventId));
+  }
+
+  branch(workspaceId: string, leafEventId: string, clientId: string): Outcome<{ event: PersistentEvent; active_leaf: string | null }> {
+    return attempt(() => this.#navigate(workspaceId, clientId, "branch", leafEventId));
+  }
+
+  #navigate(workspaceId: string, clientId: string, kind: "rewind" | "branch", target: string) {
+    const { log } = this.#require(workspaceId);
+    assertOpen(log.session);
+    if (this.#store.openRuns().length > 0) throw new AppError("busy", `Cannot ${kind} while a run is queued or running; cancel it or wait`, undefined, 1);
+    const check = kind === "rewind" ? validateRewindTarget(log.tree, target) : validateBranchTarget(log.tree, target);
+    if (!check.ok) throw new AppError("unprocessable", `Cannot ${kind} to ${target}: ${describeRejection(check.reason)}`, { reason: check.reason });
+    const event =
+      kind === "rewind"
+        ? log.appendOne({ type: "rewind", run_id: null, client_id: clientId, target_event_id: target })
+        : log.appendOne({ type: "branch", run_id: null, client_id: clientId, leaf_event_id: target });
+    return { event, active_leaf: log.leaf };
+  }
+
+  // ---- RPC: streaming support, maintenance, tests -----------------------------------------------
+
+  /** Spends a stream ticket's nonce; false when it was used before. */
+  useTicket(workspaceId: string, nonce: string, expiresAt: number): Outcome<boolean> {
+    return attempt(() => {
+      this.#require(workspaceId);
+      return this.#store.useTicket(nonce, expiresAt, Date.now());
+    });
+  }
+
+  /** Replicates everything pending now; true when D1 has caught up. */
+  async flushReplication(): Promise<boolean> {
+    if (!this.#loaded()) return true;
+    return this.#replicator.flush();
+  }
+
+  stats(): {
+    storage_writes: number;
+    storage_reads: number;
+    replication_batches: number;
+    replication_failures: number;
+    pending_replication: boolean;
+    live_clients: number;
+  } {
+    return {
+      storage_writes: this.#store.writes,
+      storage_reads: this.#store.reads,
+      replication_batches: this.#replicator.batches,
+      replication_failures: this.#replicator.failures,
+      pending_replication: this.#store.hasUnreplicated(),
+      live_clients: this.#live.count,
+    };
+  }
+
+  /** The benchmark's baseline: one Durable Object call with one storage write. */
+  benchBaseline(workspaceId: string): Outcome<number> {
+    return attempt(() => {
+      this.#require(workspaceId);
+      return this.#store.benchTouch();
+    });
+  }
+
+  // ---- fetch: streams ---------------------------------------------------------------------------
+
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const workspaceId = request.headers.get(WORKSPACE_HEADER) ?? "";
+    try {
+      if (url.pathname === "/stream") return this.#openStream(request, url, workspaceId);
+      if (url.pathname === "/submit" && request.method === "POST") return await this.#submitStream(request, workspaceId);
+      return Response.json(errorBody("not_found", "No such session endpoint"), { status: 404 });
+    } catch (err) {
+      if (err instanceof AppError) return Response.json(errorBody(err.code, err.message, err.details), { status: err.status });
+      throw err;
+    }
+  }
+
+  #openStream(request: Request, url: URL, workspaceId: string): Response {
+    const { log } = this.#require(workspaceId);
+    const lastSeq = Number(url.searchParams.get("last_seq") ?? "0");
+    const includeHidden = url.searchParams.get("include_hidden") === "true";
+    const clientId = url.searchParams.get("client_id") ?? "stream";
+    const replay = log.replay(Number.isFinite(lastSeq) ? lastSeq : 0, includeHidden);
+    if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
+      const pair = new WebSocketPair();
+      this.#live.acceptWebSocket(pair[1], { clientId, includeHidden }, replay);
+      return new Response(null, { status: 101, webSocket: pair[0] });
+    }
+    return sseResponse(this.#live.openSse({ clientId, includeHidden }, replay));
+  }
+
+  async #submitStream(request: Request, workspaceId: string): Promise<Response> {
+    const input = (await request.json()) as SubmitRunInput;
+    if (input.workspace_id !== workspaceId) throw notFound("Session");
+    const { log, queue } = this.#require(workspaceId);
+    const outcome = this.#submit(input);
+    // A repeated idempotency key joins its run where it stands: what it persisted, then the message in progress.
+    const replay = outcome.deduplicated ? log.replay(0, false, outcome.run_id) : [];
+    // Subscribed before the pump can emit the run's next frame (both happen in this turn).
+    const stream = this.#live.openSse({ clientId: input.client_id ?? "api", includeHidden: false, runId: outcome.run_id }, replay);
+    if (this.#store.run(outcome.run_id)?.result) this.#live.endRun(outcome.run_id);
+    else void queue.wake();
+    return sseResponse(stream, outcome);
+  }
+
+  // ---- hibernatable WebSockets ------------------------------------------------------------------
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (typeof message === "string" && message.trim() === '{"type":"ping"}') ws.send('{"type":"pong"}');
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.#live.closeWebSocket(ws, code === 1005 || code === 1006 ? 1000 : code, reason);
+  }
+
+  override async webSocketError(): Promise<void> {
+    // The runtime closes the socket; nothing of ours to release.
+  }
+
+  // ---- alarm ------------------------------------------------------------------------------------
+
+  override async alarm(): Promise<void> {
+    const loaded = this.#loaded();
+    if (!loaded) return;
+    if (this.#store.openRuns().length > 0) {
+      // Re-armed first (directly: the alarm being handled no longer counts as set), so that should this
+      // instance die while running, the next alarm resumes the run.
+      await this.ctx.storage.setAlarm(Date.now() + RESUME_CHECK_MS);
+      await loaded.queue.wake();
+    }
+    await this.#replicator.flush();
+    await this.#alarmChain;
+    if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
+  }
+}
+
+/** A closed session's log takes no more writes from clients (messages, rewinds, branch switches). */
+function assertOpen(session: SessionInfo): void {
+  if (session.status === "closed") throw new AppError("session_closed", "The session is closed");
+}
+
+function runView(sessionId: string, run: RunRow): RunView {
+  return {
+    id: run.id,
+    status: run.status,
+    created_at: run.created_at,
+    started_at: run.started_at,
+    ended_at: run.ended_at,
+    idempotency_key: run.idempotency_key,
+    source: run.input.source ?? null,
+    toolset: run.input.toolset ?? null,
+    result: run.result ?? pendingResult(sessionId, run),
+  };
+}
+
+function sseResponse(body: ReadableStream<Uint8Array>, outcome?: SubmitOutcome): Response {
+  const headers = new Headers({ "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache, no-transform", Connection: "keep-alive" });
+  if (outcome) {
+    headers.set("X-Run-Id", outcome.run_id);
+    headers.set("X-Run-Status", outcome.status);
+  }
+  return new Response(body, { headers });
+}

@@ -1,0 +1,73 @@
+/**
+ * Runs one tool call the model asked for and always answers with a `ToolResult` — unknown tools,
+ * bad arguments, exceptions and cancellation all become error results the model can read and
+ * recover from, so a misbehaving tool never takes the run down with it.
+ */
+import type { ToolCall } from "../session/events.ts";
+import { zodIssues } from "../../kernel/errors.ts";
+import type { ToolContext, ToolResult } from "./spec.ts";
+import { fail } from "./spec.ts";
+import type { ToolRegistry } from "./registry.ts";
+
+/** A tool result plus how long the call took (for `tool_execution_end`). */
+export type ExecutedToolCall = ToolResult & { duration_ms: number };
+
+export type ToolErrorCode = "unknown_tool" | "invalid_arguments" | "tool_error" | "cancelled";
+
+const MAX_ERROR_MESSAGE = 2_000;
+
+/** Never throws: every failure is reported as an error result with a `ToolErrorCode`. */
+export async function executeToolCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext): Promise<ExecutedToolCall> {
+  const started = Date.now();
+  const result = await runCall(registry, call, ctx);
+  return { ...result, duration_ms: Date.now() - started };
+}
+
+async function runCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+  const spec = registry.get(call.name);
+  if (!spec) {
+    const names = registry.names();
+    const available = names.length > 0 ? names.join(", ") : "(none)";
+    return fail("unknown_tool", `Unknown tool '${call.name}'. Available tools: ${available}`);
+  }
+
+  // Models often send null or nothing for tools whose arguments are all optional.
+  const parsed = spec.input.safeParse(call.args ?? {});
+  if (!parsed.success) {
+    const issues = zodIssues(parsed.error).map((i) => `- ${i.path}: ${i.message}`);
+    return fail("invalid_arguments", `Invalid arguments for tool '${call.name}':\n${issues.join("\n")}`);
+  }
+
+  if (ctx.signal.aborted) return cancelled(call.name);
+  try {
+    return await raceAbort(spec.execute(parsed.data, ctx), ctx.signal, call.name);
+  } catch (err) {
+    if (ctx.signal.aborted) return cancelled(call.name);
+    return fail("tool_error", `Tool '${call.name}' failed: ${describe(err)}`);
+  }
+}
+
+/** Resolves with the tool's result, or with `cancelled` as soon as the run is aborted. */
+function raceAbort(work: Promise<ToolResult>, signal: AbortSignal, name: string): Promise<ToolResult> {
+  return new Promise<ToolResult>((resolve, reject) => {
+    const onAbort = () => resolve(cancelled(name));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+const cancelled = (name: string): ToolResult => fail("cancelled", `Tool '${name}' was cancelled`);
+
+function describe(err: unknown): string {
+  const text = err instanceof Error ? err.message || err.name : String(err);
+  return text.length > MAX_ERROR_MESSAGE ? `${text.slice(0, MAX_ERROR_MESSAGE)}…` : text;
+}

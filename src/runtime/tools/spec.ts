@@ -1,0 +1,47 @@
+/**
+ * The tool contract shared by builtins, toolchain/Gitea tools, skills and MCP wrappers:
+ * a spec with a zod input schema, the context a tool runs in, and the one result shape.
+ */
+import type { ZodType } from "zod";
+import type { Env } from "../../storage/env.ts";
+
+export interface ToolResult {
+  ok: boolean;
+  /** Text the model reads next (also for errors: the model should be able to recover). */
+  content: string;
+  error?: { code: string; message: string };
+}
+
+export interface ToolContext {
+  env: Env;
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  toolCallId: string;
+  /** Aborted when the run is cancelled. */
+  signal: AbortSignal;
+  /** Per-run data supplied by whoever submitted the run (for example `{ task_id }` for toolchain runs). */
+  data: Readonly<Record<string, unknown>>;
+  /** Streams partial output to live clients (`tool_execution_update`); never persisted. */
+  emitUpdate(partial: unknown): void;
+  /** The workspace's `runtime.timezone` when the caller has it loaded (tools fall back to the config). */
+  timezone?: string;
+}
+
+export interface ToolSpec<I = unknown> {
+  name: string;
+  description: string;
+  input: ZodType<I>;
+  /** Always offered to the model (not subject to per-run selection). */
+  always?: boolean;
+  /** Safe to run again after an interruption (otherwise an interrupted call gets an `interrupted` error). */
+  idempotent?: boolean;
+  execute(args: I, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function defineTool<I>(spec: ToolSpec<I>): ToolSpec<unknown> {
+  return spec as unknown as ToolSpec<unknown>;
+}
+
+export const ok = (content: string): ToolResult => ({ ok: true, content });
+export const fail = (code: string, message: string): ToolResult => ({ ok: false, content: `Error (${code}): ${message}`, error: { code, message } });

@@ -1,0 +1,90 @@
+/**
+ * The archive policy, as a pure function over raw entries: only regular files and directories,
+ * relative paths that stay inside the archive, no duplicates, no file/directory clashes, bounded
+ * count and size. OS litter (`__MACOSX/`, `.DS_Store`) is dropped and reported.
+ */
+import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";
+import { problem, type Problem } from "../../kernel/content-tree/problems.ts";
+import type { ArchiveFile, ArchiveLimits, RawEntry } from "./types.ts";
+
+export interface CheckedArchive {
+  files: ArchiveFile[];
+  ignored: string[];
+}
+
+export type CheckResult = { ok: true; archive: CheckedArchive } | { ok: false; problems: Problem[] };
+
+function isLitter(path: string): boolean {
+  return path === "__MACOSX" || path.startsWith("__MACOSX/") || path === ".DS_Store" || path.endsWith("/.DS_Store");
+}
+
+export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): CheckResult {
+  const problems: Problem[] = [];
+  const files: ArchiveFile[] = [];
+  const ignored: string[] = [];
+  const seen = new Set<string>();
+  const dirs = new Set<string>();
+  let bytes = 0;
+
+  for (const e of raw) {
+    const norm = normalizeRelativePath(e.name);
+    if (!norm.ok) {
+      if (norm.problem === "empty" && e.kind === "directory") continue;
+      problems.push(problem(e.name, `unsafe path: ${norm.message}`));
+      continue;
+    }
+    const path = norm.path;
+    if (isLitter(path)) {
+      ignored.push(path);
+      continue;
+    }
+    switch (e.kind) {
+      case "directory":
+        dirs.add(path);
+        continue;
+      case "symlink":
+        problems.push(problem(path, `symbolic link${e.linkTarget ? ` to '${e.linkTarget}'` : ""} is not allowed`));
+        continue;
+      case "hardlink":
+        problems.push(problem(path, `hard link${e.linkTarget ? ` to '${e.linkTarget}'` : ""} is not allowed`));
+        continue;
+      case "character-device":
+      case "block-device":
+      case "fifo":
+        problems.push(problem(path, `${e.kind} entries are not allowed`));
+        continue;
+      case "file":
+        break;
+    }
+    if (seen.has(path)) {
+      problems.push(problem(path, "duplicate path in archive"));
+      continue;
+    }
+    seen.add(path);
+    const data = e.data ?? new Uint8Array(0);
+    bytes += data.byteLength;
+    files.push({ path, bytes: data, executable: e.executable });
+  }
+
+  for (const f of files) {
+    const parts = f.path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      if (seen.has(prefix)) problems.push(problem(prefix, `is both a file and a directory (contains '${f.path}')`));
+    }
+    if (dirs.has(f.path)) problems.push(problem(f.path, "is both a file and a directory"));
+  }
+  if (files.length > limits.maxFiles) problems.push(problem(".", `too many files: ${files.length} (limit ${limits.maxFiles})`));
+  if (bytes > limits.maxUnpackedBytes) problems.push(problem(".", `too many bytes once unpacked: ${bytes} (limit ${limits.maxUnpackedBytes})`));
+  return problems.length > 0 ? { ok: false, problems: dedupe(problems) } : { ok: true, archive: { files, ignored } };
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const keys = new Set<string>();
+  return problems.filter((p) => {
+    const k = `${p.path}\u0000${p.message}`;
+    if (keys.has(k)) return false;
+    keys.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,369 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, json, newWorkspace } from "../../support/api.ts";
+import { setGiteaFetchForTests } from "../../../src/domains/gitea/client.ts";
+import { FakeGitea } from "../../support/fake-gitea.ts";
+import { GITEA_SWAGGER, swaggerProblems } from "../../support/swagger.ts";
+import { operationOf } from "../../support/swagger-check.ts";
+import { fixture } from "../../support/toolchain-fixtures.ts";
+import { deliver, deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL, type DeliveryAnswer, type TaskJson } from "../../support/toolchain-setup.ts";
+
+type Err = { error: { code: string; message: string; details?: unknown } };
+let fake: FakeGitea;
+
+beforeEach(() => {
+  fake = new FakeGitea(GITEA_URL);
+  setGiteaFetchForTests(fake.fetch);
+});
+afterEach(() => setGiteaFetchForTests(null));
+
+async function deliveries(token: string) {
+  const res = await call("GET", "/api/toolchain/deliveries", { token });
+  expect(res.status).toBe(200);
+  return (await json<{ deliveries: (DeliveryAnswer & { status_code: number })[] }>(res)).deliveries;
+}
+
+describe("webhook intake: signature first", () => {
+  it("answers 401 and stores nothing without a valid signature", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("HookPullRequest");
+    for (const sign of ["none", "wrong"] as const) {
+      const res = await deliver(ws.id, "pull_request", body, { sign });
+      expect(res.status).toBe(401);
+      expect((await json<Err>(res)).error.code).toBe("unauthorized");
+    }
+    expect((await deliver(ws.id, "pull_request", body, { secret: "another-secret" })).status).toBe(401);
+    expect(await deliveries(ws.read)).toEqual([]);
+    expect(await listTasks(ws.read)).toEqual([]);
+  });
+
+  it("answers the same 401 for an unknown workspace and one without a toolchain section", async () => {
+    const body = fixture("HookPullRequest");
+    expect((await deliver("no-such-workspace", "pull_request", body)).status).toBe(401);
+    const plain = await newWorkspace();
+    expect((await deliver(plain.id, "pull_request", body)).status).toBe(401);
+  });
+
+  it("accepts the GitHub-style X-Hub-Signature-256 header too, and needs no bearer token", async () => {
+    const ws = await toolchainWorkspace();
+    const answer = await deliverOk(ws.id, "pull_request", fixture("HookPullRequest"), { sign: "hub" });
+    expect(answer.outcome).toBe("tasks_created");
+  });
+});
+
+/** Gitea API calls a step names, e.g. `POST /repos/o/r/pulls/7/merge`. */
+const apiCallsIn = (text: string) => [...text.matchAll(/\b(GET|POST|PATCH|PUT|DELETE) (\/repos\/[^\s),]+)/g)].map((m) => ({ method: m[1]!, path: m[2]! }));
+
+/**
+ * What every stored task must carry (seed §3.1): all six must_haves fields, concrete steps naming
+ * the real repository, number and real Gitea API calls, a context, and the rendered event as its
+ * description.
+ */
+function expectConcreteTask(t: TaskJson, where: { repo: string; number: number | null }) {
+  expect(Object.keys(t.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
+  expect(t.must_haves).toMatchObject({ event_type: t.action_type, action_type: t.action_type, from: "system", source: "webhook" });
+  expect(t.must_haves.context).toMatchObject({ repo: where.repo });
+  if (where.number !== null) expect(Object.values(t.must_haves.context)).toContain(where.number);
+  expect(t.description).toMatch(/^Event: /);
+  expect(t.description).toContain(`Repository: ${where.repo}`);
+  if (where.number !== null) expect(t.description).toContain(`#${where.number}`);
+  const steps = t.must_haves.steps;
+  if (t.action_type === "review_merged") {
+    expect(steps).toEqual([]);
+    return;
+  }
+  expect(steps.length).toBeGreaterThanOrEqual(2);
+  expect(steps.at(-1)).toContain(`toolchain_report for task ${t.id}`);
+  const all = steps.join("\n");
+  expect(all).toContain(where.repo);
+  if (where.number !== null) expect(all).toContain(String(where.number));
+  for (const call of apiCallsIn(all)) {
+    expect(call.path.startsWith(`/repos/${where.repo}/`), `${call.method} ${call.path}`).toBe(true);
+    expect(operationOf(GITEA_SWAGGER, { method: call.method, path: `/api/v1${call.path}` }), `${call.method} ${call.path}`).not.toBeNull();
+  }
+}
+
+describe("webhook intake: scenarios become tasks for the right agent", () => {
+  const cases: [event: string, fixture: string, agent: string, action: string, where: { repo: string; number: number | null }][] = [
+    ["pull_request", "HookPullRequest", "nice", "review_request", { repo: "gordon/hello-world", number: 1 }],
+    ["pull_request", "HookPullRequestReopened", "nice", "review_request", { repo: "test_it/test_ci_thing", number: 1 }],
+    ["pull_request_review_request", "pull_request_review_requested", "nice", "review_request", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_sync", "HookPullRequestUpdated", "nice", "review_updated", { repo: "Test-CI/multi-line-secrets", number: 2 }],
+    ["pull_request_review_approved", "HookPullRequestReviewAck", "jony", "review_result", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_review_rejected", "HookPullRequestReviewDeny", "jony", "review_result", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_review_comment", "HookPullRequestReviewComment", "jony", "review_comment", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["workflow_job", "workflow_job_failure", "jony", "ci_failure", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["issue_assign", "issue_assign", "jony", "issue_assigned", { repo: "a_nice_user/hello_world_ci", number: 13 }],
+    ["status", "status_deploy_error", "ops", "deploy_failure", { repo: "a_nice_user/hello_world_ci", number: null }],
+    ["workflow_run", "workflow_run_deploy_failure", "ops", "deploy_failure", { repo: "a_nice_user/hello_world_ci", number: null }],
+    ["issue_comment", "issue_comment_mention", "jony", "mention", { repo: "a_nice_user/hello_world_ci", number: 12 }],
+    ["pull_request_comment", "pull_request_comment_mention", "nice", "mention", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request_review_comment", "pull_request_review_comment_mention", "gordon", "mention", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    ["pull_request", "pull_request_merged_by_reviewer", "jony", "review_merged", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+  ];
+  for (const [event, name, agent, action, where] of cases) {
+    it(`${event} (${name}) → ${action} for ${agent}, with concrete must_haves and the rendered event`, async () => {
+      const ws = await toolchainWorkspace();
+      const answer = await deliverOk(ws.id, event, fixture(name));
+      expect(answer.outcome).toBe("tasks_created");
+      const tasks = await listTasks(ws.read);
+      const mine = tasks.find((t) => t.agent_id === agent);
+      expect(mine, JSON.stringify(tasks.map((t) => [t.agent_id, t.action_type]))).toMatchObject({ action_type: action, status: "pending", attempts: 0 });
+      expect(answer.task_ids).toContain(mine!.id);
+      const detail = await getTask(ws.read, mine!.id);
+      expectConcreteTask(detail.task, where);
+      expect(detail.history.map((h) => h.event)).toEqual(["created"]);
+    });
+  }
+
+  it("a CI failure found through a commit status (PR from the index) is concrete too", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "pull_request_review_rejected", fixture("HookPullRequestReviewDeny"));
+    await deliverOk(ws.id, "status", fixture("status_failure"));
+    const [ci] = await listTasks(ws.read, "?action_type=ci_failure");
+    expectConcreteTask(ci!, { repo: "a_nice_user/hello_world_ci", number: 7 });
+    expect(ci!.must_haves.steps.join("\n")).toContain("ci/woodpecker/pr/test");
+  });
+
+  it("a review that @mentions another agent gives the author a review task and the mentioned agent a mention task", async () => {
+    const ws = await toolchainWorkspace();
+    const answer = await deliverOk(ws.id, "pull_request_review_comment", fixture("pull_request_review_comment_mention"));
+    const tasks = await listTasks(ws.read);
+    expect(tasks.map((t) => `${t.agent_id}:${t.action_type}`).sort()).toEqual(["gordon:mention", "jony:review_comment"]);
+    expect(answer.task_ids).toHaveLength(2);
+  });
+
+  it("a comment that mentions many agents gives each one a task (one statement per task: D1 binds at most 100 values)", async () => {
+    const ws = await toolchainWorkspace();
+    const names = Array.from({ length: 8 }, (_, i) => `helper${i}`);
+    for (const n of names) expect((await call("POST", "/api/agents", { token: ws.admin, body: { id: n, gitea_username: n, roles: ["developer"] } })).status).toBe(201);
+    const payload = JSON.parse(fixture("issue_comment_mention")) as { comment: { body: string } };
+    payload.comment.body = `${names.map((n) => `@${n}`).join(" ")} please take a look`;
+    const answer = await deliverOk(ws.id, "issue_comment", JSON.stringify(payload));
+    expect(answer.task_ids).toHaveLength(8);
+    expect((await listTasks(ws.read)).map((t) => t.agent_id).sort()).toEqual(names);
+  });
+
+  it("records why a delivery created nothing: no agent, the agent's own action, nothing to do", async () => {
+    const ws = await toolchainWorkspace();
+    const own = await deliverOk(ws.id, "pull_request_review_request", fixture("HookPullRequestAddReviewRequest"));
+    expect(own).toMatchObject({ outcome: "ignored", task_ids: [], reason: "review_request: own action of agent 'nice' (no task for itself)" });
+    const self = await deliverOk(ws.id, "pull_request", fixture("HookPullRequestMerged"));
+    expect(self.reason).toBe("review_merged: PR author 'anbraten' is not an enabled agent");
+    const push = await deliverOk(ws.id, "push", fixture("HookPush"));
+    expect(push).toMatchObject({ outcome: "ignored", reason: "event type 'push' needs no agent action" });
+    const unknown = await deliverOk(ws.id, "pull_request_exploded", "{}");
+    expect(unknown).toMatchObject({ outcome: "ignored", reason: "Event type 'pull_request_exploded' is not handled by the toolchain" });
+    const notice = await deliverOk(ws.id, "pull_request_comment", fixture("pull_request_comment_beaver_notice"));
+    expect(notice.reason).toContain("Beaver notice");
+    expect(await listTasks(ws.read)).toEqual([]);
+    const recorded = await deliveries(ws.read);
+    expect(recorded.map((d) => d.outcome)).toEqual(["ignored", "ignored", "ignored", "ignored", "ignored"]);
+  });
+});
+
+describe("webhook intake: redeliveries and bad deliveries", () => {
+  it("a redelivery answers 200 with the first outcome and creates nothing new", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("HookPullRequestReviewDeny");
+    const first = await deliverOk(ws.id, "pull_request_review_rejected", body, { id: "redeliver-1" });
+    const again = await deliver(ws.id, "pull_request_review_rejected", body, { id: "redeliver-1" });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({ delivery_id: "redeliver-1", outcome: "tasks_created", task_ids: first.task_ids, duplicate: true });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+
+  it("the same delivery arriving several times at once creates its tasks once", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("issue_assign");
+    const answers = await Promise.all(Array.from({ length: 6 }, () => deliver(ws.id, "issue_assign", body, { id: "burst-1" })));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    const bodies = await Promise.all(answers.map((r) => json<DeliveryAnswer>(r)));
+    expect(new Set(bodies.map((b) => b.task_ids.join(",")))).toEqual(new Set([bodies[0]!.task_ids.join(",")]));
+    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect(await deliveries(ws.read)).toHaveLength(1);
+  });
+
+  it("rejects malformed deliveries with 400 and a reason, records them, and never half-creates a task", async () => {
+    const ws = await toolchainWorkspace();
+    const bad = await deliver(ws.id, "pull_request", "{not json", { id: "bad-json" });
+    expect(bad.status).toBe(400);
+    expect((await json<Err>(bad)).error).toMatchObject({ code: "bad_request", message: "Body is not valid JSON" });
+    const noType = await deliver(ws.id, null, fixture("HookPullRequest"), { id: "no-type" });
+    expect(noType.status).toBe(400);
+    const review = JSON.parse(fixture("HookPullRequestReviewDeny")) as { pull_request: Record<string, unknown> };
+    delete review.pull_request.head;
+    const invalid = await deliver(ws.id, "pull_request_review_rejected", JSON.stringify(review), { id: "no-head" });
+    expect(invalid.status).toBe(400);
+    expect((await json<Err>(invalid)).error.message).toContain("pull_request.head");
+    const array = await deliver(ws.id, "pull_request", "[1,2]", { id: "array" });
+    expect(array.status).toBe(400);
+    // Redelivering a rejected one gives its first outcome (not a second record).
+    const again = await deliver(ws.id, "pull_request", "{not json", { id: "bad-json" });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({ outcome: "rejected", reason: "Body is not valid JSON", duplicate: true });
+    expect(await listTasks(ws.read)).toEqual([]);
+    const recorded = await deliveries(ws.read);
+    expect(recorded).toHaveLength(4);
+    expect(recorded.every((d) => d.outcome === "rejected" && d.status_code === 400)).toBe(true);
+  });
+
+  it("answers every malformed payload of every handled event type with 400 (never 500) and creates nothing", async () => {
+    const ws = await toolchainWorkspace();
+    const events = ["pull_request", "pull_request_review_request", "pull_request_sync", "pull_request_review_approved", "pull_request_review_rejected", "pull_request_review_comment", "issue_assign", "issues", "issue_comment", "pull_request_comment", "status", "workflow_job", "workflow_run"];
+    const review = JSON.parse(fixture("HookPullRequestReviewDeny")) as Record<string, Record<string, unknown>>;
+    const bodies: [what: string, body: string][] = [
+      ["empty body", ""],
+      ["null", "null"],
+      ["a string", '"hello"'],
+      ["a number", "42"],
+      ["an empty object", "{}"],
+      ["truncated JSON", fixture("HookPullRequestReviewDeny").slice(0, 200)],
+      ["deeply nested JSON", "[".repeat(50_000) + "]".repeat(50_000)],
+      ["a number too large for JSON", '{"action":"opened","number":1e400}'],
+      ["wrong types everywhere", JSON.stringify({ action: 5, number: "7", pull_request: [], issue: "x", comment: 1, repository: { full_name: 7 }, sha: 1, state: {}, workflow_job: null, workflow_run: "x" })],
+      ["a negative PR number", JSON.stringify({ ...review, number: -7, pull_request: { ...review.pull_request, number: -7 } })],
+      ["a repository without an owner", JSON.stringify({ ...review, repository: { full_name: "no-owner" } })],
+    ];
+    let n = 0;
+    for (const event of events) {
+      for (const [what, body] of bodies) {
+        const res = await deliver(ws.id, event, body, { id: `bad-${n++}` });
+        const text = await res.text();
+        expect(res.status, `${event} with ${what}: ${text}`).toBe(400);
+        expect((JSON.parse(text) as Err).error.code, `${event} with ${what}`).toBe("bad_request");
+      }
+    }
+    expect(await listTasks(ws.read)).toEqual([]);
+    const recorded = await json<{ deliveries: { outcome: string }[] }>(await call("GET", "/api/toolchain/deliveries?limit=200", { token: ws.read }));
+    expect(recorded.deliveries.length).toBe(events.length * bodies.length);
+    expect(new Set(recorded.deliveries.map((d) => d.outcome))).toEqual(new Set(["rejected"]));
+  });
+
+  it("stores odd but valid text as it is: NUL characters, lone surrogates, very long titles", async () => {
+    const ws = await toolchainWorkspace();
+    const issue = JSON.parse(fixture("issue_assign")) as Record<string, Record<string, unknown>>;
+    issue.issue = { ...issue.issue, title: `Fix \u0000 and \ud800 in ${"x".repeat(200_000)}`, body: "NUL:\u0000 end" };
+    const answer = await deliverOk(ws.id, "issue_assign", JSON.stringify(issue));
+    expect(answer.outcome).toBe("tasks_created");
+    const [task] = await listTasks(ws.read);
+    // The title is clipped; a lone surrogate cannot be stored as UTF-8 and comes back as replacement characters.
+    expect(task!.title.startsWith("Implement a_nice_user/hello_world_ci#13: Fix \u0000 and \ufffd")).toBe(true);
+    expect(task!.title.endsWith("x…")).toBe(true);
+    expect(task!.title.length).toBeLessThan(210);
+    expect(task!.description).toContain("NUL:\u0000 end");
+  });
+
+  it("needs X-Gitea-Delivery to deduplicate (400, nothing stored) and limits the body size (413)", async () => {
+    const ws = await toolchainWorkspace();
+    const noId = await deliver(ws.id, "pull_request", fixture("HookPullRequest"), { id: "" });
+    expect(noId.status).toBe(400);
+    expect((await json<Err>(noId)).error.message).toContain("X-Gitea-Delivery");
+    const huge = JSON.stringify({ action: "opened", padding: "x".repeat(1_100_000) });
+    expect((await deliver(ws.id, "pull_request", huge)).status).toBe(413);
+    expect(await deliveries(ws.read)).toEqual([]);
+  });
+});
+
+describe("webhook intake: CI failures find their pull request", () => {
+  it("through the PR index, without asking Gitea", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "pull_request_review_rejected", fixture("HookPullRequestReviewDeny"));
+    const answer = await deliverOk(ws.id, "status", fixture("status_failure"));
+    expect(answer.outcome).toBe("tasks_created");
+    const ci = (await listTasks(ws.read, "?action_type=ci_failure"))[0]!;
+    expect(ci).toMatchObject({ agent_id: "jony", repo: "a_nice_user/hello_world_ci", number: 7 });
+    expect(ci.must_haves.context).toMatchObject({ branch: "jony-patch-1", error_summary: expect.stringContaining("2 tests failing") });
+    expect(fake.requests).toEqual([]);
+  });
+
+  it("through Gitea's commits/{sha}/pull when the index does not know the commit", async () => {
+    const ws = await toolchainWorkspace();
+    fake.addRepo("a_nice_user/hello_world_ci");
+    fake.addPull("a_nice_user/hello_world_ci", { number: 21, author: "jony", headRef: "jony-fix", headSha: "5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c", title: "Fix" });
+    const answer = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(answer.outcome).toBe("tasks_created");
+    expect((await listTasks(ws.read))[0]).toMatchObject({ agent_id: "jony", action_type: "ci_failure", number: 21 });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/v1/repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull"]);
+    expect(fake.requests[0]!.authorization).toBe("Bearer beaver-bot-token");
+    expect(swaggerProblems(fake.requests)).toEqual([]);
+    // Now indexed: the next failure on that commit needs no Gitea call.
+    await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("ignores it with a reason when no PR has the commit, and makes an infrastructure task when Gitea is down", async () => {
+    const ws = await toolchainWorkspace();
+    fake.addRepo("a_nice_user/hello_world_ci");
+    const none = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(none).toMatchObject({ outcome: "ignored", reason: "ci_failure: no pull request found for commit 5f3a9c0d1e2b" });
+    fake.setDown("503");
+    const down = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(down.outcome).toBe("tasks_created");
+    expect(down.reason).toContain("Gitea unreachable");
+    const infra = (await listTasks(ws.read))[0]!;
+    expect(infra).toMatchObject({ agent_id: "ops", action_type: "infrastructure_failure" });
+    expect(infra.description).toContain("GET /repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull");
+    // Created by Beaver itself, not by the webhook: the same six fields, with source "system".
+    expect(Object.keys(infra.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
+    expect(infra.must_haves).toMatchObject({ event_type: "infrastructure_failure", action_type: "infrastructure_failure", from: "system", source: "system", context: { gitea_url: GITEA_URL } });
+    expect(infra.must_haves.steps.at(-1)).toContain(`toolchain_report for task ${infra.id}`);
+    // A second outage while that task is open is written to it, with the delivery, as an observation.
+    const again = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    expect(again).toMatchObject({ outcome: "ignored", task_ids: [] });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect((await getTask(ws.read, infra.id)).comments).toMatchObject([{ author: "system", comment_type: "observation", body: expect.stringContaining("Gitea still unreachable: GET /repos/a_nice_user/hello_world_ci/commits/") }]);
+    // Without an infra agent the delivery says so instead of dropping the outage silently.
+    const bare = await toolchainWorkspace();
+    await call("PATCH", "/api/agents/ops", { token: bare.admin, body: { enabled: false } });
+    const unrouted = await deliverOk(bare.id, "status", fixture("status_failure_unindexed"));
+    expect(unrouted).toMatchObject({ outcome: "ignored", task_ids: [] });
+    expect(unrouted.reason).toContain("infrastructure_failure: no enabled infra agent");
+  });
+
+  it("different deliveries about one failing commit arriving at the same moment make one task", async () => {
+    const ws = await toolchainWorkspace();
+    // The status payload does not name its PR: Gitea's commits/{sha}/pull answers for it.
+    fake.addRepo("a_nice_user/hello_world_ci");
+    fake.addPull("a_nice_user/hello_world_ci", { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
+    // A commit status and a workflow job for the same commit, each sent three times with its own delivery id.
+    const sends = ["status", "workflow_job", "status", "workflow_job", "status", "workflow_job"].map((event) =>
+      deliver(ws.id, event, fixture(event === "status" ? "status_failure" : "workflow_job_failure")),
+    );
+    const answers = await Promise.all(sends);
+    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: await json<DeliveryAnswer>(r) })));
+    expect(bodies.map((b) => b.status)).toEqual([202, 202, 202, 202, 202, 202]);
+    const created = bodies.filter((b) => b.body.outcome === "tasks_created");
+    expect(created).toHaveLength(1);
+    for (const b of bodies.filter((x) => x.body.outcome !== "tasks_created")) {
+      expect(b.body).toMatchObject({ outcome: "ignored", task_ids: [], reason: "ci_failure for jony: the same work is already an open task" });
+    }
+    const tasks = await listTasks(ws.read);
+    expect(tasks.map((t) => t.id)).toEqual(created[0]!.body.task_ids);
+    // Every delivery is recorded with the outcome it answered.
+    const recorded = await deliveries(ws.read);
+    expect(recorded.map((d) => d.outcome).sort()).toEqual(["ignored", "ignored", "ignored", "ignored", "ignored", "tasks_created"]);
+  });
+
+  it("several events about one failing commit make one task", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "workflow_job", fixture("workflow_job_failure"));
+    const second = await deliverOk(ws.id, "status", fixture("status_failure"));
+    expect(second).toMatchObject({ outcome: "ignored", reason: "ci_failure for jony: the same work is already an open task" });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+});
+
+describe("deliveries and tasks are per workspace", () => {
+  it("another workspace sees none of them and gets 404 for a task id", async () => {
+    const ws = await toolchainWorkspace();
+    const other = await toolchainWorkspace();
+    const answer = await deliverOk(ws.id, "issue_assign", fixture("issue_assign"));
+    expect(await deliveries(other.read)).toEqual([]);
+    expect(await listTasks(other.read)).toEqual([]);
+    expect((await call("GET", `/api/toolchain/tasks/${answer.task_ids[0]}`, { token: other.admin })).status).toBe(404);
+    // A delivery signed for one workspace is not accepted by the other's URL with a different secret.
+    expect((await deliver(other.id, "issue_assign", fixture("issue_assign"), { secret: "not-others-secret" })).status).toBe(401);
+  });
+});

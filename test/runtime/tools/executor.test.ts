@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { z } from "zod";
+import { executeToolCall } from "../../../src/runtime/tools/executor.ts";
+import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
+import { defineTool, ok, type ToolContext } from "../../../src/runtime/tools/spec.ts";
+
+function ctx(signal: AbortSignal = new AbortController().signal): ToolContext {
+  return { env, workspaceId: "ws-exec", sessionId: "ses_x", runId: "run_x", toolCallId: "call_x", signal, data: {}, emitUpdate: () => {} };
+}
+
+let executed = 0;
+const order = defineTool({
+  name: "place_order",
+  description: "Place an order",
+  input: z.strictObject({
+    customer: z.string().min(1),
+    items: z.array(z.strictObject({ sku: z.string(), qty: z.number().int().positive() })).min(1),
+  }),
+  async execute(args) {
+    executed++;
+    return ok(`ordered ${args.items.length} items for ${args.customer}`);
+  },
+});
+const boom = defineTool({ name: "boom", description: "Always throws", input: z.strictObject({}), execute: async () => { throw new Error("disk on fire"); } });
+const throwsString = defineTool({ name: "throws_string", description: "Throws a non-Error", input: z.strictObject({}), execute: async () => { throw "plain string"; } });
+const optional = defineTool({ name: "optional_only", description: "All optional", input: z.strictObject({ x: z.string().optional() }), execute: async (a) => ok(`x=${a.x ?? "-"}`) });
+const slow = defineTool({
+  name: "slow",
+  description: "Never finishes on its own",
+  input: z.strictObject({}),
+  execute: () => new Promise(() => {}),
+});
+const registry = new ToolRegistry([order, boom, throwsString, optional, slow]);
+
+describe("executeToolCall", () => {
+  it("runs a valid call and reports its duration", async () => {
+    const res = await executeToolCall(registry, { id: "c1", name: "place_order", args: { customer: "ann", items: [{ sku: "a", qty: 2 }] } }, ctx());
+    expect(res).toEqual({ ok: true, content: "ordered 1 items for ann", duration_ms: expect.any(Number) });
+    expect(res.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("answers an unknown tool with unknown_tool listing the available names", async () => {
+    const res = await executeToolCall(registry, { id: "c2", name: "teleport", args: {} }, ctx());
+    expect(res.ok).toBe(false);
+    expect(res.error?.code).toBe("unknown_tool");
+    expect(res.content).toContain("teleport");
+    expect(res.content).toContain("Available tools: place_order, boom, throws_string, optional_only, slow");
+  });
+
+  it("answers bad arguments with invalid_arguments naming every bad field path, without running the tool", async () => {
+    const before = executed;
+    const res = await executeToolCall(
+      registry,
+      { id: "c3", name: "place_order", args: { customer: "", items: [{ sku: "a", qty: 1 }, { sku: 7, qty: 0 }], rush: true } },
+      ctx(),
+    );
+    expect(executed).toBe(before);
+    expect(res.error?.code).toBe("invalid_arguments");
+    for (const path of ["customer", "items.1.sku", "items.1.qty", "rush"]) expect(res.content).toContain(`- ${path}:`);
+    expect(res.content).toContain("place_order");
+  });
+
+  it("treats arguments that are not an object (unparsable JSON from the model) as invalid", async () => {
+    const res = await executeToolCall(registry, { id: "c4", name: "place_order", args: "{not json" }, ctx());
+    expect(res.error?.code).toBe("invalid_arguments");
+    expect(res.content).toContain("(root)");
+  });
+
+  it("accepts missing arguments for a tool whose fields are all optional", async () => {
+    expect((await executeToolCall(registry, { id: "c5", name: "optional_only", args: null }, ctx())).content).toBe("x=-");
+    expect((await executeToolCall(registry, { id: "c6", name: "optional_only", args: undefined }, ctx())).content).toBe("x=-");
+  });
+
+  it("turns a thrown exception into tool_error instead of rethrowing", async () => {
+    const res = await executeToolCall(registry, { id: "c7", name: "boom", args: {} }, ctx());
+    expect(res).toMatchObject({ ok: false, error: { code: "tool_error" } });
+    expect(res.content).toContain("disk on fire");
+    const res2 = await executeToolCall(registry, { id: "c8", name: "throws_string", args: {} }, ctx());
+    expect(res2.error?.code).toBe("tool_error");
+    expect(res2.content).toContain("plain string");
+  });
+
+  it("does not start a call when the run is already cancelled", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const before = executed;
+    const res = await executeToolCall(registry, { id: "c9", name: "place_order", args: { customer: "a", items: [{ sku: "a", qty: 1 }] } }, ctx(controller.signal));
+    expect(res.error?.code).toBe("cancelled");
+    expect(executed).toBe(before);
+  });
+
+  it("answers cancelled promptly when the run is cancelled while a tool runs", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const res = await executeToolCall(registry, { id: "c10", name: "slow", args: {} }, ctx(controller.signal));
+    expect(res.error?.code).toBe("cancelled");
+    expect(res.duration_ms).toBeLessThan(1_000);
+  });
+});

@@ -1,0 +1,12 @@
+/// <reference types="vite/client" />
+/** Gitea's API description (../shared/gitea/swagger.v1.22.json), loaded for in-worker tests. */
+import text from "../../../shared/gitea/swagger.v1.22.json?raw";
+import { checkAgainstSwagger, type SwaggerDoc } from "./swagger-check.ts";
+import type { RecordedRequest } from "./fake-gitea.ts";
+
+export const GITEA_SWAGGER = JSON.parse(text) as SwaggerDoc;
+
+/** Problems of every recorded request, keyed by `METHOD path` (empty when all are real API calls). */
+export function swaggerProblems(requests: RecordedRequest[]): string[] {
+  return requests.flatMap((r) => checkAgainstSwagger(GITEA_SWAGGER, r));
+}
