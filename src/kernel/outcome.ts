@@ -1,38 +1,64 @@
 /**
- * How the SessionDO answers RPC calls: a tagged result instead of a thrown error, because errors
- * crossing the RPC boundary lose their class and code. `unwrap` turns a failure back into the
- * AppError the HTTP layer maps to a status.
+ * How Durable Objects answer RPC calls: a tagged result instead of a thrown error, because errors
+ * crossing the RPC boundary lose their class and code. Both objects (sessions and the workspace
+ * lock) use this one wire type and treat unknown errors alike: logged once with an id, answered as
+ * `internal` (docs/layering.md). `unwrap` turns a failure back into the AppError it carried.
  */
 import { AppError, type ErrorCode } from "./errors.ts";
+import { newId } from "./ids.ts";
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string; details?: unknown } };
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  details?: unknown;
+  retryAfter?: number;
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: WireError };
 
 export const success = <T>(value: T): Outcome<T> => ({ ok: true, value });
 
-/** Runs `fn`, turning a thrown AppError into a failure outcome (other errors propagate). */
-export function attempt<T>(fn: () => T): Outcome<T> {
+export const failure = (error: WireError): Outcome<never> => ({ ok: false, error });
+
+/** An AppError as it crosses the wire (only the fields it has). */
+export function toWireError(err: AppError): WireError {
+  const wire: WireError = { code: err.code, message: err.message };
+  if (err.details !== undefined) wire.details = err.details;
+  if (err.retryAfter !== undefined) wire.retryAfter = err.retryAfter;
+  return wire;
+}
+
+/** An error nobody expected: logged once with an id the answer carries, its text never sent. */
+export function logUnexpected(where: string, err: unknown): WireError {
+  const id = newId("err");
+  console.error(JSON.stringify({ level: "error", where, error_id: id, error: err instanceof Error ? `${err.stack ?? err.message}${err.cause === undefined ? "" : `\ncause: ${String(err.cause)}`}` : String(err) }));
+  return { code: "internal", message: "Internal error", details: { error_id: id } };
+}
+
+/** Any thrown error as a wire error: AppErrors keep their code, anything else is `internal`. */
+export function toWire(where: string, err: unknown): WireError {
+  return err instanceof AppError ? toWireError(err) : logUnexpected(where, err);
+}
+
+/** Runs `fn`; any thrown error becomes a failure outcome (unknown ones logged as `internal`). */
+export function attempt<T>(fn: () => T, where = "rpc"): Outcome<T> {
   try {
     return success(fn());
   } catch (err) {
-    if (err instanceof AppError) return failure(err);
-    throw err;
+    return failure(toWire(where, err));
   }
 }
 
-export async function attemptAsync<T>(fn: () => Promise<T>): Promise<Outcome<T>> {
+export async function attemptAsync<T>(fn: () => Promise<T>, where = "rpc"): Promise<Outcome<T>> {
   try {
     return success(await fn());
   } catch (err) {
-    if (err instanceof AppError) return failure(err);
-    throw err;
+    return failure(toWire(where, err));
   }
-}
-
-function failure(err: AppError): Outcome<never> {
-  return { ok: false, error: err.details === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, details: err.details } };
 }
 
 export function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
-  throw new AppError(outcome.error.code, outcome.error.message, outcome.error.details);
+  const { code, message, details, retryAfter } = outcome.error;
+  throw new AppError(code, message, { details: { details, retryAfter } });
 }

@@ -1,7 +1,7 @@
 /** Calling the workspace write lock from a Worker: one stub per workspace, outcomes back to AppErrors. */
 import type { Env } from "../../storage/env.ts";
-import { AppError } from "../../kernel/errors.ts";
-import type { LockMode, Outcome } from "./workspace-do.ts";
+import { unwrap, type Outcome } from "../../kernel/outcome.ts";
+import type { LockMode, Measured } from "./workspace-do.ts";
 import type { OpKind, OpResults, WorkspaceOp } from "./ops.ts";
 
 export function workspaceStub(env: Env, workspaceId: string) {
@@ -16,9 +16,8 @@ export async function runLocked<K extends OpKind>(env: Env, workspaceId: string,
 /** `runLocked`, also returning how many R2 writes the operation made (measured, not assumed). */
 export async function runLockedMeasured<K extends OpKind>(env: Env, workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<{ value: OpResults[K]; r2Writes: number }> {
   // The RPC stub widens the generic result; the DO returns exactly Outcome<OpResults[K]>.
-  const outcome = (await workspaceStub(env, workspaceId).run(workspaceId, op, mode)) as unknown as Outcome<OpResults[K]>;
-  if (!outcome.ok) throw new AppError(outcome.error.code, outcome.error.message, outcome.error.details, outcome.error.retryAfter);
-  return { value: outcome.value, r2Writes: outcome.r2Writes };
+  const outcome = (await workspaceStub(env, workspaceId).run(workspaceId, op, mode)) as unknown as Outcome<Measured<OpResults[K]>>;
+  return unwrap(outcome);
 }
 
 /** The GC epoch to pass along with content stored before calling `runLocked`. */

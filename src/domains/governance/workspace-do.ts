@@ -8,7 +8,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../storage/env.ts";
-import { AppError, type ErrorCode } from "../../kernel/errors.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { failure, success, toWire, type Outcome } from "../../kernel/outcome.ts";
 import { verifyTreeStored } from "../../storage/blob/store.ts";
 import { withR2WriteCounter } from "../../storage/blob/counting.ts";
 import { WriteLock } from "./lock.ts";
@@ -16,7 +17,11 @@ import { executeOp, type OpKind, type OpResults, type WorkspaceOp } from "./ops.
 
 export type LockMode = "wait" | "try";
 
-export type Outcome<T> = { ok: true; value: T; r2Writes: number } | { ok: false; error: { code: ErrorCode; message: string; details?: unknown; retryAfter?: number } };
+/** What an op returns, with the R2 writes it made (measured, for the benchmark and tests). */
+export interface Measured<T> {
+  value: T;
+  r2Writes: number;
+}
 
 /** Seconds suggested to a client that met a busy lock. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
@@ -39,7 +44,7 @@ export class WorkspaceDO extends DurableObject<Env> {
     await this.ctx.storage.put(GC_EPOCH_KEY, this.epoch);
   }
 
-  async run<K extends OpKind>(workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<Outcome<OpResults[K]>> {
+  async run<K extends OpKind>(workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<Outcome<Measured<OpResults[K]>>> {
     const counter = withR2WriteCounter(this.env);
     const held = await this.lock.run(mode === "try" ? 0 : this.lockWaitMs, async () => {
       const isGc = op.kind === "collect_garbage";
@@ -50,19 +55,16 @@ export class WorkspaceDO extends DurableObject<Env> {
         if (isGc) await this.bumpEpoch();
       }
     }).catch((e: unknown) => ({ failed: e }));
-    if ("failed" in held) return { ok: false, error: toWire(held.failed) };
+    if ("failed" in held) return failure(toWire("workspace op", held.failed));
     if (!held.acquired) {
-      return {
-        ok: false,
-        error: {
-          code: "busy",
-          message: mode === "try" ? "The workspace is busy with another skill or plugin change; deferred" : `The workspace is busy with another skill or plugin change (waited ${this.lockWaitMs} ms)`,
-          details: { waited_ms: mode === "try" ? 0 : this.lockWaitMs },
-          retryAfter: BUSY_RETRY_AFTER_SECONDS,
-        },
-      };
+      return failure({
+        code: "busy",
+        message: mode === "try" ? "The workspace is busy with another skill or plugin change; deferred" : `The workspace is busy with another skill or plugin change (waited ${this.lockWaitMs} ms)`,
+        details: { waited_ms: mode === "try" ? 0 : this.lockWaitMs },
+        retryAfter: BUSY_RETRY_AFTER_SECONDS,
+      });
     }
-    return { ok: true, value: held.value, r2Writes: counter.writes() };
+    return success({ value: held.value, r2Writes: counter.writes() });
   }
 
   /** Content stored while the collector ran (or before it ran) is checked in R2 before it is published. */
@@ -72,14 +74,8 @@ export class WorkspaceDO extends DurableObject<Env> {
       const now = await this.gcEpoch();
       if (callerEpoch === now && callerEpoch % 2 === 0) return;
       if (!(await verifyTreeStored(this.env, workspaceId, treeHash))) {
-        throw new AppError("conflict", "Stored content was cleaned up while this request ran; send it again", { tree_hash: treeHash });
+        throw new AppError("conflict", "Stored content was cleaned up while this request ran; send it again", { details: { tree_hash: treeHash } });
       }
     };
   }
-}
-
-function toWire(e: unknown): { code: ErrorCode; message: string; details?: unknown; retryAfter?: number } {
-  if (e instanceof AppError) return { code: e.code, message: e.message, details: e.details, retryAfter: e.retryAfter };
-  console.error("workspace op failed", e instanceof Error ? e.stack : String(e));
-  return { code: "internal", message: "Internal error" };
 }

@@ -32,10 +32,10 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
   if (!draft) throw notFound(`Draft '${draftId}'`);
   if (draft.status !== "pending_review") throw new AppError("conflict", `Draft '${draftId}' is ${draft.status}, not pending_review`);
   const safety = JSON.parse(draft.safety) as SafetyReport;
-  if (blocksPublication(safety.level)) throw new AppError("unprocessable", `Draft '${draftId}' failed the safety check (${safety.level})`, { findings: safety.findings });
+  if (blocksPublication(safety.level)) throw new AppError("unprocessable", `Draft '${draftId}' failed the safety check (${safety.level})`, { details: { findings: safety.findings } });
   const candidate = draft.candidateId ? await getCandidate(db, workspaceId, draft.candidateId) : undefined;
   const plan = candidate?.mergePlan ? (JSON.parse(candidate.mergePlan) as MergePlan) : null;
-  if (plan?.blocked) throw new AppError("unprocessable", `Draft '${draftId}' has unresolved supporting-file conflicts`, { conflicts: plan.conflicts });
+  if (plan?.blocked) throw new AppError("unprocessable", `Draft '${draftId}' has unresolved supporting-file conflicts`, { details: { conflicts: plan.conflicts } });
   const prov = JSON.parse(draft.provenance) as Partial<PluginUpdateProvenance>;
   if (prov.kind === "plugin_skill_update") await requireUnchangedLocal(db, workspaceId, draftId, draft.skillName, prov);
   await ensureStored(draft.treeHash);
@@ -85,10 +85,10 @@ async function requireUnchangedLocal(db: Db, workspaceId: string, draftId: strin
   const skill = await getSkill(db, workspaceId, skillName);
   const current = skill ? await getVersion(db, workspaceId, skillName, skill.currentVersionNo) : undefined;
   if (current && current.treeHash !== prov.local_tree_hash) {
-    throw new AppError("conflict", `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${versionLabel(current.versionNo)}; sync the plugin again`, {
+    throw new AppError("conflict", `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${versionLabel(current.versionNo)}; sync the plugin again`, { details: {
       draft_local_version: prov.local_version ?? null,
       current_version: versionLabel(current.versionNo),
-    });
+    } });
   }
 }
 

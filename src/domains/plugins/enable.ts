@@ -42,7 +42,7 @@ export async function enablePlugin(env: Env, workspaceId: string, pluginId: stri
   if (plugin.packageStatus === "missing") throw new AppError("conflict", `Plugin '${pluginId}' has no package (missing); upload it again first`);
   if (plugin.packageStatus === "invalid") {
     const problems = packageErrorsOf(plugin);
-    throw new AppError("unprocessable", `Plugin '${pluginId}' is invalid: ${describeProblems(problems)}`, { problems });
+    throw new AppError("unprocessable", `Plugin '${pluginId}' is invalid: ${describeProblems(problems)}`, { details: { problems } });
   }
   const declared = discoveredSkillsOf(plugin);
   const links = new Map((await listPluginSkillRows(db, workspaceId, pluginId)).map((l) => [l.skillName, l]));
@@ -54,11 +54,11 @@ export async function enablePlugin(env: Env, workspaceId: string, pluginId: stri
     if (existing) conflicts.push({ skill: s.name, owner: existing.sourceKind === "plugin" && existing.pluginId ? `plugin '${existing.pluginId}'` : `${existing.sourceKind} skill` });
   }
   if (conflicts.length > 0) {
-    throw new AppError("conflict", `Skill '${conflicts[0]!.skill}' already exists as a ${conflicts[0]!.owner}; no skill of plugin '${pluginId}' was changed`, { conflicts });
+    throw new AppError("conflict", `Skill '${conflicts[0]!.skill}' already exists as a ${conflicts[0]!.owner}; no skill of plugin '${pluginId}' was changed`, { details: { conflicts } });
   }
   const unsafe = fresh.flatMap((s) => (blocksPublication(s.safety.level) ? s.safety.findings.filter((f) => f.level === "fail" || f.level === "critical") : []));
   if (unsafe.length > 0) {
-    throw new AppError("unprocessable", `Safety check failed: ${unsafe[0]!.path}: ${unsafe[0]!.message} (${unsafe[0]!.level}); no skill was changed`, { findings: unsafe });
+    throw new AppError("unprocessable", `Safety check failed: ${unsafe[0]!.path}: ${unsafe[0]!.message} (${unsafe[0]!.level}); no skill was changed`, { details: { findings: unsafe } });
   }
 
   const restore = [...links.values()].filter((l) => l.status === "disabled");

@@ -42,18 +42,18 @@ export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn = 
   }
   if (!res.ok || !res.body) {
     await res.body?.cancel();
-    throw new AppError("upstream_unavailable", `Gitea answered ${res.status} to ${where}`, { status: res.status });
+    throw new AppError("upstream_unavailable", `Gitea answered ${res.status} to ${where}`, { details: { status: res.status } });
   }
   const declared = Number(res.headers.get("Content-Length") ?? "0");
   if (declared > r.maxBytes) {
     await res.body.cancel();
-    throw new AppError("payload_too_large", `Archive from Gitea is ${declared} bytes (limit ${r.maxBytes})`, { limit_bytes: r.maxBytes });
+    throw new AppError("payload_too_large", `Archive from Gitea is ${declared} bytes (limit ${r.maxBytes})`, { details: { limit_bytes: r.maxBytes } });
   }
   let bytes: Uint8Array;
   try {
     bytes = await readBounded(res.body, r.maxBytes);
   } catch (e) {
-    if (e instanceof OutputTooLarge) throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { limit_bytes: r.maxBytes });
+    if (e instanceof OutputTooLarge) throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { details: { limit_bytes: r.maxBytes } });
     throw new AppError("upstream_unavailable", `Gitea's answer to ${where} broke off: ${e instanceof Error ? e.message : String(e)}`);
   }
   return { status: "ok", bytes };

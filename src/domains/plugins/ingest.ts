@@ -48,7 +48,7 @@ export async function ingestPackage(env: Env, workspaceId: string, archive: Uint
   const discovery = await discoverPlugins(files);
   if (!discovery.ok) {
     if (discovery.reason === "no_manifest" && withoutManifest === "empty") return { ...EMPTY_PACKAGE, ignored };
-    throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { reason: discovery.reason, problems: discovery.problems });
+    throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { details: { reason: discovery.reason, problems: discovery.problems } });
   }
   const out: IngestedPackage = { ...EMPTY_PACKAGE, plugins: [], ignored };
   for (const p of discovery.plugins) {

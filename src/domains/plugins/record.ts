@@ -51,7 +51,7 @@ export async function recordPackage(env: Env, workspaceId: string, input: Record
     if (row && (row.origin !== input.origin || row.sourceId !== input.sourceId)) conflicts.push({ plugin_id: p.id, provided_by: originLabel(row.origin, row.sourceId) });
   }
   if (conflicts.length > 0) {
-    throw new AppError("conflict", `Plugin '${conflicts[0]!.plugin_id}' is already provided by ${conflicts[0]!.provided_by}; remove that package first`, { conflicts });
+    throw new AppError("conflict", `Plugin '${conflicts[0]!.plugin_id}' is already provided by ${conflicts[0]!.provided_by}; remove that package first`, { details: { conflicts } });
   }
   for (const p of input.pkg.plugins) for (const s of p.skills) await ensureStored(s.treeHash);
 

@@ -31,7 +31,7 @@ export async function publishSkillVersion(env: Env, workspaceId: string, input: 
   if (input.ifCurrentVersion !== undefined) {
     const current = existing ? versionLabel(existing.currentVersionNo) : null;
     if (current !== input.ifCurrentVersion) {
-      throw new AppError("conflict", `Skill '${input.skillName}' is at ${current ?? "no version"}, not ${input.ifCurrentVersion}`, { current_version: current });
+      throw new AppError("conflict", `Skill '${input.skillName}' is at ${current ?? "no version"}, not ${input.ifCurrentVersion}`, { details: { current_version: current } });
     }
   }
   if (existing) {

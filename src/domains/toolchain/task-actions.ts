@@ -29,7 +29,7 @@ export async function retryTask(env: Env, workspaceId: string, id: string, by: s
   } catch (err) {
     // The open-task dedupe index refused to reopen it: a newer task is already doing this work.
     const open = task.dedupeKey ? await openTaskByDedupeKey(env, workspaceId, task.dedupeKey) : null;
-    if (open) throw new AppError("conflict", `Task '${id}' cannot be retried: task '${open.id}' is already open for the same work`, { open_task_id: open.id });
+    if (open) throw new AppError("conflict", `Task '${id}' cannot be retried: task '${open.id}' is already open for the same work`, { details: { open_task_id: open.id } });
     throw err;
   }
   if (!moved) throw new AppError("conflict", `Task '${id}' is ${task.status}; only failed or cancelled tasks can be retried`);

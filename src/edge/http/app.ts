@@ -4,7 +4,8 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../storage/env.ts";
-import { AppError, errorBody, errorResponse } from "../../kernel/errors.ts";
+import { errorBody } from "../../kernel/errors.ts";
+import { errorResponse } from "./errors.ts";
 import { authenticate } from "./auth.ts";
 import { bodyLimits } from "./body-limit.ts";
 import { parseJsonBodies } from "./json-body.ts";
@@ -67,4 +68,4 @@ export function createApp() {
   return app;
 }
 
-export { AppError };
+

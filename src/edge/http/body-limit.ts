@@ -22,7 +22,7 @@ export const bodyLimits = createMiddleware<AppEnv>(async (c, next) => {
   const limiter = bodyLimit({
     maxSize,
     onError: () => {
-      throw new AppError("payload_too_large", `Request body exceeds ${maxSize} bytes`, { limit_bytes: maxSize });
+      throw new AppError("payload_too_large", `Request body exceeds ${maxSize} bytes`, { details: { limit_bytes: maxSize } });
     },
   });
   return limiter(c, next);

@@ -48,7 +48,7 @@ export class ProviderError extends AppError {
 
   constructor(attempts: AttemptFailure[]) {
     const summary = attempts.map((a) => `${a.role} ${a.provider}/${a.model}: ${a.error}`).join("; ");
-    super("provider_error", `Model call failed (${summary})`, { attempts });
+    super("provider_error", `Model call failed (${summary})`, { details: { attempts } });
     this.name = "ProviderError";
     this.attempts = attempts;
   }

@@ -11,6 +11,7 @@ import type { RunResult, SubmitRunInput } from "./contract.ts";
 import type { RunView, SessionDO, SessionView } from "./session-do.ts";
 import type { SubmitOutcome } from "./run-queue.ts";
 import { unwrap } from "../../kernel/outcome.ts";
+import { readStreamFailure } from "./stream-failure.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
 
@@ -60,7 +61,7 @@ export async function getSession(env: Env, workspaceId: string, sessionId: strin
 export function assertMessageSize(content: string): void {
   const bytes = new TextEncoder().encode(content).byteLength;
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}`, { limit_bytes: MAX_MESSAGE_BYTES });
+    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}`, { details: { limit_bytes: MAX_MESSAGE_BYTES } });
   }
 }
 
@@ -84,4 +85,15 @@ export async function getRun(env: Env, sessionId: string, runId: string, workspa
 
 export async function cancelRun(env: Env, sessionId: string, workspaceId: string, runId?: string) {
   return unwrap(await rpc("cancel", sessionStub(env, sessionId).cancel(workspaceId, runId)));
+}
+
+/**
+ * Calls the session's stream endpoint (`/stream`, `/submit`): a stream or WebSocket answer is handed
+ * back as it is; a failure (the DO speaks outcomes, not HTTP) is thrown as the AppError it carried.
+ */
+export async function fetchSessionStream(env: Env, sessionId: string, request: Request): Promise<Response> {
+  const res = await sessionStub(env, sessionId).fetch(request);
+  const failure = await readStreamFailure(res);
+  if (failure) unwrap(failure);
+  return res;
 }

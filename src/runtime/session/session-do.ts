@@ -15,13 +15,14 @@ import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { loadConfig } from "../../storage/config/store.ts";
-import { AppError, errorBody, notFound } from "../../kernel/errors.ts";
+import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
 import { LiveClients } from "./live-clients.ts";
 import { Replicator } from "./replicator.ts";
 import { RunQueue, pendingResult, type SubmitOutcome } from "./run-queue.ts";
-import { attempt, attemptAsync, success, type Outcome } from "../../kernel/outcome.ts";
+import { attempt, attemptAsync, success, toWire, type Outcome } from "../../kernel/outcome.ts";
+import { streamFailure } from "./stream-failure.ts";
 import { buildContext } from "./build-context.ts";
 import { buildTranscript } from "./display.ts";
 import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
@@ -304,9 +305,9 @@ export class SessionDO extends DurableObject<Env> {
   #navigate(workspaceId: string, clientId: string, kind: "rewind" | "branch", target: string) {
     const { log } = this.#require(workspaceId);
     assertOpen(log.session);
-    if (this.#store.openRuns().length > 0) throw new AppError("busy", `Cannot ${kind} while a run is queued or running; cancel it or wait`, undefined, 1);
+    if (this.#store.openRuns().length > 0) throw new AppError("busy", `Cannot ${kind} while a run is queued or running; cancel it or wait`, { retryAfter: 1 });
     const check = kind === "rewind" ? validateRewindTarget(log.tree, target) : validateBranchTarget(log.tree, target);
-    if (!check.ok) throw new AppError("unprocessable", `Cannot ${kind} to ${target}: ${describeRejection(check.reason)}`, { reason: check.reason });
+    if (!check.ok) throw new AppError("unprocessable", `Cannot ${kind} to ${target}: ${describeRejection(check.reason)}`, { details: { reason: check.reason } });
     const event =
       kind === "rewind"
         ? log.appendOne({ type: "rewind", run_id: null, client_id: clientId, target_event_id: target })
@@ -364,10 +365,9 @@ export class SessionDO extends DurableObject<Env> {
     try {
       if (url.pathname === "/stream") return this.#openStream(request, url, workspaceId);
       if (url.pathname === "/submit" && request.method === "POST") return await this.#submitStream(request, workspaceId);
-      return Response.json(errorBody("not_found", "No such session endpoint"), { status: 404 });
+      return streamFailure({ code: "not_found", message: "No such session endpoint" });
     } catch (err) {
-      if (err instanceof AppError) return Response.json(errorBody(err.code, err.message, err.details), { status: err.status });
-      throw err;
+      return streamFailure(toWire("session stream", err));
     }
   }
 

@@ -7,5 +7,5 @@ export function archiveUnreadable(message: string): AppError {
 }
 
 export function archiveRejected(problems: Problem[]): AppError {
-  return new AppError("unprocessable", `Archive rejected: ${describeProblems(problems)}`, { problems });
+  return new AppError("unprocessable", `Archive rejected: ${describeProblems(problems)}`, { details: { problems } });
 }

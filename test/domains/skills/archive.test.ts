@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readArchive, detectFormat } from "../../../src/storage/archive/index.ts";
 import { AppError } from "../../../src/kernel/errors.ts";
 import { gzip, tar, tarGz, zip } from "../../fixtures/skills/archives.ts";
+import { statusOf } from "../../../src/edge/http/errors.ts";
 
 async function rejection(bytes: Uint8Array, limits?: Parameters<typeof readArchive>[1]): Promise<AppError> {
   try {
@@ -63,7 +64,7 @@ describe("archive reading", () => {
     it(`rejects a ${label}`, async () => {
       const err = await rejection(await build());
       expect(err.code).toBe("unprocessable");
-      expect(err.status).toBe(422);
+      expect(statusOf(err.code)).toBe(422);
       const p = problemsOf(err).find((x) => x.path === path);
       expect(p, JSON.stringify(problemsOf(err))).toBeDefined();
       expect(p!.message).toMatch(message);
@@ -81,7 +82,7 @@ describe("archive reading", () => {
     const bomb = await tarGz([ok, { name: "skill/zeros.bin", data: new Uint8Array(8 * 1024 * 1024) }]);
     expect(bomb.byteLength).toBeLessThan(64 * 1024);
     const err = await rejection(bomb, { maxArchiveBytes: 1 << 20, maxFiles: 10, maxUnpackedBytes: 1 << 20 });
-    expect(err.status).toBe(422);
+    expect(statusOf(err.code)).toBe(422);
     expect(problemsOf(err)[0]!.message).toMatch(/too many bytes once unpacked/);
   });
 
@@ -97,14 +98,14 @@ describe("archive reading", () => {
 
   it("answers 400 for bytes that are not an archive, or a corrupt one", async () => {
     const notArchive = await rejection(new TextEncoder().encode("hello, definitely not an archive"));
-    expect(notArchive.status).toBe(400);
+    expect(statusOf(notArchive.code)).toBe(400);
     expect(notArchive.message).toMatch(/unrecognised magic bytes/);
     const good = await tarGz([ok]);
     const corrupt = good.slice(0, 20);
-    expect((await rejection(corrupt)).status).toBe(400);
+    expect(statusOf((await rejection(corrupt)).code)).toBe(400);
     const badTar = await tar([ok]);
     badTar[150] = badTar[150]! ^ 0xff; // break the header checksum
-    expect((await rejection(await gzip(badTar))).status).toBe(400);
+    expect(statusOf((await rejection(await gzip(badTar))).code)).toBe(400);
     expect(detectFormat(new Uint8Array([0x50, 0x4b, 0x03, 0x04]))).toBe("zip");
   });
 });

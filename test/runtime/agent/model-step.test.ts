@@ -7,6 +7,7 @@ import { defineTool, ok } from "../../../src/runtime/tools/spec.ts";
 import { failingModel, finish, models, streamingModel, textParts, toolCallParts } from "../../support/mock-models.ts";
 import type { ModelMessage } from "ai";
 import type { ResolvedModels } from "../../../src/runtime/agent/providers.ts";
+import { statusOf } from "../../../src/edge/http/errors.ts";
 
 type Recorded = { kind: string; value: unknown };
 
@@ -167,7 +168,7 @@ describe("runModelStep: fallback", () => {
     expect(err).toBeInstanceOf(ProviderError);
     const pe = err as ProviderError;
     expect(pe.code).toBe("provider_error");
-    expect(pe.status).toBe(502);
+    expect(statusOf(pe.code)).toBe(502);
     expect(pe.attempts).toEqual([
       { role: "main", provider: "openai-compatible", model: "main-model", error: "HTTP 500: Internal Server Error" },
       { role: "fallback", provider: "anthropic", model: "fallback-model", error: "HTTP 429: Too Many Requests" },

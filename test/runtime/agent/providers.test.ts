@@ -8,6 +8,7 @@ import { WorkspaceConfigSchema, type ModelEntry, type WorkspaceConfigInput } fro
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import type { Env } from "../../../src/storage/env.ts";
 import { call, newWorkspace } from "../../support/api.ts";
+import { statusOf } from "../../../src/edge/http/errors.ts";
 
 const config = (input: WorkspaceConfigInput) => WorkspaceConfigSchema.parse(input);
 const modelOf = (h: ModelHandle) => h.model as { provider: string; modelId: string };
@@ -36,7 +37,7 @@ describe("resolveModels: what is configured", () => {
   it("without a model and without Workers AI answers no_model_configured with how to configure", async () => {
     const err = await errorOf(resolveModels(env, "ws-none", config({})));
     expect(err.code).toBe("no_model_configured");
-    expect(err.status).toBe(422);
+    expect(statusOf(err.code)).toBe(422);
     expect(err.message).toContain("PUT /api/config");
     expect(err.message).toContain("api_key_secret");
   });

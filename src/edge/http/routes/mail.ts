@@ -98,7 +98,7 @@ export const mailRoutes = newRouter()
     const ws = c.get("principal").workspaceId;
     const b = c.req.valid("json");
     for (const id of [b.from_agent, b.to_agent]) {
-      if (!(await getAgent(c.env, ws, id))) throw new AppError("unprocessable", `Agent '${id}' does not exist`, [{ path: id === b.from_agent ? "from_agent" : "to_agent", message: "unknown agent" }]);
+      if (!(await getAgent(c.env, ws, id))) throw new AppError("unprocessable", `Agent '${id}' does not exist`, { details: [{ path: id === b.from_agent ? "from_agent" : "to_agent", message: "unknown agent" }] });
     }
     if (b.in_reply_to) await mailOr404(c.env, ws, b.in_reply_to);
     const mail = await sendMail(c.env, ws, { fromAgent: b.from_agent, toAgent: b.to_agent, performative: b.performative, subject: b.subject, body: b.body, inReplyTo: b.in_reply_to ?? null });

@@ -7,9 +7,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { AppError, type errorBody } from "../../../kernel/errors.ts";
+import { AppError } from "../../../kernel/errors.ts";
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
-import { MAX_MESSAGE_BYTES, assertMessageSize, rpc, waitForRun } from "../../../runtime/session/service.ts";
+import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, rpc, waitForRun } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-do.ts";
 import { Flag, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
@@ -60,16 +60,11 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
   };
 
   if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
-    const res = await stub.fetch("https://session/submit", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId },
-      body: JSON.stringify(input),
-    });
-    if (!res.ok) {
-      // The DO answers errors in the API's own shape: pass the code, message and details on.
-      const { error } = (await res.json()) as ReturnType<typeof errorBody>;
-      throw new AppError(error.code, error.message, "details" in error ? error.details : undefined);
-    }
+    const res = await fetchSessionStream(
+      c.env,
+      id,
+      new Request("https://session/submit", { method: "POST", headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId }, body: JSON.stringify(input) }),
+    );
     return new Response(res.body, { status: 200, headers: res.headers });
   }
 

@@ -9,7 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
 import { bearerOf, hasScope, principalForToken, requireScope } from "../auth.ts";
-import { sessionStub, rpc, getSession } from "../../../runtime/session/service.ts";
+import { sessionStub, rpc, getSession, fetchSessionStream } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-do.ts";
 import { issueTicket, verifyTicket, TICKET_TTL_MS } from "../../../runtime/session/stream-ticket.ts";
@@ -79,9 +79,7 @@ export const streamRoutes = newRouter()
     const headers = new Headers(c.req.raw.headers);
     headers.delete("Authorization");
     headers.set(WORKSPACE_HEADER, workspaceId);
-    const res = await sessionStub(c.env, id).fetch(new Request(url, { method: "GET", headers }));
-    if (res.status === 404) throw notFound("Session");
-    return res;
+    return fetchSessionStream(c.env, id, new Request(url, { method: "GET", headers }));
   })
   .openapi(ticket, async (c) => {
     const { id } = c.req.valid("param");

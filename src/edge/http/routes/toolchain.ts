@@ -158,9 +158,9 @@ export const toolchainRoutes = newRouter()
     const body = c.req.valid("json");
     // Validated here rather than by a database constraint (seed §9.2), so new types need no migration.
     if (!isCommentType(body.comment_type)) {
-      throw new AppError("validation_failed", `Invalid body: comment_type: must be one of ${COMMENT_TYPES.join(", ")}`, [
+      throw new AppError("validation_failed", `Invalid body: comment_type: must be one of ${COMMENT_TYPES.join(", ")}`, { details: [
         { path: "comment_type", message: `must be one of ${COMMENT_TYPES.join(", ")}` },
-      ]);
+      ] });
     }
     const added = await addComment(c.env, p.workspaceId, task.id, { author: body.author ?? `token:${p.tokenId}`, commentType: body.comment_type, body: body.body });
     return c.json(commentView(added), 201);

@@ -1,0 +1,66 @@
+/**
+ * The layering rule (docs/layering.md), checked by `npm run lint`:
+ *   kernel → storage → runtime → domains → app (composition root) → edge → src/index.ts
+ * An import may only point down this list; inside `src/domains/` each domain names the domains it may
+ * use, so siblings (toolchain and mail; skills, plugins and learning) never import each other upwards.
+ * No import cycle is allowed anywhere in src/. dependency-cruiser is used rather than an ESLint plugin
+ * because one tool checks both the layer arrows and the cycles, type-only imports included.
+ */
+const layer = (name, mayNotImport, comment) => ({
+  name: `layer-${name}`,
+  comment,
+  severity: "error",
+  from: { path: `^src/${name}/` },
+  to: { path: `^src/(${mayNotImport.join("|")})(/|\\.ts$)` },
+});
+
+/** Domains a domain may import besides itself (everything else under src/domains/ is refused). */
+const DOMAIN_DEPENDENCIES = {
+  gitea: [],
+  tasks: [],
+  skills: [],
+  toolchain: ["tasks", "gitea"],
+  mail: ["tasks"],
+  plugins: ["skills", "gitea"],
+  learning: ["skills", "plugins"],
+  governance: ["skills", "plugins", "learning", "gitea"],
+};
+
+const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({
+  name: `domain-${domain}`,
+  comment: `src/domains/${domain} may use only ${allowed.length ? allowed.join(", ") : "no other domain"}`,
+  severity: "error",
+  from: { path: `^src/domains/${domain}/` },
+  to: { path: "^src/domains/", pathNot: `^src/domains/(${[domain, ...allowed].join("|")})/` },
+}));
+
+module.exports = {
+  forbidden: [
+    layer("kernel", ["storage", "runtime", "domains", "app", "edge", "index"], "the kernel imports nothing from Beaver"),
+    layer("storage", ["runtime", "domains", "app", "edge", "index"], "storage sits under the runtime and the domains"),
+    layer("runtime", ["domains", "app", "edge", "index"], "the runtime knows no domain: domains register at the composition root"),
+    layer("domains", ["app", "edge", "index"], "domains are wired by the composition root, never the other way round"),
+    layer("app", ["edge", "index"], "the composition root is used by the edge"),
+    layer("edge", ["index"], "src/index.ts is the entry point"),
+    ...domainRules,
+    {
+      name: "no-test-code-in-src",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(test|bench)/" },
+    },
+    {
+      name: "no-circular",
+      comment: "import cycles tie layers and rooms together",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    exclude: { path: "^(node_modules|dist|\\.wrangler)/" },
+  },
+};
