@@ -42,7 +42,7 @@ function uniqueDelivery(i: number): Omit<Delivery, "redelivery"> {
       return { id, eventType: "issue_assign", body: JSON.stringify(p) };
     }
     case 1: {
-      const p = fixture<WithPull>("../shared/gitea/webhooks/HookPullRequestReviewAck.json");
+      const p = fixture<WithPull>("test/fixtures/upstream/gitea/webhooks/HookPullRequestReviewAck.json");
       p.number = 1000 + i;
       p.pull_request = { ...p.pull_request, number: 1000 + i };
       return { id, eventType: "pull_request_review_approved", body: JSON.stringify(p) };

@@ -14,7 +14,7 @@ import { scriptedModelClient, type ScriptedStep } from "../support/scripted-open
 import { checkAgainstSwagger, operationOf, type SwaggerDoc } from "../support/swagger-check.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const SWAGGER = JSON.parse(readFileSync(resolve(ROOT, "../shared/gitea/swagger.v1.22.json"), "utf8")) as SwaggerDoc;
+const SWAGGER = JSON.parse(readFileSync(resolve(ROOT, "test/fixtures/upstream/gitea/swagger.v1.22.json"), "utf8")) as SwaggerDoc;
 const SECRET = "e2e-webhook-secret";
 const giteaUrl = inject("giteaUrl");
 const modelUrl = inject("modelUrl");
@@ -23,13 +23,13 @@ const models = scriptedModelClient(modelUrl);
 const rand = () => randomBytes(4).toString("hex");
 
 function payload(name: string, repo: string): string {
-  const shared = resolve(ROOT, "../shared/gitea/webhooks", `${name}.json`);
+  const upstream = resolve(ROOT, "test/fixtures/upstream/gitea/webhooks", `${name}.json`);
   const own = resolve(ROOT, "test/fixtures/gitea", `${name}.json`);
   let text: string;
   try {
     text = readFileSync(own, "utf8");
   } catch {
-    text = readFileSync(shared, "utf8");
+    text = readFileSync(upstream, "utf8");
   }
   const body = JSON.parse(text) as { repository: { full_name: string } };
   body.repository.full_name = repo;

@@ -1,6 +1,6 @@
 /// <reference types="vite/client" />
-/** Gitea's API description (../shared/gitea/swagger.v1.22.json), loaded for in-worker tests. */
-import text from "../../../shared/gitea/swagger.v1.22.json?raw";
+/** Gitea's API description (test/fixtures/upstream/gitea/swagger.v1.22.json), loaded for in-worker tests. */
+import text from "../fixtures/upstream/gitea/swagger.v1.22.json?raw";
 import { checkAgainstSwagger, type SwaggerDoc } from "./swagger-check.ts";
 import type { RecordedRequest } from "./fake-gitea.ts";
 

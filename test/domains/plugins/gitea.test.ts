@@ -10,7 +10,7 @@ import { fetchSource, handleGiteaPushForPlugins, recordUpstreamFromArchive } fro
 import { archiveUrl, fetchGiteaArchive } from "../../../src/domains/plugins/gitea-archive.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { candidates, plugin, pluginPackage, post, uploadPackage } from "../../support/plugins.ts";
-import hookPush from "../../../../shared/gitea/webhooks/HookPush.json";
+import hookPush from "../../fixtures/upstream/gitea/webhooks/HookPush.json";
 import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
 import { runInDurableObject } from "cloudflare:test";
 import { runPluginTick } from "../../../src/domains/governance/plugin-cron.ts";
