@@ -14,6 +14,7 @@ import { verifyTreeStored } from "../../storage/blob/store.ts";
 import { withR2WriteCounter } from "../../storage/blob/counting.ts";
 import { WriteLock } from "./lock.ts";
 import { executeOp, type OpKind, type OpResults, type WorkspaceOp } from "./ops.ts";
+import { migrate, type Migration } from "../../storage/do-migrations.ts";
 
 export type LockMode = "wait" | "try";
 
@@ -27,11 +28,28 @@ export interface Measured<T> {
 export const BUSY_RETRY_AFTER_SECONDS = 2;
 const GC_EPOCH_KEY = "gc_epoch";
 
+/**
+ * The WorkspaceDO's schema history. Its only state is the `gc_epoch` key in the storage's key/value
+ * API (kept by the platform in the same SQLite database), so migration 1 creates nothing: it names
+ * that layout and records version 1, giving later changes a place to start. An object written before
+ * versioning has the same key and no version, and so is simply marked as version 1.
+ */
+export const WORKSPACE_MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial layout: gc_epoch in key/value storage", up: () => undefined }];
+
+export const WORKSPACE_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;
+
 export class WorkspaceDO extends DurableObject<Env> {
   /** How long explicit operations wait for the lock (tests shorten it through runInDurableObject). */
   lockWaitMs = 10_000;
   readonly lock = new WriteLock();
   private epoch: number | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Synchronous SQL in the constructor runs before any request is delivered, so no
+    // blockConcurrencyWhile is needed to keep callers from seeing an unmigrated object.
+    migrate(ctx.storage, WORKSPACE_MIGRATIONS);
+  }
 
   /** The GC epoch: odd while the collector runs; read before storing content outside the lock. */
   async gcEpoch(): Promise<number> {

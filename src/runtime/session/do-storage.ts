@@ -7,6 +7,7 @@
  */
 import type { PersistentEvent, Usage } from "./events.ts";
 import type { RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
+import { migrate, type Migration } from "../../storage/do-migrations.ts";
 
 export interface SessionInfo {
   id: string;
@@ -70,7 +71,11 @@ export interface PendingSteer {
 
 export const emptyUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
-const SCHEMA = [
+/**
+ * The layout every object had before storage was versioned; frozen as migration 1. Change the layout
+ * by appending a migration to `SESSION_MIGRATIONS`, never by editing these statements.
+ */
+const V1_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS events (
      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, run_id TEXT,
@@ -91,6 +96,24 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS bench (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`,
 ];
 
+/**
+ * The SessionDO's schema history, applied on wake by `migrate`. Migration 1 is exactly the layout
+ * that unversioned code created on every wake. Because every statement is `IF NOT EXISTS`, running it
+ * against an object written by that code (tables and rows present, no version recorded) changes
+ * nothing and just records version 1; so old objects are recognised without a special case.
+ */
+export const SESSION_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial layout: meta, events, runs, tool_starts, pending_steer, steer_keys, used_tickets, bench",
+    up: (sql) => {
+      for (const stmt of V1_SCHEMA) sql.exec(stmt);
+    },
+  },
+];
+
+export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS.length;
+
 type Row = Record<string, SqlStorageValue>;
 
 export class SessionStorage {
@@ -103,7 +126,7 @@ export class SessionStorage {
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
     this.#sql = storage.sql;
-    for (const stmt of SCHEMA) this.#sql.exec(stmt);
+    migrate(storage, SESSION_MIGRATIONS);
   }
 
   /** Runs `fn` atomically: either all its writes land or none. */
