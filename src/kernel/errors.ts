@@ -77,7 +77,7 @@ export function validationError(error: ZodError, where = "body"): AppError {
   const details = zodIssues(error);
   const first = details[0];
   const message = first ? `Invalid ${where}: ${first.path}: ${first.message}` : `Invalid ${where}`;
-  return new AppError("validation_failed", message, { details: { details } });
+  return new AppError("validation_failed", message, { details });
 }
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown) {

@@ -60,5 +60,5 @@ export async function attemptAsync<T>(fn: () => Promise<T>, where = "rpc"): Prom
 export function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
   const { code, message, details, retryAfter } = outcome.error;
-  throw new AppError(code, message, { details: { details, retryAfter } });
+  throw new AppError(code, message, { details, retryAfter });
 }

@@ -15,7 +15,7 @@ const MAX_PATH_BYTES = 512;
  */
 export function normalizeRelativePath(raw: string): NormalizedPath {
   let p = raw.normalize("NFC");
-  while (p.startsWith("../../domains/skills/")) p = p.slice(2);
+  while (p.startsWith("./")) p = p.slice(2);
   if (p.endsWith("/")) p = p.replace(/\/+$/, "");
   if (p === "" || p === ".") return { ok: false, problem: "empty", message: "empty path" };
   if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return { ok: false, problem: "absolute", message: `absolute path '${raw}'` };

@@ -105,7 +105,7 @@ describe("plugin upload and enable", () => {
     expect(res.status).toBe(422);
     expect(res.body.error?.message).toContain("skills/nofolder/SKILL.md");
 
-    const badManifest = await uploadPackage(ws.admin, await tarGz([{ name: "beaver.plugin.json", data: JSON.stringify({ schema_version: 1, id: "x", name: "X", version: "1", skills: [{ name: "a", path: "../../../etc" }] }) }]));
+    const badManifest = await uploadPackage(ws.admin, await tarGz([{ name: "beaver.plugin.json", data: JSON.stringify({ schema_version: 1, id: "x", name: "X", version: "1", skills: [{ name: "a", path: "../../etc" }] }) }]));
     // A manifest with an id is recorded as an invalid plugin (visible with its problems), never enabled.
     expect(badManifest.body).toMatchObject({ plugins: [{ id: "x", state: "error", errors: [{ path: "beaver.plugin.json", field: "skills[0].path" }] }] });
     expect((await post(ws.admin, "/api/plugins/x/enable")).status).toBe(422);

@@ -23,7 +23,7 @@ describe("beaver.plugin.json", () => {
       [{ ...base, extra: true }, "extra", /unsupported key/],
       [{ ...base, skills: [] }, "skills", /at least one/],
       [{ ...base, skills: [{ name: "S!", path: "skills/s" }] }, "skills[0].name", /lowercase/],
-      [{ ...base, skills: [{ name: "s", path: "../../outside/s" }] }, "skills[0].path", /inside the plugin/],
+      [{ ...base, skills: [{ name: "s", path: "../outside/s" }] }, "skills[0].path", /inside the plugin/],
       [{ ...base, skills: [{ name: "s", path: "/abs/s" }] }, "skills[0].path", /inside the plugin/],
       [{ ...base, skills: [{ name: "s", path: "skills/other" }] }, "skills[0].path", /named like the skill/],
       [{ ...base, skills: [{ name: "s", path: "skills/s" }, { name: "s", path: "x/s" }] }, "skills[1].name", /duplicate skill name/],

@@ -140,7 +140,7 @@ describe("skills API", () => {
     const b64 = await put(ws.member, "demo", { files: [{ path: "SKILL.md", content: "%%%", encoding: "base64" }] });
     expect(b64.status).toBe(400);
     expect((await json<J>(b64)).error?.message).toContain("files.0.content");
-    expect((await put(ws.member, "demo", { files: [jsonFile("../../SKILL.md", skillMd("demo", "x"))] })).status).toBe(422);
+    expect((await put(ws.member, "demo", { files: [jsonFile("../SKILL.md", skillMd("demo", "x"))] })).status).toBe(422);
     expect((await upload(ws.member, "demo", new Uint8Array([1, 2, 3]), "application/json")).status).toBe(415);
     expect((await upload(ws.member, "demo", new TextEncoder().encode("not an archive at all"))).status).toBe(400);
     const noSkill = await upload(ws.member, "demo", await tarGz([{ name: "a/README.md", data: "x" }, { name: "b/README.md", data: "y" }]));

@@ -65,7 +65,7 @@ describe("SKILL.md frontmatter", () => {
     if (!none.ok) expect(none.problems[0]?.path).toBe("skills/demo/SKILL.md");
     const bad = await prepareSkill("demo", [
       { path: "SKILL.md", bytes: md("name: demo\ndescription: x"), executable: false },
-      { path: "../../escape.txt", bytes: enc("x"), executable: false },
+      { path: "../escape.txt", bytes: enc("x"), executable: false },
       { path: "./SKILL.md", bytes: enc("dup"), executable: false },
     ]);
     expect(bad.ok).toBe(false);
