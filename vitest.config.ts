@@ -6,6 +6,8 @@ export default defineConfig({
   plugins: [
     cloudflareTest(async () => ({
       wrangler: { configPath: "./wrangler.toml" },
+      // The production entry wrapped with test services (mock models, faults, fakes): test/support/worker.ts.
+      main: "./test/support/worker.ts",
       miniflare: {
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),

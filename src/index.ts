@@ -1,12 +1,12 @@
 /**
- * Worker entry: the Hono app for HTTP, the cron `scheduled` handler, and the Durable Object classes.
+ * Worker entry: the Hono app for HTTP, the cron `scheduled` handler, and the Durable Object classes,
+ * all built from the composition root (src/app/, docs/layering.md).
  */
 import type { Env } from "./storage/env.ts";
 import { createApp } from "./edge/http/app.ts";
 import { runScheduled } from "./edge/scheduled.ts";
 
-export { SessionDO } from "./runtime/session/session-do.ts";
-export { WorkspaceDO } from "./domains/governance/workspace-do.ts";
+export { SessionDO, WorkspaceDO } from "./edge/durable-objects.ts";
 
 const app = createApp();
 

@@ -1,12 +1,9 @@
 /**
- * Typed application errors and their one mapping to HTTP.
- * Domain code throws `AppError` with a code from `ErrorCode`; `statusOf` is the only place that
- * knows HTTP statuses, and `errorResponse` renders `{ error: { code, message, details? } }`.
+ * Beaver's one error vocabulary (docs/layering.md): every layer throws `AppError` with a code from
+ * `ErrorCode`; only the edge maps codes to HTTP statuses (src/edge/http/errors.ts). The wire shape
+ * `{ error: { code, message, details? } }` is built here so Durable Objects and routes agree on it.
  */
-import { HTTPException } from "hono/http-exception";
-import type { Context } from "hono";
 import type { ZodError } from "zod";
-import { hadMalformedJson } from "../edge/http/json-body.ts";
 
 export type ErrorCode =
   | "bad_request"

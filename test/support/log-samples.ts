@@ -1,6 +1,6 @@
 // Test data: one sample event of every persistent type (the mapped type breaks the build when a type is added).
 import type { PersistentType } from "../../src/runtime/session/events.ts";
-import type { EventOf } from "../../src/runtime/session/handlers.ts";
+import type { EventOf } from "../../src/runtime/session/event-handlers.ts";
 
 const base = (id: string) => ({
   id,

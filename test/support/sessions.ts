@@ -1,6 +1,6 @@
 /**
  * Support for session tests: scripted mock models (the `ai` SDK's MockLanguageModelV4, one script
- * per model id, installed through the providers' test seam), a workspace configured to use them,
+ * per model id, installed through test/support/test-services.ts), a workspace configured to use them,
  * test tools registered as tool sets, and readers for a session's own log and live stream.
  */
 import { env } from "cloudflare:workers";
@@ -8,13 +8,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { MockLanguageModelV4 } from "ai/test";
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { z } from "zod";
-import { setModelFactoryForTests } from "../../src/runtime/agent/providers.ts";
-import { TOOLSETS } from "../../src/runtime/tools/toolsets.ts";
+import { setTestModelFactory, testServices } from "./test-services.ts";
 import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
 import { defineTool, ok, type ToolSpec } from "../../src/runtime/tools/spec.ts";
 import type { PersistentEvent, StreamFrame } from "../../src/runtime/session/events.ts";
 import { sessionStub, rpc } from "../../src/runtime/session/service.ts";
-import type { SessionDO } from "../../src/runtime/session/session-do.ts";
+import type { SessionObject as SessionDO } from "../../src/runtime/session/session-do.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "./api.ts";
 import { randomToken } from "../../src/kernel/ids.ts";
 import { readSseFrames } from "./sse.ts";
@@ -103,7 +102,7 @@ let installed = false;
 function install(): void {
   if (installed) return;
   installed = true;
-  setModelFactoryForTests((entry) => {
+  setTestModelFactory((entry) => {
     const scripted = scripts.get(entry.id);
     if (!scripted) throw new Error(`no scripted model '${entry.id}'`);
     return scripted.model;
@@ -145,7 +144,7 @@ export async function scriptedWorkspace(
 
 /** Registers a tool set `name` = builtins + `tools` (runs ask for it with `toolset`). */
 export function registerToolset(name: string, tools: ToolSpec<unknown>[]): string {
-  TOOLSETS[name] = () => [...builtinTools(), ...tools];
+  testServices.toolsets.set(name, () => [...builtinTools(), ...tools]);
   return name;
 }
 

@@ -6,6 +6,7 @@
  * the infrastructure's (network, timeout, 5xx, 429, garbage) — the split failure routing depends on.
  */
 import { giteaApi, type Api, type ChangeFileOperation, type CreatePullReviewOptions, type MergePullRequestOption } from "gitea-js";
+import type { FetchFn } from "../../storage/outbound.ts";
 
 export type GiteaErrorKind = "business" | "infrastructure";
 
@@ -30,13 +31,6 @@ export function kindOfStatus(status: number): GiteaErrorKind {
   return status >= 500 || status === 408 || status === 429 ? "infrastructure" : "business";
 }
 
-type FetchFn = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
-let fetchForTests: FetchFn | null = null;
-
-/** In-worker tests route Gitea traffic to an in-process fake; `null` restores the real fetch. */
-export function setGiteaFetchForTests(fn: FetchFn | null): void {
-  fetchForTests = fn;
-}
 
 export interface GiteaClientOptions {
   baseUrl: string;
@@ -44,6 +38,8 @@ export interface GiteaClientOptions {
   timeoutMs: number;
   /** Aborts in-flight requests (the run was cancelled). */
   signal?: AbortSignal;
+  /** How requests leave Beaver (storage/outbound.ts); the runtime's fetch when absent. */
+  fetch?: FetchFn;
 }
 
 /** Fields gitea-js puts in the request params that are not fetch options. */
@@ -63,7 +59,7 @@ function makeFetch(opts: GiteaClientOptions, apiBase: string): FetchFn {
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     const operation = operationOf(input, init, apiBase);
     try {
-      return await (fetchForTests ?? fetch)(input, { ...(clean as RequestInit), signal });
+      return await (opts.fetch ?? fetch)(input, { ...(clean as RequestInit), signal });
     } catch (err) {
       const name = err instanceof Error ? err.name : "";
       const message = name === "TimeoutError" || timeout.aborted ? `timed out after ${opts.timeoutMs} ms` : err instanceof Error ? err.message : String(err);

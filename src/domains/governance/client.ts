@@ -1,11 +1,16 @@
 /** Calling the workspace write lock from a Worker: one stub per workspace, outcomes back to AppErrors. */
 import type { Env } from "../../storage/env.ts";
 import { unwrap, type Outcome } from "../../kernel/outcome.ts";
-import type { LockMode, Measured } from "./workspace-do.ts";
+import type { LockMode, Measured, WorkspaceDO } from "./workspace-do.ts";
 import type { OpKind, OpResults, WorkspaceOp } from "./ops.ts";
 
+/** The WORKSPACES binding, typed by the class this domain owns (Env itself names no class). */
+export function workspaceNamespace(env: Env): DurableObjectNamespace<WorkspaceDO> {
+  return env.WORKSPACES as unknown as DurableObjectNamespace<WorkspaceDO>;
+}
+
 export function workspaceStub(env: Env, workspaceId: string) {
-  return env.WORKSPACES.get(env.WORKSPACES.idFromName(workspaceId));
+  return workspaceNamespace(env).get(workspaceNamespace(env).idFromName(workspaceId));
 }
 
 /** Run `op` under the workspace lock; a busy lock or a failed op throws the AppError it carried. */

@@ -19,7 +19,9 @@ import type { LockMode } from "./workspace-do.ts";
 import { EMPTY_PACKAGE, ingestPackage, type IngestedPackage } from "../plugins/ingest.ts";
 import type { RecordPackageResult } from "../plugins/record.ts";
 import type { SyncResult } from "../plugins/sync.ts";
-import { fetchGiteaArchive, type FetchFn } from "../plugins/gitea-archive.ts";
+import { fetchGiteaArchive } from "../plugins/gitea-archive.ts";
+import { giteaConnectionOf } from "../gitea/connection.ts";
+import { outboundFetch, type FetchFn } from "../../storage/outbound.ts";
 
 export type PluginSourceRow = typeof pluginSources.$inferSelect;
 
@@ -122,10 +124,10 @@ async function recordSourceMissing(env: Env, workspaceId: string, pluginSourceId
 }
 
 async function giteaSettings(env: Env, workspaceId: string): Promise<{ baseUrl: string; token?: string; timeoutMs: number }> {
-  const tc = (await loadConfig(env, workspaceId)).toolchain;
-  if (!tc?.gitea_base_url) throw new AppError("unprocessable", "No Gitea configured: set toolchain.gitea_base_url (and toolchain.gitea_token_secret) in the workspace configuration");
-  const token = tc.gitea_token_secret ? await resolveSecret(env, workspaceId, tc.gitea_token_secret) : undefined;
-  return { baseUrl: tc.gitea_base_url, ...(token ? { token } : {}), timeoutMs: tc.timeouts?.gitea_request_ms ?? 10_000 };
+  const connection = giteaConnectionOf(await loadConfig(env, workspaceId));
+  if (!connection) throw new AppError("unprocessable", "No Gitea configured: set toolchain.gitea_base_url (and toolchain.gitea_token_secret) in the workspace configuration");
+  const token = connection.tokenSecret ? await resolveSecret(env, workspaceId, connection.tokenSecret) : undefined;
+  return { baseUrl: connection.baseUrl, ...(token ? { token } : {}), timeoutMs: connection.timeoutMs };
 }
 
 /** Fetch `ref` (default: the source's configured ref) of a source's repository and record it. */
@@ -134,7 +136,7 @@ export async function fetchSource(env: Env, workspaceId: string, sourceId: strin
   if (!source) throw notFound(`Plugin source '${sourceId}'`);
   const settings = await giteaSettings(env, workspaceId);
   const ref = opts.ref ?? source.ref;
-  const got = await fetchGiteaArchive({ ...settings, owner: source.owner, repo: source.repo, ref, maxBytes: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes }, opts.fetchImpl);
+  const got = await fetchGiteaArchive({ ...settings, owner: source.owner, repo: source.repo, ref, maxBytes: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes }, opts.fetchImpl ?? outboundFetch(env));
   if (got.status === "not_found") return { missing: await recordSourceMissing(env, workspaceId, sourceId, opts.actor, opts.lock) };
   return recordUpstreamFromArchive(env, workspaceId, sourceId, got.bytes, { commit: ref, actor: opts.actor, ...(opts.lock ? { lock: opts.lock } : {}) });
 }

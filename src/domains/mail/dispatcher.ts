@@ -9,7 +9,8 @@ import { listAgents } from "../tasks/agent-store.ts";
 import { awaitRun, isRunOver, sessionIdOf, startAgentRun } from "../tasks/agent-run.ts";
 import type { RunResult } from "../../runtime/session/contract.ts";
 import { mailHandler } from "./handler.ts";
-import { pendingMail, repliesFrom, transitionMail, workingMail, type MailTask } from "./store.ts";
+import { pendingMail, repliesFrom, transitionMail, workingMail, workspacesWithOpenMail, type MailTask } from "./store.ts";
+import type { TaskType } from "../tasks/task-type.ts";
 
 const MAX_ATTEMPTS = 2;
 const MAX_WORKING = 2;
@@ -88,3 +89,10 @@ export async function dispatchMail(env: Env, workspaceId: string, now = Date.now
     }),
   );
 }
+
+/** Mail as a task type the cron dispatches (registered in src/app/tasks.ts). */
+export const mailTaskType: TaskType = {
+  name: "mail",
+  openWorkspaces: (env) => workspacesWithOpenMail(env),
+  dispatch: dispatchMail,
+};

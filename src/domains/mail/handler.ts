@@ -1,11 +1,9 @@
 /**
  * The mail task handler: an `inform` mail is done once its recipient has read it (its run ended);
- * a `request` is done only when the recipient replied. Prompt texts are in the toolchain's text
- * module with everything else an agent reads.
+ * a `request` is done only when the recipient replied. Its texts are in ./prompt-texts.ts.
  */
-import type { TaskHandler } from "../tasks/handler.ts";
-import { MAIL_TEXTS, fill } from "../toolchain/prompt-texts.ts";
-import type { VerifyResult } from "../toolchain/verification.ts";
+import { fill, type TaskHandler, type VerifyResult } from "../tasks/handler.ts";
+import { MAIL_TEXTS } from "./prompt-texts.ts";
 import type { MailTask } from "./store.ts";
 
 export interface MailEvidence {

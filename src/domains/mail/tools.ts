@@ -1,6 +1,6 @@
 /** `mail_reply`: the recipient of a mail answers it (the proof a `request` needs). */
 import { z } from "zod";
-import { defineTool, fail, ok } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok, type ToolSpec } from "../../runtime/tools/spec.ts";
 import { loadMail, sendMail } from "./store.ts";
 
 export const mailReplyTool = defineTool({
@@ -23,3 +23,8 @@ export const mailReplyTool = defineTool({
     return ok(`Reply ${reply.id} sent to ${mail.fromAgent}.`);
   },
 });
+
+/** The tools a mail run adds to the builtins (registered as the `mail` tool set in src/app/runtime.ts). */
+export function mailTools(): ToolSpec<unknown>[] {
+  return [mailReplyTool];
+}

@@ -6,8 +6,8 @@
  */
 import { AppError } from "../../kernel/errors.ts";
 import { OutputTooLarge, readBounded } from "../../storage/archive/bounded.ts";
+import type { FetchFn } from "../../storage/outbound.ts";
 
-export type FetchFn = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
 export interface ArchiveRequest {
   baseUrl: string;
@@ -27,7 +27,7 @@ export function archiveUrl(r: Pick<ArchiveRequest, "baseUrl" | "owner" | "repo" 
   return `${base}/api/v1/repos/${encodeURIComponent(r.owner)}/${encodeURIComponent(r.repo)}/archive/${encodeURIComponent(r.ref)}.tar.gz`;
 }
 
-export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn = fetch): Promise<ArchiveFetch> {
+export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn): Promise<ArchiveFetch> {
   const url = archiveUrl(r);
   const where = `GET /repos/${r.owner}/${r.repo}/archive/${r.ref}.tar.gz`;
   let res: Response;

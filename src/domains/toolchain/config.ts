@@ -4,6 +4,7 @@
  * number has a default so a workspace only writes what it wants to change.
  */
 import { z } from "zod";
+import type { ConfigSection, WorkspaceConfig } from "../../storage/config/schema.ts";
 
 const secretName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be a secret name");
 const agentId = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be an agent id");
@@ -73,7 +74,15 @@ export const ToolchainConfigSchema = z.strictObject({
 });
 export type ToolchainConfig = z.infer<typeof ToolchainConfigSchema>;
 
-/** The section with every default applied (for workspaces that never wrote one). */
-export function toolchainConfigOf(section: ToolchainConfig | undefined): ToolchainConfig {
-  return section ?? ToolchainConfigSchema.parse({});
+/** The `toolchain` section as registered with the workspace configuration (src/app/config.ts). */
+export const toolchainConfigSection: ConfigSection = { key: "toolchain", schema: ToolchainConfigSchema };
+
+/**
+ * The toolchain section of a workspace configuration with every default applied (for workspaces that
+ * never wrote one). Stored sections were validated on write; one that no longer parses (a schema that
+ * tightened since) is treated as unset rather than crashing every reader.
+ */
+export function toolchainConfigOf(config: WorkspaceConfig): ToolchainConfig {
+  const parsed = ToolchainConfigSchema.safeParse(config.toolchain ?? {});
+  return parsed.success ? parsed.data : ToolchainConfigSchema.parse({});
 }

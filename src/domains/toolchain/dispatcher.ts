@@ -15,9 +15,10 @@ import { listAgents } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { applyFailure, type ApplyContext } from "./failure-apply.ts";
-import { toolchainHandler } from "../tasks/handler.ts";
+import { toolchainHandler } from "./handler.ts";
 import { awaitRun, isRunOver, sessionIdOf, startAgentRun } from "../tasks/agent-run.ts";
-import { addHistory, loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks } from "./task-store.ts";
+import { addHistory, loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks, workspacesWithOpenTasks } from "./task-store.ts";
+import type { TaskType } from "../tasks/task-type.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import type { RunKind } from "./prompt-sections.ts";
 
@@ -190,7 +191,7 @@ function logFailure(step: string, taskId: string, err: unknown): "error" {
 
 async function contextFor(env: Env, workspaceId: string, now: number): Promise<Ctx> {
   const [config, agents] = await Promise.all([loadConfig(env, workspaceId), listAgents(env, workspaceId)]);
-  const toolchain: ToolchainConfig = toolchainConfigOf(config.toolchain);
+  const toolchain: ToolchainConfig = toolchainConfigOf(config);
   return { env, workspaceId, config: toolchain, agents, now };
 }
 
@@ -213,3 +214,10 @@ export async function dispatchWorkspace(env: Env, workspaceId: string, now = Dat
   summary.started = started.filter((s) => s === true).length;
   return summary;
 }
+
+/** Toolchain tasks as a task type the cron dispatches (registered in src/app/tasks.ts). */
+export const toolchainTaskType: TaskType = {
+  name: "toolchain",
+  openWorkspaces: workspacesWithOpenTasks,
+  dispatch: dispatchWorkspace,
+};

@@ -14,8 +14,8 @@ import {
   BUSINESS_FAILURE_COMMENT_FINAL,
   SYSTEM_FAILURE_ISSUE_BODY,
   SYSTEM_FAILURE_ISSUE_TITLE,
-  fill,
 } from "./prompt-texts.ts";
+import { fill } from "../tasks/handler.ts";
 import type { FailureKind, ToolchainTask } from "./task-model.ts";
 
 export type FailureCause =

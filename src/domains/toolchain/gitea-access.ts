@@ -5,6 +5,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
+import { outboundFetch } from "../../storage/outbound.ts";
 import { giteaClient, type GiteaClient } from "../gitea/client.ts";
 import type { ToolchainConfig } from "./config.ts";
 import type { Agent } from "../tasks/agents.ts";
@@ -19,5 +20,5 @@ export async function giteaFor(
   if (!config.gitea_base_url) return null;
   const secretName = agent?.giteaTokenSecret ?? config.gitea_token_secret;
   const token = secretName ? await resolveSecret(env, workspaceId, secretName) : undefined;
-  return giteaClient({ baseUrl: config.gitea_base_url, token, timeoutMs: config.timeouts.gitea_request_ms, signal });
+  return giteaClient({ baseUrl: config.gitea_base_url, token, timeoutMs: config.timeouts.gitea_request_ms, signal, fetch: outboundFetch(env) });
 }

@@ -156,10 +156,9 @@ export interface WebhookInput {
 }
 
 export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeAnswer> {
-  const config = await loadConfig(env, req.workspaceId);
-  const tc = config.toolchain;
-  if (!tc?.webhook_secret) return unauthorized();
-  const secret = await resolveSecret(env, req.workspaceId, tc.webhook_secret);
+  const toolchain = toolchainConfigOf(await loadConfig(env, req.workspaceId));
+  if (!toolchain.webhook_secret) return unauthorized();
+  const secret = await resolveSecret(env, req.workspaceId, toolchain.webhook_secret);
   if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return unauthorized();
 
   const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
@@ -169,7 +168,6 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   const first = await findDelivery(env, req.workspaceId, deliveryId);
   if (first) return answerFor(first, true);
 
-  const toolchain = toolchainConfigOf(tc);
   const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
   const base: Delivery = {
     deliveryId,

@@ -12,8 +12,8 @@ import {
   REPORT_TEXT_NO_STEPS,
   RUN_CONTENT,
   SECTION_TITLES,
-  fill,
 } from "./prompt-texts.ts";
+import { fill } from "../tasks/handler.ts";
 import type { ToolchainTask } from "./task-model.ts";
 
 type PromptTask = Pick<ToolchainTask, "id" | "title" | "description" | "actionType" | "mustHaves">;

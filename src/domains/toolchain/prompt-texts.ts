@@ -1,19 +1,10 @@
 /**
  * Every text an agent (or a Gitea reader) sees from the toolchain, kept as data in one module:
  * action hints, step templates per scenario, event descriptions, the hard rules and Red Flags of
- * the constraints section, the reporting section, reminders and failure notices, and mail prompts.
- * Templates use `{name}` placeholders filled by `fill()`; the wording follows seed §3–§5 (an action,
+ * the constraints section, the reporting section, reminders and failure notices (mail prompts are the
+ * mail domain's). Templates use `{name}` placeholders filled by `fill()` (src/domains/tasks/handler.ts); the wording follows seed §3–§5 (an action,
  * not a notice; numbered steps; no self-rationalisation; the report is the proof of work).
  */
-
-/** Replace `{name}` placeholders; a placeholder without a value is a programming error. */
-export function fill(template: string, vars: Record<string, string | number>): string {
-  return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
-    const value = vars[name];
-    if (value === undefined) throw new Error(`Missing template value '${name}'`);
-    return String(value);
-  });
-}
 
 /** Opening line of the context section, per action type: this is work to do, not news to read. */
 export const ACTION_HINTS: Record<string, string> = {
@@ -203,14 +194,3 @@ export const BUSINESS_FAILURE_COMMENT_FINAL =
 export const SYSTEM_FAILURE_ISSUE_TITLE = "[beaver] System failure in task {task_id}: {title}";
 export const SYSTEM_FAILURE_ISSUE_BODY =
   "Beaver could not complete toolchain task {task_id} and needs a supervisor.\n\n- Action: {action_type}\n- Assigned agent: {agent_id}\n- Related: {related}\n- Attempts: {attempts}\n- Cause: {reason}\n\nThe task's history is at GET /api/toolchain/tasks/{task_id}.\n\n{marker}";
-
-/** Mail prompts (inform: read only; request: a reply is expected). */
-export const MAIL_TEXTS = {
-  informHeader: "## Mail {mail_id} from {from_agent} (inform)",
-  informRule: "This mail informs you; no reply and no action are needed. Read it and take it into account in your work.",
-  requestHeader: "## Mail {mail_id} from {from_agent} (request)",
-  requestRule:
-    "This mail asks something of you and a reply is expected. Do what it asks if it is yours to do, then answer with mail_reply (mail id {mail_id}). Without a reply the mail counts as unanswered and fails.",
-  content: "Subject: {subject}\n\n{body}",
-  runContent: "Read mail {mail_id} from {from_agent}: {subject}",
-};

@@ -6,7 +6,8 @@
  */
 import type { Agent } from "../tasks/agents.ts";
 import type { ActionType, CheckFacts, PullFacts, Scenario } from "./scenarios.ts";
-import { EVENT_TEMPLATES, MENTION_GUIDANCE, STEP_TEMPLATES, TITLE_TEMPLATES, fill } from "./prompt-texts.ts";
+import { EVENT_TEMPLATES, MENTION_GUIDANCE, STEP_TEMPLATES, TITLE_TEMPLATES } from "./prompt-texts.ts";
+import { fill } from "../tasks/handler.ts";
 import { noticeTaskId } from "./markers.ts";
 import { riskLevelOf } from "./scenarios.ts";
 

@@ -37,7 +37,7 @@ async function taskToolContext(ctx: ToolContext): Promise<TaskToolContext> {
   // Only the task's own session acts for it (runs of other sessions cannot borrow a task id).
   if (task.sessionId !== ctx.sessionId) throw new ToolContextError("not_task_session", `This run's session does not belong to task ${taskId}`);
   const [agent, config] = await Promise.all([getAgent(ctx.env, ctx.workspaceId, task.agentId), loadConfig(ctx.env, ctx.workspaceId)]);
-  return { task, agent, config: toolchainConfigOf(config.toolchain) };
+  return { task, agent, config: toolchainConfigOf(config) };
 }
 
 /** Run a toolchain tool's body for the working task of this run, or answer why it may not act. */

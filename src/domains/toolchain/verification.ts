@@ -4,19 +4,13 @@
  * infrastructure-failure tasks always pass (the latter so a failure route never recurses). Pure.
  */
 import type { ActionType } from "./scenarios.ts";
+import type { VerifyResult } from "../tasks/handler.ts";
 
 export interface Evidence {
   comments: { author: string; commentType: string; body: string }[];
   outputs: number;
 }
 
-export type VerifyReason = "auto_pass" | "has_action_report" | "has_output" | "has_comment" | "no_action";
-
-export interface VerifyResult {
-  passed: boolean;
-  reason: VerifyReason;
-  detail: string;
-}
 
 export const SYSTEM_AUTHOR = "system";
 export const MIN_COMMENT_CHARS = 20;

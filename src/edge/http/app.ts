@@ -3,7 +3,7 @@
  * and the OpenAPI 3.1 document generated from the routes' zod schemas.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../storage/env.ts";
+import type { AppEnv } from "./context.ts";
 import { errorBody } from "../../kernel/errors.ts";
 import { errorResponse } from "./errors.ts";
 import { authenticate } from "./auth.ts";

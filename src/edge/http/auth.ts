@@ -5,23 +5,16 @@
  */
 import { createMiddleware } from "hono/factory";
 import { and, eq, isNull } from "drizzle-orm";
-import type { AppEnv, Env } from "../../storage/env.ts";
+import type { Env } from "../../storage/env.ts";
+import { SCOPES, type AppEnv, type Principal, type Scope } from "./context.ts";
+
+export { SCOPES, type Principal, type Scope };
 import { AppError } from "../../kernel/errors.ts";
 import { sha256Hex, timingSafeEqualStr } from "../../kernel/hash.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { apiTokens } from "../../storage/db/schema.ts";
 import { ensureDefaultWorkspace } from "../../storage/workspaces.ts";
 
-export const SCOPES = ["admin", "member", "read"] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export interface Principal {
-  workspaceId: string;
-  /** `bootstrap` for BEAVER_ADMIN_TOKEN. */
-  tokenId: string;
-  scopes: Scope[];
-  bootstrap: boolean;
-}
 
 const RANK: Record<Scope, number> = { read: 1, member: 2, admin: 3 };
 

@@ -4,7 +4,7 @@
  */
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../../storage/env.ts";
+import type { AppEnv } from "./context.ts";
 import { AppError } from "../../kernel/errors.ts";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;

@@ -7,7 +7,7 @@
  */
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
-import type { AppEnv } from "../../storage/env.ts";
+import type { AppEnv } from "./context.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 

@@ -4,7 +4,7 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ZodType } from "zod";
-import type { AppEnv } from "../../storage/env.ts";
+import type { AppEnv } from "./context.ts";
 import { validationError } from "../../kernel/errors.ts";
 
 const WHERE: Record<string, string> = { json: "body", query: "query", param: "path parameter", header: "header" };

@@ -30,7 +30,15 @@ export interface ResolvedModels {
   auxiliary: ModelHandle | null;
 }
 
-export type ModelFactory = (entry: ModelEntry, role: ModelHandle["role"]) => LanguageModel;
+/** What a model factory knows when it builds one model (the key is already resolved and checked). */
+export interface ModelBuild {
+  env: Env;
+  role: ModelHandle["role"];
+  apiKey: string | undefined;
+}
+
+/** Builds an `ai` SDK model for a config entry; `providerModel` in production, mock models in tests. */
+export type ModelFactory = (entry: ModelEntry, build: ModelBuild) => LanguageModel;
 
 /** Used when nothing is configured but the Worker has a Workers AI binding; it supports tool calls. */
 export const DEFAULT_WORKERS_AI_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
@@ -41,16 +49,6 @@ const NEEDS_API_KEY: ReadonlySet<ProviderKind> = new Set(["openai", "anthropic",
 const HOW_TO_CONFIGURE =
   'PUT /api/config with a model entry, for example {"model":{"provider":"openai-compatible","id":"<model id>",' +
   '"base_url":"https://<host>/v1","api_key_secret":"<SECRET_NAME>"}}, and store the key with PUT /api/secrets/<SECRET_NAME>';
-
-let testFactory: ModelFactory | null = null;
-
-/**
- * Test seam: in-worker tests (same isolate as the Worker and its Durable Objects) supply mock models
- * per entry. While set it replaces the real provider factory; secrets are still resolved and checked.
- */
-export function setModelFactoryForTests(factory: ModelFactory | null): void {
-  testFactory = factory;
-}
 
 /** Secret values each handle was built with, so error text from its calls can be scrubbed. */
 const secretsByHandle = new WeakMap<ModelHandle, string[]>();
@@ -64,12 +62,20 @@ export function redactSecrets(handle: ModelHandle, text: string): string {
   return out;
 }
 
-export async function resolveModels(env: Env, workspaceId: string, config: WorkspaceConfig, override?: ModelEntry): Promise<ResolvedModels> {
-  const mainEntry = override ?? config.model ?? defaultMainEntry(env);
+export interface ResolveOptions {
+  /** Replaces the workspace's main model for this run (an agent's own model). */
+  override?: ModelEntry | undefined;
+  /** How model objects are built; defaults to the provider packages. */
+  factory?: ModelFactory;
+}
+
+export async function resolveModels(env: Env, workspaceId: string, config: WorkspaceConfig, options: ResolveOptions = {}): Promise<ResolvedModels> {
+  const mainEntry = options.override ?? config.model ?? defaultMainEntry(env);
+  const factory = options.factory ?? providerModel;
   const [main, fallback, auxiliary] = await Promise.all([
-    buildHandle(env, workspaceId, mainEntry, "main"),
-    config.fallback_model ? buildHandle(env, workspaceId, config.fallback_model, "fallback") : null,
-    config.auxiliary_model ? buildHandle(env, workspaceId, config.auxiliary_model, "auxiliary") : null,
+    buildHandle(env, workspaceId, mainEntry, "main", factory),
+    config.fallback_model ? buildHandle(env, workspaceId, config.fallback_model, "fallback", factory) : null,
+    config.auxiliary_model ? buildHandle(env, workspaceId, config.auxiliary_model, "auxiliary", factory) : null,
   ]);
   return { main, fallback, auxiliary };
 }
@@ -81,7 +87,7 @@ function defaultMainEntry(env: Env): ModelEntry {
 
 const CONFIG_KEY: Record<ModelHandle["role"], string> = { main: "model", fallback: "fallback_model", auxiliary: "auxiliary_model" };
 
-async function buildHandle(env: Env, workspaceId: string, entry: ModelEntry, role: ModelHandle["role"]): Promise<ModelHandle> {
+async function buildHandle(env: Env, workspaceId: string, entry: ModelEntry, role: ModelHandle["role"], factory: ModelFactory): Promise<ModelHandle> {
   const where = CONFIG_KEY[role];
   if (entry.provider === "openai-compatible" && !entry.base_url) {
     throw new AppError("no_model_configured", `${where}: provider 'openai-compatible' needs base_url (the server's /v1 address). ${HOW_TO_CONFIGURE}`);
@@ -100,7 +106,7 @@ async function buildHandle(env: Env, workspaceId: string, entry: ModelEntry, rol
     );
   }
 
-  const model = testFactory ? testFactory(entry, role) : realModel(env, entry, apiKey);
+  const model = factory(entry, { env, role, apiKey });
   const handle: ModelHandle = { role, provider: entry.provider, modelId: entry.id, model };
   if (entry.max_tokens !== undefined) handle.maxTokens = entry.max_tokens;
   if (entry.context_window !== undefined) handle.contextWindow = entry.context_window;
@@ -108,7 +114,8 @@ async function buildHandle(env: Env, workspaceId: string, entry: ModelEntry, rol
   return handle;
 }
 
-function realModel(env: Env, entry: ModelEntry, apiKey: string | undefined): LanguageModel {
+/** The production model factory: the `ai` SDK provider package for each provider kind. */
+export const providerModel: ModelFactory = (entry, { env, apiKey }) => {
   const baseURL = entry.base_url?.replace(/\/+$/, "");
   switch (entry.provider) {
     case "openai-compatible":
@@ -123,4 +130,4 @@ function realModel(env: Env, entry: ModelEntry, apiKey: string | undefined): Lan
     case "workers-ai":
       return createWorkersAI({ binding: env.AI! })(entry.id);
   }
-}
+};

@@ -7,7 +7,7 @@
  * is bounded by the window, not by the length of the session.
  */
 import type { Message, ToolResultMessage } from "./events.ts";
-import { convertToLlm, type LlmAction, type LlmConvertContext } from "./handlers.ts";
+import { convertToLlm, type LlmAction, type LlmConvertContext } from "./event-handlers.ts";
 import { appendReminder } from "./system-reminder.ts";
 import type { SessionTree } from "./tree.ts";
 

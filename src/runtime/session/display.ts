@@ -5,7 +5,7 @@
  */
 import type { PersistentEvent, VisibleEvent } from "./events.ts";
 import type { DisplayItem } from "./display-item.ts";
-import { convertToDisplay, type DisplayContext } from "./handlers.ts";
+import { convertToDisplay, type DisplayContext } from "./event-handlers.ts";
 import type { SessionTree } from "./tree.ts";
 
 export type { DisplayItem, DisplayKind, NoticeKind } from "./display-item.ts";

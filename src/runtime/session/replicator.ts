@@ -10,20 +10,15 @@ import { makeDb } from "../../storage/db/client.ts";
 import { sessionEvents, sessionRuns, sessions } from "../../storage/db/schema.ts";
 import type { SessionStorage, SessionInfo } from "./do-storage.ts";
 import type { Usage } from "./events.ts";
-import { searchableText } from "./handlers.ts";
+import { searchableText } from "./event-handlers.ts";
 
 /** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
 export const REPLICATION_BATCH = 50;
 const BASE_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
 
-/** Test seam: return true to make the next D1 write of that session fail as if D1 were down. */
+/** Returns true to make the next D1 write of that session fail as if D1 were down (durability tests). */
 export type ReplicationFault = (sessionId: string) => boolean;
-let fault: ReplicationFault | null = null;
-
-export function setReplicationFaultForTests(f: ReplicationFault | null): void {
-  fault = f;
-}
 
 export function backoffMs(failures: number): number {
   return Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.max(0, failures - 1));
@@ -34,6 +29,8 @@ export interface ReplicatorDeps {
   store: SessionStorage;
   /** Asks the DO to call `flush` again at this time (its alarm). */
   scheduleRetry(at: number): void;
+  /** Injected D1 failures (RuntimeServices.replicationFault); absent in production. */
+  fault?: ReplicationFault | undefined;
 }
 
 export class Replicator {
@@ -89,7 +86,7 @@ export class Replicator {
     const throughSeq = events.length > 0 ? events[events.length - 1]!.seq : null;
     const projectionVersion = store.projectionVersion();
     try {
-      if (fault?.(session.id)) throw new Error("injected D1 failure");
+      if (this.#deps.fault?.(session.id)) throw new Error("injected D1 failure");
       const db = makeDb(env.DB);
       const statements = [
         ...events.map(({ event, hidden }) =>

@@ -7,7 +7,7 @@
 import type { RunResult, SubmitRunInput } from "./contract.ts";
 import type { RunRow } from "./do-storage.ts";
 import { emptyUsage } from "./do-storage.ts";
-import { RunExecutor, type RunDeps } from "./run-loop.ts";
+import { RunExecutor, type RunDeps } from "./run-executor.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
 

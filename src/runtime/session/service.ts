@@ -8,7 +8,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { RunResult, SubmitRunInput } from "./contract.ts";
-import type { RunView, SessionDO, SessionView } from "./session-do.ts";
+import type { RunView, SessionObject as SessionDO, SessionView } from "./session-do.ts";
 import type { SubmitOutcome } from "./run-queue.ts";
 import { unwrap } from "../../kernel/outcome.ts";
 import { readStreamFailure } from "./stream-failure.ts";
@@ -32,9 +32,14 @@ export async function rpc<K extends keyof SessionDO>(_method: K, result: Promise
   return (await result) as SessionDO[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
 }
 
+/** The SESSIONS binding, typed by the class this layer owns (Env itself names no class). */
+export function sessionNamespace(env: Env): DurableObjectNamespace<SessionDO> {
+  return env.SESSIONS as unknown as DurableObjectNamespace<SessionDO>;
+}
+
 export function sessionStub(env: Env, sessionId: string): DurableObjectStub<SessionDO> {
   if (!SESSION_ID_PATTERN.test(sessionId)) throw new AppError("not_found", "Session not found");
-  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
+  return sessionNamespace(env).get(sessionNamespace(env).idFromName(sessionId));
 }
 
 export interface CreateSessionInput {

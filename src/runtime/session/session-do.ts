@@ -26,12 +26,12 @@ import { streamFailure } from "./stream-failure.ts";
 import { buildContext } from "./build-context.ts";
 import { buildTranscript } from "./display.ts";
 import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
-import { searchableText } from "./handlers.ts";
+import { searchableText } from "./event-handlers.ts";
 import { excerpt } from "./message-text.ts";
 import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
-import { toolsFor } from "../tools/toolsets.ts";
+import { toolsFor, type RuntimeServices } from "../services.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -76,7 +76,12 @@ export interface CreateArgs {
 /** Header the Worker uses to tell the DO's fetch handler who is asking (never accepted from clients). */
 export const WORKSPACE_HEADER = "x-beaver-workspace";
 
-export class SessionDO extends DurableObject<Env> {
+/**
+ * The session Durable Object's behaviour. The exported class (src/edge/durable-objects.ts) extends it
+ * with the services the composition root built, so the runtime never imports a domain.
+ */
+export class SessionObject extends DurableObject<Env> {
+  readonly #services: RuntimeServices;
   readonly #store: SessionStorage;
   readonly #live: LiveClients;
   readonly #replicator: Replicator;
@@ -84,11 +89,12 @@ export class SessionDO extends DurableObject<Env> {
   #queue: RunQueue | null = null;
   #alarmChain: Promise<void> = Promise.resolve();
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: Env, services: RuntimeServices) {
     super(ctx, env);
+    this.#services = services;
     this.#store = new SessionStorage(ctx.storage);
     this.#live = new LiveClients(ctx);
-    this.#replicator = new Replicator({ env, store: this.#store, scheduleRetry: (at) => this.#scheduleAlarm(at) });
+    this.#replicator = new Replicator({ env, store: this.#store, scheduleRetry: (at) => this.#scheduleAlarm(at), fault: services.replicationFault });
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
@@ -103,6 +109,7 @@ export class SessionDO extends DurableObject<Env> {
       this.#queue = new RunQueue({
         env: this.env,
         log,
+        services: this.#services,
         loadConfig: () => this.#config(session.workspace_id),
         onRunEnded: (runId) => this.#live.endRun(runId),
       });
@@ -257,7 +264,7 @@ export class SessionDO extends DurableObject<Env> {
       const config = await this.#config(workspaceId);
       const running = queue.current;
       const system = running?.state.system_prompt ?? runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime });
-      const tools = await new ToolRegistry(toolsFor(running?.input.toolset)).declarations();
+      const tools = await new ToolRegistry(toolsFor(this.#services, running?.input.toolset)).declarations();
       const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
       return { system, tools, messages, active_leaf: log.leaf };
     });

@@ -7,7 +7,7 @@
  * are navigation markers (rewind, branch) comes from the handlers, not from type checks here.
  */
 import { isHidden, type PersistentEvent, type VisibleEvent } from "./events.ts";
-import { leafAfter, navigationTarget } from "./handlers.ts";
+import { leafAfter, navigationTarget } from "./event-handlers.ts";
 
 export type SessionTreeErrorReason =
   /** A visible event names a parent the tree has not seen. */

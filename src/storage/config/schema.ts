@@ -1,9 +1,11 @@
 /**
- * The workspace configuration: one zod schema, strict at every level, so an unknown key anywhere is
- * rejected with its dotted path (`runtime.foo: Unsupported key`). Defaults are applied on read.
+ * The workspace configuration: the core sections (models, runtime) are defined here; domains add
+ * their own sections (for example `toolchain`), registered at the composition root (src/app/config.ts),
+ * which builds the one strict schema a write is checked against, so an unknown key anywhere is
+ * rejected with its dotted path (`runtime.foo: Unsupported key`). Defaults are applied on read; each
+ * domain reads its own section with its own schema (docs/layering.md).
  */
 import { z } from "zod";
-import { ToolchainConfigSchema } from "../../domains/toolchain/config.ts";
 import { isTimeZone } from "../../kernel/time-zone.ts";
 
 export const PROVIDERS = ["openai-compatible", "openai", "anthropic", "google", "workers-ai"] as const;
@@ -32,15 +34,41 @@ export const RuntimeConfigSchema = z.strictObject({
   system_prompt: z.string().max(20_000).optional(),
 });
 
-export const WorkspaceConfigSchema = z.strictObject({
+const coreShape = {
   model: ModelEntrySchema.optional(),
   fallback_model: ModelEntrySchema.optional(),
   auxiliary_model: ModelEntrySchema.optional(),
   runtime: RuntimeConfigSchema.default(() => RuntimeConfigSchema.parse({})),
-  toolchain: ToolchainConfigSchema.optional(),
-});
+};
 
-export type WorkspaceConfig = z.infer<typeof WorkspaceConfigSchema>;
-export type WorkspaceConfigInput = z.input<typeof WorkspaceConfigSchema>;
+/** A section a domain adds to the workspace configuration under its own key (absent = its defaults). */
+export interface ConfigSection {
+  key: string;
+  schema: z.ZodType;
+}
 
-export const DEFAULT_CONFIG: WorkspaceConfig = WorkspaceConfigSchema.parse({});
+/** The strict schema of a whole configuration: the core sections plus the registered ones. */
+export function composeConfigSchema(sections: readonly ConfigSection[]) {
+  const extra: Record<string, z.ZodOptional<z.ZodType>> = {};
+  for (const section of sections) {
+    if (section.key in coreShape || section.key in extra) throw new Error(`config section '${section.key}' registered twice`);
+    extra[section.key] = section.schema.optional();
+  }
+  return z.strictObject({ ...coreShape, ...extra });
+}
+
+/**
+ * A stored configuration as the core reads it: its own sections typed and defaulted, the
+ * registered sections kept as they were stored (validated on write) for their domains to read.
+ */
+const StoredConfigSchema = z.looseObject(coreShape);
+
+export type WorkspaceConfig = z.infer<typeof StoredConfigSchema>;
+
+export const DEFAULT_CONFIG: WorkspaceConfig = StoredConfigSchema.parse({});
+
+/** Reads a stored configuration; anything unreadable yields the defaults. */
+export function readStoredConfig(raw: unknown): WorkspaceConfig {
+  const parsed = StoredConfigSchema.safeParse(raw);
+  return parsed.success ? parsed.data : DEFAULT_CONFIG;
+}

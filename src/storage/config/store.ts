@@ -3,14 +3,13 @@ import { eq } from "drizzle-orm";
 import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { workspaceConfigs } from "../db/schema.ts";
-import { DEFAULT_CONFIG, WorkspaceConfigSchema, type WorkspaceConfig } from "./schema.ts";
+import { DEFAULT_CONFIG, readStoredConfig, type WorkspaceConfig } from "./schema.ts";
 
 export async function loadConfig(env: Env, workspaceId: string): Promise<WorkspaceConfig> {
   const row = await makeDb(env.DB).select().from(workspaceConfigs).where(eq(workspaceConfigs.workspaceId, workspaceId)).get();
   if (!row) return DEFAULT_CONFIG;
   // Stored configs were validated on write; re-parsing applies defaults added since.
-  const parsed = WorkspaceConfigSchema.safeParse(JSON.parse(row.config));
-  return parsed.success ? parsed.data : DEFAULT_CONFIG;
+  return readStoredConfig(JSON.parse(row.config));
 }
 
 export async function saveConfig(env: Env, workspaceId: string, config: WorkspaceConfig): Promise<void> {

@@ -1,19 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GiteaError, giteaClient, kindOfStatus, setGiteaFetchForTests } from "../../../src/domains/gitea/client.ts";
+import { beforeEach, describe, expect, it } from "vitest";
+import { GiteaError, giteaClient, kindOfStatus } from "../../../src/domains/gitea/client.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
 import { swaggerProblems } from "../../support/swagger.ts";
 
 let fake: FakeGitea;
-const client = (timeoutMs = 2_000) => giteaClient({ baseUrl: "http://gitea.test/", token: "tok-1", timeoutMs });
+const client = (timeoutMs = 2_000) => giteaClient({ baseUrl: "http://gitea.test/", token: "tok-1", timeoutMs, fetch: (input, init) => fake.fetch(input, init) });
 
 beforeEach(() => {
   fake = new FakeGitea();
   fake.addToken("tok-1", "jony");
   fake.addRepo("acme/app", { files: { "README.md": "hello\n", "src/a.ts": "export const a = 1;\n" } });
   fake.addPull("acme/app", { number: 7, author: "jony", headRef: "feat", title: "Feature" });
-  setGiteaFetchForTests(fake.fetch);
 });
-afterEach(() => setGiteaFetchForTests(null));
 
 async function failure(p: Promise<unknown>): Promise<GiteaError> {
   try {

@@ -4,10 +4,10 @@
  * to the fake Gitea, and verification and failure routing decide what happens next.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { env } from "cloudflare:workers";
+import { env as workerEnv } from "cloudflare:workers";
 import { runScheduled } from "../../../src/edge/scheduled.ts";
 import { call } from "../../support/api.ts";
-import { setGiteaFetchForTests } from "../../../src/domains/gitea/client.ts";
+import { setOutboundFetch, testEnv } from "../../support/test-services.ts";
 import { dispatchWorkspace } from "../../../src/domains/toolchain/dispatcher.ts";
 import { transition } from "../../../src/domains/toolchain/task-store.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
@@ -15,6 +15,9 @@ import { swaggerProblems } from "../../support/swagger.ts";
 import { ScriptedModel, registerModel, text, toolCalls, until } from "../../support/sessions.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
 import { deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL } from "../../support/toolchain-setup.ts";
+
+/** The Worker environment with the fake Gitea as its outbound fetch (test/support/test-services.ts). */
+const env = testEnv(workerEnv);
 
 const REPO = "a_nice_user/hello_world_ci";
 let fake: FakeGitea;
@@ -24,9 +27,9 @@ beforeEach(() => {
   fake.addToken("beaver-bot-token", "beaver-bot");
   fake.addRepo(REPO, { files: { "main.go": "package main\n" } });
   fake.addPull(REPO, { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
-  setGiteaFetchForTests(fake.fetch);
+  setOutboundFetch(fake.fetch);
 });
-afterEach(() => setGiteaFetchForTests(null));
+afterEach(() => setOutboundFetch(null));
 
 /** Give an agent its own scripted model (the run's model override). */
 async function useModel(ws: { admin: string }, agentId: string, scripted: ScriptedModel): Promise<void> {

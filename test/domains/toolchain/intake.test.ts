@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { call, json, newWorkspace } from "../../support/api.ts";
-import { setGiteaFetchForTests } from "../../../src/domains/gitea/client.ts";
+import { setOutboundFetch } from "../../support/test-services.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
 import { GITEA_SWAGGER, swaggerProblems } from "../../support/swagger.ts";
 import { operationOf } from "../../support/swagger-check.ts";
@@ -12,9 +12,9 @@ let fake: FakeGitea;
 
 beforeEach(() => {
   fake = new FakeGitea(GITEA_URL);
-  setGiteaFetchForTests(fake.fetch);
+  setOutboundFetch(fake.fetch);
 });
-afterEach(() => setGiteaFetchForTests(null));
+afterEach(() => setOutboundFetch(null));
 
 async function deliveries(token: string) {
   const res = await call("GET", "/api/toolchain/deliveries", { token });

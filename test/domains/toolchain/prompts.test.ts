@@ -3,7 +3,8 @@ import { classify } from "../../../src/domains/toolchain/scenarios.ts";
 import { routeScenario } from "../../../src/domains/toolchain/routing.ts";
 import { draftTask, briefOf, mentionIntent } from "../../../src/domains/toolchain/task-drafts.ts";
 import { toolchainRunContent, toolchainSystemPrompt } from "../../../src/domains/toolchain/prompt-sections.ts";
-import { ACTION_HINTS, RED_FLAGS, fill } from "../../../src/domains/toolchain/prompt-texts.ts";
+import { ACTION_HINTS, RED_FLAGS } from "../../../src/domains/toolchain/prompt-texts.ts";
+import { fill } from "../../../src/domains/tasks/handler.ts";
 import { fixtureJson } from "../../support/toolchain-fixtures.ts";
 import { CAST } from "../../support/toolchain-cast.ts";
 

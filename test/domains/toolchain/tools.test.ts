@@ -1,8 +1,8 @@
 /** The toolchain and Gitea tools called directly, as the agent loop calls them, on real stored tasks. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { env } from "cloudflare:workers";
+import { env as workerEnv } from "cloudflare:workers";
 import { call } from "../../support/api.ts";
-import { setGiteaFetchForTests } from "../../../src/domains/gitea/client.ts";
+import { setOutboundFetch, testEnv } from "../../support/test-services.ts";
 import { transition } from "../../../src/domains/toolchain/task-store.ts";
 import { toolchainTools } from "../../../src/domains/toolchain/tools.ts";
 import type { ToolContext, ToolResult } from "../../../src/runtime/tools/spec.ts";
@@ -11,15 +11,18 @@ import { swaggerProblems } from "../../support/swagger.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
 import { deliverOk, getTask, toolchainWorkspace, GITEA_URL } from "../../support/toolchain-setup.ts";
 
+/** The Worker environment with the fake Gitea as its outbound fetch (test/support/test-services.ts). */
+const env = testEnv(workerEnv);
+
 const REPO = "a_nice_user/hello_world_ci";
 let fake: FakeGitea;
 beforeEach(() => {
   fake = new FakeGitea(GITEA_URL);
   fake.addRepo(REPO, { files: { "docs/guide.md": "Grüße — old text\n" } });
   fake.addPull(REPO, { number: 7, author: "jony", headRef: "jony-patch-1", title: "somepull" });
-  setGiteaFetchForTests(fake.fetch);
+  setOutboundFetch(fake.fetch);
 });
-afterEach(() => setGiteaFetchForTests(null));
+afterEach(() => setOutboundFetch(null));
 
 const tool = (name: string) => toolchainTools().find((t) => t.name === name)!;
 

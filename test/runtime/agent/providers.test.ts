@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "cloudflare:workers";
 import { MockLanguageModelV4 } from "ai/test";
-import { DEFAULT_WORKERS_AI_MODEL, resolveModels, setModelFactoryForTests, type ModelHandle } from "../../../src/runtime/agent/providers.ts";
+import { DEFAULT_WORKERS_AI_MODEL, resolveModels, type ModelFactory, type ModelHandle } from "../../../src/runtime/agent/providers.ts";
 import { ProviderError, runModelStep } from "../../../src/runtime/agent/model-step.ts";
 import { AppError } from "../../../src/kernel/errors.ts";
-import { WorkspaceConfigSchema, type ModelEntry, type WorkspaceConfigInput } from "../../../src/storage/config/schema.ts";
+import type { ModelEntry } from "../../../src/storage/config/schema.ts";
+import { WorkspaceConfigSchema, type WorkspaceConfigInput } from "../../../src/app/config.ts";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import type { Env } from "../../../src/storage/env.ts";
 import { call, newWorkspace } from "../../support/api.ts";
@@ -29,7 +30,6 @@ async function putSecret(admin: string, name: string, value: string) {
 }
 
 afterEach(() => {
-  setModelFactoryForTests(null);
   vi.restoreAllMocks();
 });
 
@@ -95,10 +95,10 @@ describe("resolveModels: what is configured", () => {
 
   it("lets an agent's own model replace main and builds fallback and auxiliary from config", async () => {
     const roles: [string, string][] = [];
-    setModelFactoryForTests((entry, role) => {
+    const factory: ModelFactory = (entry, { role }) => {
       roles.push([entry.id, role]);
       return new MockLanguageModelV4({ modelId: entry.id });
-    });
+    };
     const models = await resolveModels(
       env,
       "ws-none",
@@ -107,7 +107,7 @@ describe("resolveModels: what is configured", () => {
         fallback_model: { provider: "openai-compatible", id: "fb", base_url: "https://b.test/v1" },
         auxiliary_model: { provider: "openai-compatible", id: "aux", base_url: "https://c.test/v1" },
       }),
-      { provider: "openai-compatible", id: "agent-own", base_url: "https://d.test/v1" },
+      { override: { provider: "openai-compatible", id: "agent-own", base_url: "https://d.test/v1" }, factory },
     );
     expect(models.main.modelId).toBe("agent-own");
     expect(models.fallback?.modelId).toBe("fb");
@@ -120,9 +120,9 @@ describe("resolveModels: what is configured", () => {
     expect((models.main.model as MockLanguageModelV4).modelId).toBe("agent-own");
   });
 
-  it("still checks secrets when the test factory is set", async () => {
-    setModelFactoryForTests(() => new MockLanguageModelV4());
-    const err = await errorOf(resolveModels(env, "ws-none", config({ model: { provider: "openai", id: "m", api_key_secret: "NOT_SET_ANYWHERE" } })));
+  it("still checks secrets when another model factory is given", async () => {
+    const factory: ModelFactory = () => new MockLanguageModelV4();
+    const err = await errorOf(resolveModels(env, "ws-none", config({ model: { provider: "openai", id: "m", api_key_secret: "NOT_SET_ANYWHERE" } }), { factory }));
     expect(err.code).toBe("no_model_configured");
   });
 });

@@ -12,7 +12,7 @@ import {
   navigationTarget,
   type EventOf,
   type HandlerRegistry,
-} from "../../../src/runtime/session/handlers.ts";
+} from "../../../src/runtime/session/event-handlers.ts";
 import { samples } from "../../support/log-samples.ts";
 import { SYSTEM_REMINDER_NOTE } from "../../../src/runtime/session/system-reminder.ts";
 

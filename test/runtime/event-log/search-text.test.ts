@@ -1,7 +1,7 @@
 // searchableText: what each event type contributes to the D1 full-text index.
 import { describe, expect, it } from "vitest";
 import { HIDDEN_TYPES } from "../../../src/runtime/session/events.ts";
-import { searchableText } from "../../../src/runtime/session/handlers.ts";
+import { searchableText } from "../../../src/runtime/session/event-handlers.ts";
 import { samples } from "../../support/log-samples.ts";
 
 describe("searchableText", () => {

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { createSession, submitRun, waitForRun, rpc } from "../../../src/runtime/session/service.ts";
-import { setReplicationFaultForTests } from "../../../src/runtime/session/replicator.ts";
-import { MAX_RUN_ATTEMPTS } from "../../../src/runtime/session/run-loop.ts";
+import { setReplicationFault } from "../../support/test-services.ts";
+import { MAX_RUN_ATTEMPTS } from "../../../src/runtime/session/run-executor.ts";
 import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
 import { call } from "../../support/api.ts";
 import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerToolset, runInDurableObject, scriptedWorkspace, stub, text, toolCalls, until } from "../../support/sessions.ts";
@@ -16,7 +16,7 @@ async function d1Events(sessionId: string): Promise<{ id: string; seq: number }[
   return rows.results;
 }
 
-afterEach(() => setReplicationFaultForTests(null));
+afterEach(() => setReplicationFault(null));
 
 describe("durable runs", () => {
   it("resumes after an eviction mid-run: a tool whose result is in the log is not run again", async () => {
@@ -164,7 +164,7 @@ describe("replication to D1", () => {
     const ws = await scriptedWorkspace(new ScriptedModel([toolCalls({ id: "r1", name: "echo", args: { text: "x" } }), text("done")]));
     let failing = true;
     let attempts = 0;
-    setReplicationFaultForTests(() => {
+    setReplicationFault(() => {
       attempts++;
       return failing;
     });
@@ -201,7 +201,7 @@ describe("replication to D1", () => {
     const ws = await scriptedWorkspace(new ScriptedModel((i) => text(`t${i}`)));
     const session = await createSession(env, { workspaceId: ws.id });
     let failuresLeft = 3;
-    setReplicationFaultForTests((id) => id === session.id && failuresLeft-- > 0);
+    setReplicationFault((id) => id === session.id && failuresLeft-- > 0);
     for (const content of ["a", "b"]) {
       const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content });
       await waitForRun(env, session.id, run_id, 10_000);

@@ -10,12 +10,13 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { migrate, schemaVersion, type Migration } from "../../../src/storage/do-migrations.ts";
 import { SESSION_SCHEMA_VERSION, SessionStorage } from "../../../src/runtime/session/do-storage.ts";
 import { WORKSPACE_SCHEMA_VERSION } from "../../../src/domains/governance/workspace-do.ts";
-import { createSession, getRun, getSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { createSession, getRun, getSession, sessionNamespace, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { workspaceStub } from "../../../src/domains/governance/client.ts";
 import { randomToken } from "../../../src/kernel/ids.ts";
 import { ScriptedModel, doEvents, runInDurableObject, scriptedWorkspace, stub, text } from "../../support/sessions.ts";
 
 /** A scratch object: any class with SQLite storage will do; the runner only touches the tables it is given. */
-const scratch = () => env.SESSIONS.get(env.SESSIONS.newUniqueId());
+const scratch = () => sessionNamespace(env).get(sessionNamespace(env).newUniqueId());
 
 const tableExists = (sql: SqlStorage, name: string) => sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, name).toArray().length > 0;
 
@@ -165,7 +166,7 @@ describe("WorkspaceDO storage written before versioning", () => {
   it("keeps its gc_epoch and is marked with the current version on wake", async () => {
     const name = `ws-migr-${randomToken(8)}`;
     // A fresh stub per call: one that reached an aborted instance stays broken.
-    const ws = () => env.WORKSPACES.get(env.WORKSPACES.idFromName(name));
+    const ws = () => workspaceStub(env, name);
     await runInDurableObject(ws(), async (_i, state) => {
       expect(schemaVersion(state.storage.sql)).toBe(WORKSPACE_SCHEMA_VERSION);
       // Today's layout: the epoch key and no version.

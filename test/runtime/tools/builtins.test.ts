@@ -6,7 +6,7 @@ import { executeToolCall } from "../../../src/runtime/tools/executor.ts";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import type { ToolContext } from "../../../src/runtime/tools/spec.ts";
 import { saveConfig } from "../../../src/storage/config/store.ts";
-import { WorkspaceConfigSchema } from "../../../src/storage/config/schema.ts";
+import { WorkspaceConfigSchema } from "../../../src/app/config.ts";
 import { newWorkspace } from "../../support/api.ts";
 
 const registry = new ToolRegistry(builtinTools());

@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { validationError } from "../../../kernel/errors.ts";
 import { requireScope } from "../auth.ts";
-import { WorkspaceConfigSchema } from "../../../storage/config/schema.ts";
+import { WorkspaceConfigSchema } from "../../../app/config.ts";
 import { loadConfig, saveConfig } from "../../../storage/config/store.ts";
 
 const ConfigDoc = z.record(z.string(), z.unknown()).openapi("WorkspaceConfig", {

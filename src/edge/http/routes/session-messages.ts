@@ -7,7 +7,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { AppError } from "../../../kernel/errors.ts";
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
 import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, rpc, waitForRun } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";

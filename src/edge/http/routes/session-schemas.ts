@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../../storage/env.ts";
+import type { AppEnv } from "../context.ts";
 import type { PersistentEvent, Message } from "../../../runtime/session/events.ts";
 import type { DisplayItem } from "../../../runtime/session/display-item.ts";
 import { SESSION_ID_PATTERN, sessionStub } from "../../../runtime/session/service.ts";

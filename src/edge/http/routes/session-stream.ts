@@ -7,7 +7,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
-import { AppError, notFound } from "../../../kernel/errors.ts";
+import { AppError } from "../../../kernel/errors.ts";
 import { bearerOf, hasScope, principalForToken, requireScope } from "../auth.ts";
 import { sessionStub, rpc, getSession, fetchSessionStream } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";

@@ -24,7 +24,7 @@ import { toModelMessages } from "../agent/model-messages.ts";
 import { runSystemPrompt } from "../agent/prompt.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
-import { toolsFor } from "../tools/toolsets.ts";
+import { toolsFor, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
@@ -33,6 +33,8 @@ export const MAX_RUN_ATTEMPTS = 5;
 export interface RunDeps {
   env: Env;
   log: SessionLog;
+  /** Tool sets and the model factory from the composition root. */
+  services: RuntimeServices;
   /** The workspace configuration (falls back to the last one seen when D1 is unreachable). */
   loadConfig(): Promise<WorkspaceConfig>;
 }
@@ -78,8 +80,8 @@ export class RunExecutor {
       const config = await this.#deps.loadConfig();
       if (state.user_event_id === undefined) this.#open(config);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
-      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, this.run.input.model_override);
-      const registry = new ToolRegistry(toolsFor(this.run.input.toolset));
+      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, { override: this.run.input.model_override, factory: this.#deps.services.modelFactory });
+      const registry = new ToolRegistry(toolsFor(this.#deps.services, this.run.input.toolset));
       result = await this.#loop(config, models, registry);
     } catch (err) {
       result = this.#end(toRunEnd(err, this.#cancelRequested));

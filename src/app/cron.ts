@@ -1,0 +1,18 @@
+/**
+ * Composition root, cron: the jobs each area registers for the every-minute tick. The edge runs them
+ * isolated from each other (src/edge/scheduled.ts).
+ */
+import type { Env } from "../storage/env.ts";
+import { dispatchTaskTypes } from "../domains/tasks/task-type.ts";
+import { runPluginSyncTick } from "../domains/governance/plugin-cron.ts";
+import { TASK_TYPES } from "./tasks.ts";
+
+export interface CronJob {
+  name: string;
+  run(env: Env, now: number): Promise<void>;
+}
+
+export const CRON_JOBS: readonly CronJob[] = [
+  { name: "tasks", run: (env, now) => dispatchTaskTypes(env, now, TASK_TYPES) },
+  { name: "plugins", run: runPluginSyncTick },
+];

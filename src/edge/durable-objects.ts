@@ -1,0 +1,15 @@
+/**
+ * The Durable Object classes the Worker exports (wrangler.toml binds them by these names): each is
+ * the runtime's or a domain's object, built with what the composition root registered.
+ */
+import type { Env } from "../storage/env.ts";
+import { SessionObject } from "../runtime/session/session-do.ts";
+import { runtimeServices } from "../app/runtime.ts";
+
+export class SessionDO extends SessionObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, runtimeServices());
+  }
+}
+
+export { WorkspaceDO } from "../domains/governance/workspace-do.ts";

@@ -1,0 +1,43 @@
+/**
+ * What in-worker tests hand the Worker under test (test/support/worker.ts, the vitest `main`): mock
+ * models, injected replication faults, extra tool sets and an outbound fetch (a fake Gitea). Tests
+ * and the Worker share one isolate, so a test sets these before it drives a run; `resetTestServices`
+ * puts the production behaviour back. Nothing here is part of the production Worker.
+ */
+import type { ModelFactory } from "../../src/runtime/agent/providers.ts";
+import type { ReplicationFault } from "../../src/runtime/session/replicator.ts";
+import type { ToolsetFactory } from "../../src/runtime/services.ts";
+import type { FetchFn } from "../../src/storage/outbound.ts";
+import type { Env } from "../../src/storage/env.ts";
+
+export const testServices = {
+  /** Replaces the provider packages when set (secrets are still resolved and checked first). */
+  modelFactory: null as ModelFactory | null,
+  replicationFault: null as ReplicationFault | null,
+  /** Tool sets added to the registered ones (a test's own tools). */
+  toolsets: new Map<string, ToolsetFactory>(),
+  /** Where outbound HTTP goes (the `OUTBOUND` binding of storage/outbound.ts). */
+  outbound: null as FetchFn | null,
+};
+
+export function setTestModelFactory(factory: ModelFactory | null): void {
+  testServices.modelFactory = factory;
+}
+
+export function setReplicationFault(fault: ReplicationFault | null): void {
+  testServices.replicationFault = fault;
+}
+
+export function setOutboundFetch(fetch: FetchFn | null): void {
+  testServices.outbound = fetch;
+}
+
+/** The Worker's environment plus an `OUTBOUND` binding that follows `testServices.outbound`. */
+export function testEnv(env: Env): Env {
+  const out: Env = { ...env };
+  Object.defineProperty(out, "OUTBOUND", {
+    enumerable: true,
+    get: () => (testServices.outbound ? { fetch: testServices.outbound } : env.OUTBOUND),
+  });
+  return out;
+}

@@ -1,0 +1,41 @@
+/**
+ * The Worker the in-worker tests run (vitest.config.ts `main`): the production entry point, with the
+ * runtime services and the environment taken from test/support/test-services.ts so a test can choose
+ * models, faults, tool sets and where outbound HTTP goes. Production code carries no test seam.
+ */
+import production from "../../src/index.ts";
+import { SessionObject } from "../../src/runtime/session/session-do.ts";
+import { WorkspaceDO as ProductionWorkspaceDO } from "../../src/edge/durable-objects.ts";
+import { runtimeServices } from "../../src/app/runtime.ts";
+import type { RuntimeServices } from "../../src/runtime/services.ts";
+import type { Env } from "../../src/storage/env.ts";
+import { testEnv, testServices } from "./test-services.ts";
+
+/** Production services, overridden at call time by whatever the running test set. */
+function servicesForTests(): RuntimeServices {
+  const base = runtimeServices();
+  return {
+    get toolsets() {
+      return new Map([...base.toolsets, ...testServices.toolsets]);
+    },
+    modelFactory: (entry, build) => (testServices.modelFactory ?? base.modelFactory)(entry, build),
+    replicationFault: (sessionId) => testServices.replicationFault?.(sessionId) ?? false,
+  };
+}
+
+export class SessionDO extends SessionObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, testEnv(env), servicesForTests());
+  }
+}
+
+export class WorkspaceDO extends ProductionWorkspaceDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, testEnv(env));
+  }
+}
+
+export default {
+  fetch: (request, env, ctx) => production.fetch(request, testEnv(env), ctx),
+  scheduled: (controller, env, ctx) => production.scheduled(controller, testEnv(env), ctx),
+} satisfies ExportedHandler<Env>;
