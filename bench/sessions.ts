@@ -6,9 +6,8 @@
  * D1 round trips a turn waits for.
  */
 import { performance } from "node:perf_hooks";
-import { startWranglerDev } from "../test/support/wrangler-dev.ts";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
-import { benchClient, benchWorkspace } from "./support.ts";
+import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 
 const WARM_UP = 5;
 const LATENCY_SAMPLES = 60;
@@ -23,7 +22,7 @@ interface Stats {
 
 export async function run(): Promise<void> {
   const model = await startScriptedModelServer();
-  const dev = await startWranglerDev();
+  const dev = await startBenchWorker();
   const call = benchClient(dev);
   const workspace = async (modelId: string): Promise<string> => {
     const { token } = await benchWorkspace(dev, call);
@@ -37,9 +36,9 @@ export async function run(): Promise<void> {
     if (result.status !== "completed") throw new Error(`turn ended ${result.status}`);
   };
   const baseline = (token: string, id: string) => async () => {
-    await (await call("POST", `/api/sessions/${id}/_bench/baseline`, token)).arrayBuffer();
+    await (await call("POST", `/_bench/sessions/${id}/baseline`, token)).arrayBuffer();
   };
-  const stats = async (token: string, id: string) => (await (await call("GET", `/api/sessions/${id}/_bench/stats`, token)).json()) as Stats;
+  const stats = async (token: string, id: string) => (await (await call("GET", `/_bench/sessions/${id}/stats`, token)).json()) as Stats;
 
   try {
     const noToolToken = await workspace("echo:bench");

@@ -8,8 +8,8 @@
  */
 import { performance } from "node:perf_hooks";
 import { packTar } from "modern-tar";
-import { startWranglerDev } from "../test/support/wrangler-dev.ts";
 import { manifestEntriesOf, treeHashOf, type TreeFile } from "../src/kernel/content-tree/hashing.ts";
+import { startBenchWorker } from "./support.ts";
 
 const SKILLS = 4;
 const FILES_PER_SKILL = 50;
@@ -92,7 +92,7 @@ export async function run(): Promise<void> {
   const rawBytes = trees.flat().reduce((n, f) => n + f.bytes.byteLength, 0);
   console.log(`plugin: ${SKILLS} skills, ${SKILLS * FILES_PER_SKILL} files, ${(rawBytes / 1048576).toFixed(2)} MiB unpacked, ${(archive.byteLength / 1048576).toFixed(2)} MiB tar.gz`);
 
-  const dev = await startWranglerDev();
+  const dev = await startBenchWorker();
   try {
     const call = async (method: string, path: string, token: string, init: { json?: unknown; bytes?: Uint8Array } = {}) => {
       const headers: Record<string, string> = { Authorization: `Bearer ${token}` };

@@ -1,8 +1,13 @@
 /**
- * What every benchmark against `wrangler dev` needs: a client that fails loudly on an error status,
- * and a fresh workspace with an admin token.
+ * What every benchmark against `wrangler dev` needs: the bench Worker started, a client that fails
+ * loudly on an error status, and a fresh workspace with an admin token.
  */
-import type { DevServer } from "../test/support/wrangler-dev.ts";
+import { startWranglerDev, type DevServer, type StartOptions } from "../test/support/wrangler-dev.ts";
+
+/** `wrangler dev` of the bench Worker (bench/wrangler.toml: production plus the bench-only routes). */
+export function startBenchWorker(opts: Omit<StartOptions, "config"> = {}): Promise<DevServer> {
+  return startWranglerDev({ ...opts, config: "bench/wrangler.toml" });
+}
 
 export type BenchCall = (method: string, path: string, token: string, body?: unknown) => Promise<Response>;
 

@@ -10,8 +10,7 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { startWranglerDev } from "../test/support/wrangler-dev.ts";
-import { benchClient, benchWorkspace } from "./support.ts";
+import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 
 const BURST = 500;
 const REDELIVERY_SHARE = 0.1;
@@ -96,7 +95,7 @@ async function timed<T>(items: T[], send: (item: T) => Promise<Response>): Promi
 }
 
 export async function run(): Promise<void> {
-  const dev = await startWranglerDev();
+  const dev = await startBenchWorker();
   const call = benchClient(dev);
   try {
     const { id: ws, token } = await benchWorkspace(dev, call);

@@ -21,6 +21,8 @@ export interface StartOptions {
   vars?: Record<string, string>;
   /** Milliseconds to wait for readiness. */
   timeoutMs?: number;
+  /** The wrangler config to run (a path from the repo root); the top-level wrangler.toml when unset. */
+  config?: string;
 }
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -41,7 +43,8 @@ export async function freePort(): Promise<number> {
 export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServer> {
   const persist = mkdtempSync(join(tmpdir(), "beaver-e2e-"));
   const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
-  execFileSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: ROOT, env, stdio: "pipe" });
+  const config = opts.config ? ["--config", opts.config] : [];
+  execFileSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, ...config], { cwd: ROOT, env, stdio: "pipe" });
 
   const port = await freePort();
   const adminToken = `e2e-admin-${Math.random().toString(36).slice(2)}`;
@@ -50,7 +53,7 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     BEAVER_SECRETS_KEY: "e2e-secrets-key-0123456789abcdef",
     ...opts.vars,
   };
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false", "--log-level", "warn"];
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false", "--log-level", "warn", ...config];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child: ChildProcess = spawn(WRANGLER, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let log = "";

@@ -110,6 +110,11 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
       for (const stmt of V1_SCHEMA) sql.exec(stmt);
     },
   },
+  {
+    version: 2,
+    name: "drop the bench table: the benchmark baseline's counter moved to the bench Worker (bench/worker)",
+    up: (sql) => void sql.exec(`DROP TABLE IF EXISTS bench`),
+  },
 ];
 
 export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS.length;
@@ -360,12 +365,6 @@ export class SessionStorage {
     if (this.#exec(`SELECT 1 FROM used_tickets WHERE nonce = ?`, nonce).length > 0) return false;
     this.#write(`INSERT INTO used_tickets (nonce, expires_at) VALUES (?, ?)`, nonce, expiresAt);
     return true;
-  }
-
-  /** The benchmark baseline's one storage write. */
-  benchTouch(): number {
-    this.#write(`INSERT INTO bench (k, v) VALUES ('touch', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1`);
-    return this.#exec<{ v: number }>(`SELECT v FROM bench WHERE k = 'touch'`)[0]?.v ?? 0;
   }
 }
 

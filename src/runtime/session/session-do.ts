@@ -356,14 +356,6 @@ export class SessionObject extends DurableObject<Env> {
     };
   }
 
-  /** The benchmark's baseline: one Durable Object call with one storage write. */
-  benchBaseline(workspaceId: string): Outcome<number> {
-    return attempt(() => {
-      this.#require(workspaceId);
-      return this.#store.benchTouch();
-    });
-  }
-
   // ---- fetch: streams ---------------------------------------------------------------------------
 
   override async fetch(request: Request): Promise<Response> {

@@ -160,6 +160,22 @@ describe("SessionDO storage written before versioning", () => {
     expect(after.slice(0, events.length)).toEqual(events);
     expect(after.length).toBeGreaterThan(events.length);
   });
+
+  it("an object at version 1 loses the benchmark's old `bench` table and keeps the rest", async () => {
+    const { session, events } = await sessionWithHistory();
+    await runInDurableObject(stub(session.id), (_i, state) => {
+      const { sql } = state.storage;
+      // What version 1 left behind: the table and the baseline's counter in it.
+      sql.exec(`CREATE TABLE bench (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
+      sql.exec(`INSERT INTO bench (k, v) VALUES ('touch', 3)`);
+      sql.exec(`UPDATE _schema SET version = 1`);
+
+      const store = new SessionStorage(state.storage);
+      expect(schemaVersion(sql)).toBe(SESSION_SCHEMA_VERSION);
+      expect(tableExists(sql, "bench")).toBe(false);
+      expect([...store.allEvents()]).toEqual(events);
+    });
+  });
 });
 
 describe("WorkspaceDO storage written before versioning", () => {

@@ -231,39 +231,6 @@ const close = createRoute({
   responses: { 200: jsonResponse(SessionSchema, "Closed"), ...errorResponses(404) },
 });
 
-const benchBaseline = createRoute({
-  method: "post",
-  path: "/{id}/_bench/baseline",
-  tags: ["sessions"],
-  summary: "Benchmark baseline: one Durable Object call with one storage write (a counter in the session's own storage)",
-  middleware: [requireScope("admin")] as const,
-  request: { params: SessionIdParam },
-  responses: { 200: jsonResponse(z.object({ touches: z.number() }), "Touched"), ...errorResponses(404) },
-});
-
-const benchStats = createRoute({
-  method: "get",
-  path: "/{id}/_bench/stats",
-  tags: ["sessions"],
-  summary: "Benchmark counters of the session's Durable Object instance (storage statements, D1 batches)",
-  middleware: [requireScope("admin")] as const,
-  request: { params: SessionIdParam },
-  responses: {
-    200: jsonResponse(
-      z.object({
-        storage_writes: z.number(),
-        storage_reads: z.number(),
-        replication_batches: z.number(),
-        replication_failures: z.number(),
-        pending_replication: z.boolean(),
-        live_clients: z.number(),
-      }),
-      "Counters since the object was last started",
-    ),
-    ...errorResponses(404),
-  },
-});
-
 /**
  * A page of a session's events from D1's replicated log (optionally one run's), in seq order; hidden
  * run facts only when asked (the route has checked admin). `next_after_seq` is where the next page
@@ -394,14 +361,5 @@ export const sessionRoutes = newRouter()
   .openapi(close, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
     return c.json(unwrap(await rpc("close", stub.close(workspaceId, "api"))), 200);
-  })
-  .openapi(benchBaseline, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json({ touches: unwrap(await rpc("benchBaseline", stub.benchBaseline(workspaceId))) }, 200);
-  })
-  .openapi(benchStats, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    unwrap(await rpc("view", stub.view(workspaceId)));
-    return c.json(await rpc("stats", stub.stats()), 200);
   });
 
