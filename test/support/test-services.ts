@@ -9,6 +9,7 @@ import type { ReplicationFault } from "../../src/runtime/session/replicator.ts";
 import type { ToolsetFactory } from "../../src/runtime/services.ts";
 import type { FetchFn } from "../../src/storage/outbound.ts";
 import type { Env } from "../../src/storage/env.ts";
+import { WriteLock } from "../../src/domains/governance/lock.ts";
 
 export const testServices = {
   /** Replaces the provider packages when set (secrets are still resolved and checked first). */
@@ -18,7 +19,19 @@ export const testServices = {
   toolsets: new Map<string, ToolsetFactory>(),
   /** Where outbound HTTP goes (the `OUTBOUND` binding of storage/outbound.ts). */
   outbound: null as FetchFn | null,
+  /** How long a WorkspaceDO's explicit operations wait for its lock (production default when null). */
+  lockWaitMs: null as number | null,
+  /** Each WorkspaceDO's write lock, by object id, shared with the object so a test can hold it. */
+  workspaceLocks: new Map<string, WriteLock>(),
 };
+
+/** The write lock of the WorkspaceDO with this id (the object uses the same one once it exists). */
+export function workspaceLock(id: DurableObjectId): WriteLock {
+  const key = id.toString();
+  let lock = testServices.workspaceLocks.get(key);
+  if (!lock) testServices.workspaceLocks.set(key, (lock = new WriteLock()));
+  return lock;
+}
 
 export function setTestModelFactory(factory: ModelFactory | null): void {
   testServices.modelFactory = factory;

@@ -38,14 +38,25 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [{ version: 1, name: "
 
 export const WORKSPACE_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;
 
-export class WorkspaceDO extends DurableObject<Env> {
-  /** How long explicit operations wait for the lock (tests shorten it through runInDurableObject). */
-  lockWaitMs = 10_000;
-  readonly lock = new WriteLock();
-  private epoch: number | undefined;
+/** How long explicit operations wait for the lock before answering `busy`. */
+export const DEFAULT_LOCK_WAIT_MS = 10_000;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+/** What the exported class may hand in (tests share the lock and shorten the wait; production takes the defaults). */
+export interface WorkspaceObjectOptions {
+  lock?: WriteLock;
+  lockWaitMs?: () => number;
+}
+
+export class WorkspaceDO extends DurableObject<Env> {
+  // JS-private (#), so nothing but `run` and `gcEpoch` is reachable over RPC.
+  readonly #lock: WriteLock;
+  readonly #lockWaitMs: () => number;
+  #epoch: number | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env, options: WorkspaceObjectOptions = {}) {
     super(ctx, env);
+    this.#lock = options.lock ?? new WriteLock();
+    this.#lockWaitMs = options.lockWaitMs ?? (() => DEFAULT_LOCK_WAIT_MS);
     // Synchronous SQL in the constructor runs before any request is delivered, so no
     // blockConcurrencyWhile is needed to keep callers from seeing an unmigrated object.
     migrate(ctx.storage, WORKSPACE_MIGRATIONS);
@@ -53,32 +64,33 @@ export class WorkspaceDO extends DurableObject<Env> {
 
   /** The GC epoch: odd while the collector runs; read before storing content outside the lock. */
   async gcEpoch(): Promise<number> {
-    this.epoch ??= (await this.ctx.storage.get<number>(GC_EPOCH_KEY)) ?? 0;
-    return this.epoch;
+    this.#epoch ??= (await this.ctx.storage.get<number>(GC_EPOCH_KEY)) ?? 0;
+    return this.#epoch;
   }
 
-  private async bumpEpoch(): Promise<void> {
-    this.epoch = (await this.gcEpoch()) + 1;
-    await this.ctx.storage.put(GC_EPOCH_KEY, this.epoch);
+  async #bumpEpoch(): Promise<void> {
+    this.#epoch = (await this.gcEpoch()) + 1;
+    await this.ctx.storage.put(GC_EPOCH_KEY, this.#epoch);
   }
 
   async run<K extends OpKind>(workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<Outcome<Measured<OpResults[K]>>> {
     const counter = withR2WriteCounter(this.env);
-    const held = await this.lock.run(mode === "try" ? 0 : this.lockWaitMs, async () => {
+    const waitMs = mode === "try" ? 0 : this.#lockWaitMs();
+    const held = await this.#lock.run(waitMs, async () => {
       const isGc = op.kind === "collect_garbage";
-      if (isGc) await this.bumpEpoch();
+      if (isGc) await this.#bumpEpoch();
       try {
-        return (await executeOp(counter.env, workspaceId, op, (epoch) => this.ensureStored(workspaceId, epoch))) as OpResults[K];
+        return (await executeOp(counter.env, workspaceId, op, (epoch) => this.#ensureStored(workspaceId, epoch))) as OpResults[K];
       } finally {
-        if (isGc) await this.bumpEpoch();
+        if (isGc) await this.#bumpEpoch();
       }
     }).catch((e: unknown) => ({ failed: e }));
     if ("failed" in held) return failure(toWire("workspace op", held.failed));
     if (!held.acquired) {
       return failure({
         code: "busy",
-        message: mode === "try" ? "The workspace is busy with another skill or plugin change; deferred" : `The workspace is busy with another skill or plugin change (waited ${this.lockWaitMs} ms)`,
-        details: { waited_ms: mode === "try" ? 0 : this.lockWaitMs },
+        message: mode === "try" ? "The workspace is busy with another skill or plugin change; deferred" : `The workspace is busy with another skill or plugin change (waited ${waitMs} ms)`,
+        details: { waited_ms: waitMs },
         retryAfter: BUSY_RETRY_AFTER_SECONDS,
       });
     }
@@ -86,7 +98,7 @@ export class WorkspaceDO extends DurableObject<Env> {
   }
 
   /** Content stored while the collector ran (or before it ran) is checked in R2 before it is published. */
-  private ensureStored(workspaceId: string, callerEpoch: number | undefined) {
+  #ensureStored(workspaceId: string, callerEpoch: number | undefined) {
     return async (treeHash: string): Promise<void> => {
       if (callerEpoch === undefined) return;
       const now = await this.gcEpoch();

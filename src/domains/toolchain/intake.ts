@@ -2,7 +2,8 @@
  * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery`, then classification, PR
  * resolution (`resolve-pull.ts`), routing and drafting — and finally one D1 batch that writes the
  * delivery, its tasks, their history and the PR index together, so a task is never half-created and
- * a redelivery finds the first outcome. Returns the HTTP answer as data; the route only sends it.
+ * a redelivery finds the first outcome. Returns what happened as data (`IntakeResult`); the edge
+ * decides the HTTP answer.
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
@@ -10,7 +11,6 @@ import { makeDb } from "../../storage/db/client.ts";
 import { loadConfig } from "../../storage/config/store.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
 import { sha256Hex } from "../../kernel/hash.ts";
-import { errorBody } from "../../kernel/errors.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { listAgents } from "../tasks/agent-store.ts";
@@ -24,27 +24,33 @@ import { pullUpsertQueries } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
 
-export interface IntakeAnswer {
-  status: 200 | 202 | 400 | 401;
-  body: unknown;
-  /** Tasks were created and the workspace dispatches on intake: start them now. */
-  dispatch: boolean;
-}
+export type DeliveryView = ReturnType<typeof deliveryView> & { duplicate: boolean };
+
+/** What intake made of a delivery. */
+export type IntakeResult =
+  /** No such workspace, no secret configured, or a bad signature: deliberately indistinguishable. */
+  | { kind: "unauthorized" }
+  /** The delivery id header is missing or malformed: nothing was recorded. */
+  | { kind: "malformed"; reason: string }
+  /** This delivery id was seen before: the first outcome, unchanged. */
+  | { kind: "duplicate"; delivery: DeliveryView }
+  /** Recorded as rejected (bad event type or payload). */
+  | { kind: "rejected"; delivery: DeliveryView; reason: string }
+  /** Recorded; tasks may have been created. `dispatch`: start them now (the workspace dispatches on intake). */
+  | { kind: "accepted"; delivery: DeliveryView; dispatch: boolean };
 
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const EVENT_TYPE = /^[a-z_]{1,64}$/;
 
-function unauthorized(): IntakeAnswer {
-  // One answer for "no such workspace", "no secret configured" and "bad signature": the caller
-  // learns nothing about which workspaces exist.
-  return { status: 401, body: errorBody("unauthorized", "Webhook signature missing or invalid"), dispatch: false };
-}
+// One answer for "no such workspace", "no secret configured" and "bad signature": the caller learns
+// nothing about which workspaces exist.
+const UNAUTHORIZED: IntakeResult = { kind: "unauthorized" };
 
-function answerFor(d: Delivery, duplicate: boolean, dispatchOnIntake = false): IntakeAnswer {
-  const view = { ...deliveryView(d), duplicate };
-  if (duplicate) return { status: 200, body: view, dispatch: false };
-  if (d.outcome === "rejected") return { status: 400, body: errorBody("bad_request", d.reason ?? "Rejected delivery", view), dispatch: false };
-  return { status: 202, body: view, dispatch: dispatchOnIntake && d.outcome === "tasks_created" };
+function answerFor(d: Delivery, duplicate: boolean, dispatchOnIntake = false): IntakeResult {
+  const delivery = { ...deliveryView(d), duplicate };
+  if (duplicate) return { kind: "duplicate", delivery };
+  if (d.outcome === "rejected") return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
+  return { kind: "accepted", delivery, dispatch: dispatchOnIntake && d.outcome === "tasks_created" };
 }
 
 interface Routed {
@@ -124,7 +130,7 @@ function deliveryOf(base: Delivery, r: Routed): Delivery {
  * the first outcome) and the open-task dedupe index (another delivery about the same work won —
  * drop that work and write again, so this delivery records its own outcome instead of failing).
  */
-async function persist(env: Env, workspaceId: string, base: Delivery, routed: Routed, now: number, dispatchOnIntake = false): Promise<IntakeAnswer> {
+async function persist(env: Env, workspaceId: string, base: Delivery, routed: Routed, now: number, dispatchOnIntake = false): Promise<IntakeResult> {
   const db = makeDb(env.DB);
   let r = await withoutOpenWork(env, workspaceId, routed);
   // Each refusal by the dedupe index drops at least one draft, so this ends.
@@ -155,15 +161,15 @@ export interface WebhookInput {
   body: Uint8Array;
 }
 
-export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeAnswer> {
+export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeResult> {
   const toolchain = toolchainConfigOf(await loadConfig(env, req.workspaceId));
-  if (!toolchain.webhook_secret) return unauthorized();
+  if (!toolchain.webhook_secret) return UNAUTHORIZED;
   const secret = await resolveSecret(env, req.workspaceId, toolchain.webhook_secret);
-  if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return unauthorized();
+  if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return UNAUTHORIZED;
 
   const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
   if (!DELIVERY_ID.test(deliveryId)) {
-    return { status: 400, body: errorBody("bad_request", "X-Gitea-Delivery header missing or malformed"), dispatch: false };
+    return { kind: "malformed", reason: "X-Gitea-Delivery header missing or malformed" };
   }
   const first = await findDelivery(env, req.workspaceId, deliveryId);
   if (first) return answerFor(first, true);

@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { call, json, newWorkspace } from "../../support/api.ts";
 import { runLocked, workspaceStub } from "../../../src/domains/governance/client.ts";
 import { WorkspaceDO as WorkspaceDOClass, type WorkspaceDO } from "../../../src/domains/governance/workspace-do.ts";
 import { AppError } from "../../../src/kernel/errors.ts";
 import { skillMd, toolkitSkill } from "../../fixtures/skills/bundles.ts";
 import { candidates, pluginPackage, post, uploadPackage, versionsOf } from "../../support/plugins.ts";
+import { testServices, workspaceLock } from "../../support/test-services.ts";
 
 const count = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
 
@@ -91,10 +91,9 @@ describe("workspace write lock", () => {
     const ws = await newWorkspace();
     await uploadPackage(ws.admin, await pluginPackage("held", "1", { holder: { "SKILL.md": skillMd("holder", "Holds.") } }));
     const stub = workspaceStub(env, ws.id);
-    await runInDurableObject(stub, async (instance: WorkspaceDO) => {
-      instance.lockWaitMs = 150;
-      expect(await instance.lock.acquire(0)).toBe(true);
-    });
+    const lock = workspaceLock(stub.id);
+    testServices.lockWaitMs = 150;
+    expect(await lock.acquire(0)).toBe(true);
     try {
       const started = Date.now();
       const res = await call("POST", "/api/plugins/held/enable", { token: ws.admin });
@@ -107,10 +106,8 @@ describe("workspace write lock", () => {
       expect((tried as AppError).code).toBe("busy");
       expect(await versionsOf(ws.id, "holder")).toBe(0);
     } finally {
-      await runInDurableObject(stub, async (instance: WorkspaceDO) => {
-        instance.lock.release();
-        instance.lockWaitMs = 10_000;
-      });
+      lock.release();
+      testServices.lockWaitMs = null;
     }
     expect((await post(ws.admin, "/api/plugins/held/enable")).status).toBe(200);
   });

@@ -12,10 +12,9 @@ import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { candidates, plugin, pluginPackage, post, uploadPackage } from "../../support/plugins.ts";
 import hookPush from "../../fixtures/upstream/gitea/webhooks/HookPush.json";
 import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
-import { runInDurableObject } from "cloudflare:test";
 import { runPluginTick } from "../../../src/domains/governance/plugin-cron.ts";
 import { workspaceStub } from "../../../src/domains/governance/client.ts";
-import type { WorkspaceDO } from "../../../src/domains/governance/workspace-do.ts";
+import { testServices, workspaceLock } from "../../support/test-services.ts";
 
 const V1 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.") };
 const V2 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.", "# Steps\n\n1. Read the diff twice.\n") };
@@ -114,10 +113,9 @@ describe("Gitea plugin sources", () => {
     const gitea = fakeGitea();
     gitea.archives.set(url(hookPush.after), await pluginPackage("review-kit", "1.0.0", { reviewer: V1 }, { prefix: "hello-world" }));
     const stub = workspaceStub(env, ws.id);
-    await runInDurableObject(stub, async (i: WorkspaceDO) => {
-      i.lockWaitMs = 50;
-      expect(await i.lock.acquire(0)).toBe(true);
-    });
+    const lock = workspaceLock(stub.id);
+    testServices.lockWaitMs = 50;
+    expect(await lock.acquire(0)).toBe(true);
     try {
       const handled = await handleGiteaPushForPlugins(env, ws.id, hookPush, gitea.fetch);
       expect(handled).toEqual([{ sourceId: "team-skills", outcome: "error", message: expect.stringContaining("busy") }]);
@@ -127,10 +125,8 @@ describe("Gitea plugin sources", () => {
       vi.spyOn(globalThis, "fetch").mockImplementation(gitea.fetch);
       expect((await runPluginTick(env, Date.UTC(2026, 0, 1, 0, 1))).deferred).toContain(ws.id);
     } finally {
-      await runInDurableObject(stub, async (i: WorkspaceDO) => {
-        i.lock.release();
-        i.lockWaitMs = 10_000;
-      });
+      lock.release();
+      testServices.lockWaitMs = null;
     }
     const tick = await runPluginTick(env, Date.UTC(2026, 0, 1, 0, 2));
     expect(tick.fetched).toContain(ws.id);

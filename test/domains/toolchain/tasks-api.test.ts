@@ -41,8 +41,9 @@ describe("/api/toolchain/tasks", () => {
       payload.issue = { ...payload.issue, number: 100 + i };
       const body = new TextEncoder().encode(JSON.stringify(payload));
       const headers = new Headers({ "X-Gitea-Event-Type": "issue_assign", "X-Gitea-Delivery": `same-ms-${i}`, "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, body) });
-      const answer = await intakeWebhook(env, { workspaceId: ws.id, headers, body }, now);
-      ids.push(...(answer.body as { task_ids: string[] }).task_ids);
+      const result = await intakeWebhook(env, { workspaceId: ws.id, headers, body }, now);
+      if (result.kind !== "accepted") throw new Error(`intake answered ${result.kind}`);
+      ids.push(...result.delivery.task_ids);
     }
     const pages = async (path: string, key: "tasks" | "deliveries", id: (row: Record<string, unknown>) => string) => {
       const seen: string[] = [];

@@ -8,6 +8,7 @@ import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { intakeWebhook } from "../../../domains/toolchain/intake.ts";
 import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
 import { handleGiteaPushDelivery } from "../../../domains/governance/plugin-sources.ts";
+import { AppError } from "../../../kernel/errors.ts";
 
 const Outcome = z
   .object({
@@ -44,11 +45,22 @@ const route = createRoute({
 export const webhookRoutes = newRouter().openapi(route, async (c) => {
   const workspaceId = c.req.valid("param").workspace_id;
   const body = new Uint8Array(await c.req.arrayBuffer());
-  const answer = await intakeWebhook(c.env, { workspaceId, headers: c.req.raw.headers, body });
-  if (answer.dispatch) {
-    c.executionCtx.waitUntil(dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)));
+  const result = await intakeWebhook(c.env, { workspaceId, headers: c.req.raw.headers, body });
+  switch (result.kind) {
+    case "unauthorized":
+      throw new AppError("unauthorized", "Webhook signature missing or invalid");
+    case "malformed":
+      throw new AppError("bad_request", result.reason);
+    case "rejected":
+      throw new AppError("bad_request", result.reason, { details: result.delivery });
+    case "duplicate":
+      return c.json(result.delivery as z.infer<typeof Outcome>, 200);
+    case "accepted":
+      if (result.dispatch) {
+        c.executionCtx.waitUntil(dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)));
+      }
+      // Plugin sources watching the pushed repository record the new commit (src/domains/governance/plugin-sources.ts).
+      if (c.req.header("X-Gitea-Event-Type") === "push") c.executionCtx.waitUntil(handleGiteaPushDelivery(c.env, workspaceId, body));
+      return c.json(result.delivery as z.infer<typeof Outcome>, 202);
   }
-  // Plugin sources watching the pushed repository record the new commit (src/plugins/sources.ts).
-  if (answer.status === 202 && c.req.header("X-Gitea-Event-Type") === "push") c.executionCtx.waitUntil(handleGiteaPushDelivery(c.env, workspaceId, body));
-  return c.json(answer.body as z.infer<typeof Outcome>, answer.status as 200);
 });
