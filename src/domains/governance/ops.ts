@@ -60,7 +60,8 @@ export async function executeOp(env: Env, workspaceId: string, op: WorkspaceOp, 
       return removePackage(env, workspaceId, op.pluginId);
     case "enable_plugin": {
       const enabled = await enablePlugin(env, workspaceId, op.pluginId, op.actor, ensureStoredFor());
-      // Re-enabling restores linked skills and performs sync (the seed); a first enable has nothing to sync.
+      // Re-enabling restores linked skills and syncs (docs/skills-and-plugins.md, "Plugins");
+      // a first enable has nothing to sync.
       const sync = enabled.restored.length > 0 ? await syncPlugins(env, workspaceId, op.pluginId) : null;
       return { ...enabled, sync };
     }

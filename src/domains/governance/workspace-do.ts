@@ -1,6 +1,6 @@
 /**
  * One Durable Object per workspace: the write lock for skills, plugins and learning candidates
- * (the seed's `.beaver/locks/plugin-skill-write.lock`). Every mutation of skill versions, plugin
+ * (docs/skills-and-plugins.md, "The workspace write lock"). Every mutation of skill versions, plugin
  * state and candidates runs here, one at a time; version numbers are allocated inside. Explicit
  * operations wait up to `lockWaitMs` and then answer `busy`; automatic ones (`mode: "try"`) never
  * wait. Slow work that needs no lock — upload parsing, hashing, R2 writes — happens in the Worker

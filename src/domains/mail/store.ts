@@ -1,7 +1,7 @@
 /**
- * Mail between agents, stored apart from toolchain tasks (seed §9): `inform` needs no action,
- * `request` expects a reply (a mail whose `in_reply_to` is the request). Status changes are
- * conditional and recorded in the mail's own history in the same batch.
+ * Mail between agents, stored apart from toolchain tasks (docs/toolchain.md, "Mail between agents"):
+ * `inform` needs no action, `request` expects a reply (a mail whose `in_reply_to` is the request).
+ * Status changes are conditional and recorded in the mail's own history in the same batch.
  */
 import { and, desc, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";

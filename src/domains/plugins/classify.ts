@@ -1,7 +1,7 @@
 /**
- * The seed's upgrade classification for one linked skill, as a pure function of three tree hashes:
- * B (last accepted upstream), L (current Beaver version), U (newly observed upstream). The rows are
- * checked in the seed's order, so U == B wins over L == U.
+ * The upgrade classification for one linked skill (docs/skills-and-plugins.md, "Plugins"), as a pure
+ * function of three tree hashes: B (last accepted upstream), L (current Beaver version), U (newly
+ * observed upstream). The rows are checked in order, so U == B wins over L == U.
  *
  * | condition                      | action         |
  * | U == B                         | none           |

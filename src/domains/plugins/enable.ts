@@ -1,9 +1,9 @@
 /**
- * The seed's Initial Enable Flow, under the workspace lock: all declared skills or none. Conflicts
- * (a name owned by another plugin or by a non-plugin skill) and safety failures are found before any
- * change; then one D1 batch writes every mirror version, the `current` pointers, the linked-skill
- * state and — last — the plugin row. Re-enabling a disabled plugin restores its linked skills and
- * syncs.
+ * Enabling a plugin, under the workspace lock: all declared skills or none (docs/skills-and-plugins.md,
+ * "Plugins"). Conflicts (a name owned by another plugin or by a non-plugin skill) and safety failures
+ * are found before any change; then one D1 batch writes every mirror version, the `current` pointers,
+ * the linked-skill state and — last — the plugin row. Re-enabling a disabled plugin restores its linked
+ * skills and syncs.
  */
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";

@@ -1,6 +1,6 @@
 /**
- * Pause, resume, disable and adopt — the seed's "Pause, Disable, Missing, And Adopt", under the
- * workspace lock. None of them deletes a version or an upstream snapshot.
+ * Pause, resume, disable and adopt, under the workspace lock (docs/skills-and-plugins.md,
+ * "Plugins"). None of them deletes a version or an upstream snapshot.
  */
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";

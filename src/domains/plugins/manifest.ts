@@ -1,9 +1,9 @@
 /**
  * Plugin manifests → declarations, as pure functions. Three shapes map to one model:
- * - `beaver.plugin.json` (the seed's Package Contract, strict);
+ * - `beaver.plugin.json` (Beaver's own manifest, strict);
  * - a Claude Code plugin (`.claude-plugin/plugin.json`, skills in `skills/<name>/SKILL.md`);
  * - a Claude Code marketplace (`.claude-plugin/marketplace.json`) declaring several local plugins.
- * Every problem names the manifest file and the field.
+ * Every problem names the manifest file and the field (docs/skills-and-plugins.md, "Plugins").
  */
 import { z } from "zod";
 import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";

@@ -1,10 +1,10 @@
 /**
- * The deterministic path-level three-way merge of supporting files (everything but SKILL.md),
- * from the seed: local unchanged from B → take U; upstream unchanged from B → keep L; both equal →
- * keep; added on one side only → keep it; divergent edits, delete-versus-edit and different
- * additions at one path → an unresolved conflict that blocks publication. A file is compared by
- * content hash and executable bit. SKILL.md is only classified here: merging it is the
- * synthesiser's job unless one side left it untouched.
+ * The deterministic path-level three-way merge of supporting files (everything but SKILL.md;
+ * docs/skills-and-plugins.md, "Plugins"): local unchanged from B → take U; upstream unchanged from B →
+ * keep L; both equal → keep; added on one side only → keep it; divergent edits, delete-versus-edit and
+ * different additions at one path → an unresolved conflict that blocks publication. A file is compared
+ * by content hash and executable bit. SKILL.md is only classified here: merging it is the synthesiser's
+ * job unless one side left it untouched.
  */
 import type { ManifestEntry } from "../../kernel/content-tree/hashing.ts";
 import { comparePaths } from "../../kernel/content-tree/paths.ts";

@@ -1,6 +1,6 @@
 /**
- * Plugin state as the API shows it (snake_case, workspace-relative paths only): the seed's
- * `plugins.<id>` record plus discovery status, declared skills and their current Beaver versions.
+ * Plugin state as the API shows it (snake_case, workspace-relative paths only): the plugin's
+ * stored state plus discovery status, declared skills and their current Beaver versions.
  */
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";

@@ -1,10 +1,11 @@
 /**
- * Where a failed task goes (seed §5.2). Business failure (the run ended without verifiable work) →
- * a Gitea comment @mentioning the assignee and a bounded retry; system failure (crash, timeout,
- * attempts used up, or business failures in a row) → a Gitea issue assigned to the supervisor;
- * infrastructure failure (Gitea unreachable) → an `infrastructure_failure` task for the infra agent,
- * created directly, and a retry (a system failure as well once the attempts are used up). No route recurses: infrastructure tasks and supervisor escalations are never
- * routed again. Pure: the task, the cause and the config in; the decision out.
+ * Where a failed task goes (docs/toolchain.md, "Failure routing"). Business failure (the run ended
+ * without verifiable work) → a Gitea comment @mentioning the assignee and a bounded retry; system
+ * failure (crash, timeout, attempts used up, or business failures in a row) → a Gitea issue assigned to
+ * the supervisor; infrastructure failure (Gitea unreachable) → an `infrastructure_failure` task for the
+ * infra agent, created directly, and a retry (a system failure as well once the attempts are used up).
+ * No route recurses: infrastructure tasks and supervisor escalations are never routed again. Pure: the
+ * task, the cause and the config in; the decision out.
  */
 import type { Agent } from "../tasks/agents.ts";
 import type { ToolchainConfig } from "./config.ts";

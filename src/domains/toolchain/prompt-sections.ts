@@ -1,7 +1,8 @@
 /**
- * The three sections of a toolchain task's prompt (seed §3–§4): context (the action hint, the
- * rendered event, the numbered steps), constraints (hard rules and the Red Flags table) and how to
- * report. Pure: a task in, markdown out. The texts themselves live in `prompt-texts.ts`.
+ * The three sections of a toolchain task's prompt (docs/toolchain.md, "Dispatch and task runs"):
+ * context (the action hint, the rendered event, the numbered steps), constraints (hard rules and the
+ * Red Flags table) and how to report. Pure: a task in, markdown out. The texts themselves live in
+ * `prompt-texts.ts`.
  */
 import {
   ACTION_HINTS,

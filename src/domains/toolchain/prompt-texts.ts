@@ -1,9 +1,10 @@
 /**
- * Every text an agent (or a Gitea reader) sees from the toolchain, kept as data in one module:
- * action hints, step templates per scenario, event descriptions, the hard rules and Red Flags of
- * the constraints section, the reporting section, reminders and failure notices (mail prompts are the
- * mail domain's). Templates use `{name}` placeholders filled by `fill()` (src/domains/tasks/handler.ts); the wording follows seed §3–§5 (an action,
- * not a notice; numbered steps; no self-rationalisation; the report is the proof of work).
+ * Every text an agent (or a Gitea reader) sees from the toolchain, kept as data in one module: action
+ * hints, step templates per scenario, event descriptions, the hard rules and Red Flags of the
+ * constraints section, the reporting section, reminders and failure notices (mail prompts are the mail
+ * domain's). Templates use `{name}` placeholders filled by `fill()` (src/domains/tasks/handler.ts). The
+ * wording makes each task an action, not a notice, with numbered steps, no self-rationalisation, and
+ * the report as the proof of work (docs/toolchain.md, "Dispatch and task runs").
  */
 
 /** Opening line of the context section, per action type: this is work to do, not news to read. */

@@ -1,7 +1,8 @@
 /**
  * The tools an agent reports its work with: `toolchain_report` (the `action_report` comment that
  * verification looks for first), `toolchain_output` and `toolchain_comment`. None of them changes the
- * task's status — that is Beaver's decision after the run (seed D17-7).
+ * task's status — that is Beaver's decision after the run, from the evidence (docs/toolchain.md,
+ * "Verification").
  */
 import { z } from "zod";
 import { defineTool, ok } from "../../runtime/tools/spec.ts";

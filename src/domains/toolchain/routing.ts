@@ -1,9 +1,11 @@
 /**
  * Who gets a scenario: reviewers for review requests and updates, the PR author's agent for review
- * results, review comments, CI failures and merges, the assignee's agent for assigned issues, infra
- * for deploy failures, the mentioned agent for mentions (seed §6; issue §3). A workspace may name the
- * agents for an action type explicitly (`toolchain.routing`). An agent never gets a task for its own
- * action, so Beaver's agents cannot feed each other loops. Pure: agents and config in, agents out.
+ * results, review comments, CI failures and merges, the assignee's agent for assigned issues, infra for
+ * deploy failures, the mentioned agent for mentions
+ * (docs/toolchain.md, "Scenarios, action types and `must_haves`").
+ * A workspace may name the agents for an action type explicitly (`toolchain.routing`).
+ * An agent never gets a task for its own action, so Beaver's agents cannot feed each other loops. Pure:
+ * agents and config in, agents out.
  */
 import type { Agent } from "../tasks/agents.ts";
 import type { ToolchainConfig } from "./config.ts";

@@ -1,6 +1,7 @@
 /**
  * Turns one Gitea webhook (its `X-Gitea-Event-Type` and parsed body) into the toolchain scenarios it
- * stands for — the ten of seed §6 — or a reason to ignore it. Pure: no storage, no Gitea calls.
+ * stands for — the ten action types of docs/toolchain.md, "Scenarios, action types and `must_haves`" —
+ * or a reason to ignore it. Pure: no storage, no Gitea calls.
  * A CI or deploy event on a commit carries the PR only when the payload has it; the intake resolves
  * the rest through the pull-request index, else Gitea (`resolve-pull.ts`).
  */
@@ -55,7 +56,7 @@ export interface PullSize {
 export type RiskLevel = "low" | "medium" | "high" | "unknown";
 
 /**
- * How closely a reviewer should look (seed §6 review_request context: `risk_level`), from the size
+ * How closely a reviewer should look (the `risk_level` in a review request's context), from the size
  * of the change alone: more than 20 files or 500 changed lines is high, more than 5 files or 100
  * lines medium, anything smaller low.
  */

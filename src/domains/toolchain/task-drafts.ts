@@ -1,8 +1,8 @@
 /**
  * From a routed scenario to the task Beaver stores: title, the rendered event (description) and the
- * `must_haves` JSON of seed §3.1 — event_type, action_type, concrete numbered steps (real repo,
- * numbers and API calls), context, from, source — plus the dedupe key that makes one piece of work
- * out of several events about the same thing. Pure.
+ * `must_haves` JSON (docs/toolchain.md, "Scenarios, action types and `must_haves`") — event_type,
+ * action_type, concrete numbered steps (real repo, numbers and API calls), context, from, source — plus
+ * the dedupe key that makes one piece of work out of several events about the same thing. Pure.
  */
 import type { Agent } from "../tasks/agents.ts";
 import type { ActionType, CheckFacts, PullFacts, Scenario } from "./scenarios.ts";

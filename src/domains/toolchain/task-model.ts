@@ -1,6 +1,7 @@
 /**
  * The toolchain task as code sees it (parsed from its row) and as the HTTP API shows it, plus the
- * comment types the application accepts (seed §9.2: validated here, not by a CHECK constraint).
+ * comment types the application accepts (validated here, not by a CHECK constraint, so a new type
+ * needs no migration; docs/toolchain.md, "Dispatch and task runs").
  */
 import type { toolchainTasks } from "../../storage/db/schema.ts";
 import type { ActionType } from "./scenarios.ts";

@@ -1,7 +1,8 @@
 /**
- * Did the agent do the work? Seed §5.1: an `action_report` comment passes; else an output passes;
- * else a non-system comment of at least 20 characters passes; else the task fails. Merge notices and
- * infrastructure-failure tasks always pass (the latter so a failure route never recurses). Pure.
+ * Did the agent do the work? (docs/toolchain.md, "Verification") An `action_report` comment passes;
+ * else an output passes; else a non-system comment of at least 20 characters passes; else the task
+ * fails. Merge notices and infrastructure-failure tasks always pass (the latter so a failure route
+ * never recurses). Pure.
  */
 import type { ActionType } from "./scenarios.ts";
 import type { VerifyResult } from "../tasks/handler.ts";

@@ -1,8 +1,9 @@
 /**
  * One model step of the agent loop: stream a single response from the main model and, if it fails
- * before or while streaming, abandon it and ask the fallback (seed backend-flow §4.7: "每次调用都先
- * main,再 fallback"). Tools are only declared, never executed here — the loop runs them itself —
- * and a call the model wrote as JSON text is turned into a structured call (raw-tool-calls.ts).
+ * before or while streaming, abandon it and ask the fallback: every step tries main first, then
+ * fallback (docs/agent-loop.md, "A model step"). Tools are only declared, never executed here — the
+ * loop runs them itself — and a call the model wrote as JSON text is turned into a structured call
+ * (raw-tool-calls.ts).
  */
 import { APICallError, streamText, type ModelMessage } from "ai";
 import type { ToolCall, Usage } from "../session/events.ts";

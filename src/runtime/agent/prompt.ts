@@ -1,6 +1,6 @@
 /**
- * The system prompt, assembled from sections kept as data (seed backend-flow §3.3: base prompt,
- * session metadata, execution context; event-model §7.5: the <system-reminder> declaration) so each
+ * The system prompt, assembled from sections kept as data (base prompt, the <system-reminder>
+ * note, runtime, session, workspace, extras; docs/agent-loop.md, "The system prompt") so each
  * section can be tested, snapshotted and extended (toolchain instructions, later skills) on its own.
  * Pure: the same input and `now` always give the same text.
  */

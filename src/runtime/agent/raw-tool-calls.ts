@@ -1,6 +1,7 @@
 /**
- * Detects tool calls a model wrote as text instead of as structured calls (seed: "原始工具调用检测和
- * 回退处理"), e.g. `{"name":"echo","arguments":{…}}`, `{"tool":…,"args":…}`, OpenAI-style
+ * Detects tool calls a model wrote as text instead of as structured calls
+ * (docs/agent-loop.md, "Tool calls written as text"), e.g. `{"name":"echo","arguments":{…}}`,
+ * `{"tool":…,"args":…}`, OpenAI-style
  * `{"function":{…}}`, fenced ```json blocks, `<tool_call>{…}</tool_call>` tags or arrays of these.
  *
  * To leave ordinary prose that merely contains JSON alone, untagged JSON is converted only when it is

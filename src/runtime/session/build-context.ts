@@ -1,7 +1,8 @@
 /**
- * The model's context for a run: walk from the active leaf toward the root through the handler
- * registry (seed event-model §6.4) and assemble the messages. The walk knows only handler actions,
- * never event types; where a `merge_prev` lands is decided by the shape of the assembled messages.
+ * The model's context for a run: walk from the active leaf toward the root through the handler registry
+ * (docs/sessions.md, "Building the model's context") and assemble the messages. The walk knows only
+ * handler actions, never event types; where a `merge_prev` lands is decided by the shape of the
+ * assembled messages.
  *
  * With `maxMessages` the walk stops as soon as enough whole groups are in hand, so the per-turn cost
  * is bounded by the window, not by the length of the session.
@@ -96,9 +97,10 @@ function standaloneOf(merge: Merge): Message {
 
 /**
  * Turns contributions (oldest first) into messages. A `merge_prev` joins the tool_result just
- * before it (seed §7.4: during a tool loop); right after an assistant message whose tool results
- * have not arrived yet it waits for the first of them (a standalone user message there would split
- * the call from its results); anywhere else it becomes a standalone message.
+ * before it (a steer written during a tool loop; docs/sessions.md, "Building the model's context");
+ * right after an assistant message whose tool results have not arrived yet it waits for the first of
+ * them (a standalone user message there would split the call from its results); anywhere else it
+ * becomes a standalone message.
  */
 export function assembleMessages(oldestFirst: readonly Contribution[]): Message[] {
   const out: Message[] = [];

@@ -1,9 +1,9 @@
 /**
- * One handler per persistent event type (seed event-model §6): how the event reaches the model
- * (`convertToLlm`), how it appears in a transcript (`convertToDisplay`), what of it is searchable
- * and where the active leaf goes after it. The walks in tree, build-context and display never
- * switch on event types; a new type gets its behaviour here, and the registry's mapped type makes a
- * type without a handler a compile error.
+ * One handler per persistent event type (docs/sessions.md, "One handler per event type"): how the event
+ * reaches the model (`convertToLlm`), how it appears in a transcript (`convertToDisplay`), what of it
+ * is searchable and where the active leaf goes after it. The walks in tree, build-context and display
+ * never switch on event types; a new type gets its behaviour here, and the registry's mapped type makes
+ * a type without a handler a compile error.
  */
 import type {
   AssistantMessage,

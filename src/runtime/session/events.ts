@@ -1,5 +1,5 @@
 /**
- * The session log's event types (seed: event-model-and-extensions §2–§5, backend-flow §4.3).
+ * The session log's event types (docs/sessions.md, "Three kinds of event, one `seq`").
  *
  * Persistent events change state: they are stored, replicated to D1, form a tree through `parent_id`
  * and share the session's `seq` counter with transient events, which are only broadcast (streaming

@@ -1,8 +1,8 @@
 /**
- * The agent loop of one run, inside the SessionDO (backend-flow §3.3): open the run (run_started,
- * system_prompt_snapshotted, the user message), then steps — a model step streamed as transient
- * deltas and persisted as one assistant message, then its tool calls through the executor, each
- * result persisted — until the model answers without calls or `max_tool_iterations` is spent.
+ * The agent loop of one run, inside the SessionDO (docs/agent-loop.md, "Shape of a run"): open the run
+ * (run_started, system_prompt_snapshotted, the user message), then steps — a model step streamed as
+ * transient deltas and persisted as one assistant message, then its tool calls through the executor,
+ * each result persisted — until the model answers without calls or `max_tool_iterations` is spent.
  *
  * Every step starts from what the log says (`runProgress`), so a run resumed after an eviction
  * picks up at its last persisted step: a tool whose result is in the log is not run again, and a

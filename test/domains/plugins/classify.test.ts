@@ -1,4 +1,4 @@
-/** The seed's four-row upgrade classification and every supporting-file merge rule, as pure functions. */
+/** The four-row upgrade classification and every supporting-file merge rule, as pure functions (docs/skills-and-plugins.md). */
 import { describe, expect, it } from "vitest";
 import { classifyUpgrade, pluginUpdateCandidateId } from "../../../src/domains/plugins/classify.ts";
 import { planSupportingFileMerge } from "../../../src/domains/plugins/merge-plan.ts";

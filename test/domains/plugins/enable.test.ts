@@ -1,4 +1,4 @@
-/** Upload and the Initial Enable Flow: discovery enables nothing; enable mirrors all declared skills or none. */
+/** Upload and the first enable: discovery enables nothing; enable mirrors all declared skills or none. */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";

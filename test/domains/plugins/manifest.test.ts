@@ -1,4 +1,4 @@
-/** Package discovery: beaver.plugin.json exactly as the Package Contract, Claude Code plugins and the real marketplace. */
+/** Package discovery: beaver.plugin.json as docs/skills-and-plugins.md specifies it, Claude Code plugins and the real marketplace. */
 import { describe, expect, it } from "vitest";
 import { discoverPlugins } from "../../../src/domains/plugins/package.ts";
 import { parseBeaverManifest } from "../../../src/domains/plugins/manifest.ts";

@@ -54,9 +54,9 @@ describe("webhook intake: signature first", () => {
 const apiCallsIn = (text: string) => [...text.matchAll(/\b(GET|POST|PATCH|PUT|DELETE) (\/repos\/[^\s),]+)/g)].map((m) => ({ method: m[1]!, path: m[2]! }));
 
 /**
- * What every stored task must carry (seed §3.1): all six must_haves fields, concrete steps naming
- * the real repository, number and real Gitea API calls, a context, and the rendered event as its
- * description.
+ * What every stored task must carry (docs/toolchain.md, "Scenarios, action types and `must_haves`"):
+ * all six must_haves fields, concrete steps naming the real repository, number and real Gitea API
+ * calls, a context, and the rendered event as its description.
  */
 function expectConcreteTask(t: TaskJson, where: { repo: string; number: number | null }) {
   expect(Object.keys(t.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);

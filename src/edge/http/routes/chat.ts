@@ -1,7 +1,8 @@
 /**
- * `POST /api/chat {message, session_id?}`: the seed's one-shot chat (backend-flow §3.1). It creates a
- * session when none is given, runs one turn and answers the run's result; a failed run answers
- * the HTTP error for its code (no model → 422, provider down → 502…), as the seed's web layer did.
+ * `POST /api/chat {message, session_id?}`: one-shot chat (docs/sessions.md, "Runs: a durable queue").
+ * It creates a session when none is given, runs one turn and answers the run's result; a failed run
+ * answers the HTTP error for its code (no model → 422, provider down → 502…), so a chat client sees the
+ * same errors as any other route.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";

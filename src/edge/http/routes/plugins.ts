@@ -1,7 +1,8 @@
 /**
- * `/api/plugins`: plugin packages (upload, Gitea sources), their state, and the seed's management
- * endpoints — sync, enable, pause, resume, disable (with `disable_linked_skills: true`), adopt.
- * Every mutation goes through the workspace write lock. No response names an R2 key or server path.
+ * `/api/plugins`: plugin packages (upload, Gitea sources), their state, and the management endpoints —
+ * sync, enable, pause, resume, disable (with `disable_linked_skills: true`), adopt. Every mutation goes
+ * through the workspace write lock (docs/skills-and-plugins.md, "Plugins"). No response names an R2 key
+ * or server path.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";

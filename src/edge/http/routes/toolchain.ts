@@ -156,7 +156,8 @@ export const toolchainRoutes = newRouter()
     const p = c.get("principal");
     const task = await taskOr404(c, p.workspaceId, c.req.valid("param").id);
     const body = c.req.valid("json");
-    // Validated here rather than by a database constraint (seed §9.2), so new types need no migration.
+    // Validated here rather than by a database constraint, so new types need no migration
+    // (docs/toolchain.md, "Dispatch and task runs").
     if (!isCommentType(body.comment_type)) {
       throw new AppError("validation_failed", `Invalid body: comment_type: must be one of ${COMMENT_TYPES.join(", ")}`, { details: [
         { path: "comment_type", message: `must be one of ${COMMENT_TYPES.join(", ")}` },

@@ -134,7 +134,7 @@ export const plugins = sqliteTable(
   (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
 );
 
-/** Per linked skill plugin state (the seed's `plugins.<id>.skills.<name>`). */
+/** Plugin state per linked skill: accepted and observed upstream, accepted version (docs/skills-and-plugins.md). */
 export const pluginSkills = sqliteTable(
   "plugin_skills",
   {

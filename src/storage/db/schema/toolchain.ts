@@ -1,8 +1,8 @@
 /**
- * D1 tables of the toolchain area: agents, webhook deliveries, the pull-request index, toolchain
- * tasks (with comments, outputs and history) and — kept apart, as the seed's §9 asks — mail tasks
- * between agents. Comment types are validated in application code, not by a CHECK constraint, so a
- * new type never needs a table rebuild.
+ * D1 tables of the toolchain area: agents, webhook deliveries, the pull-request index, toolchain tasks
+ * (with comments, outputs and history) and — kept apart (docs/toolchain.md, "Mail between agents") —
+ * mail tasks between agents. Comment types are validated in application code, not by a CHECK
+ * constraint, so a new type never needs a table rebuild.
  */
 import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from "drizzle-orm/sqlite-core";
