@@ -5,7 +5,7 @@ import { planSupportingFileMerge } from "../../../src/domains/plugins/merge-plan
 import type { ManifestEntry } from "../../../src/kernel/content-tree/hashing.ts";
 
 describe("upgrade classification", () => {
-  it("covers the four rows in the seed's order", () => {
+  it("covers the four rows in the documented order (docs/skills-and-plugins.md)", () => {
     expect(classifyUpgrade({ base: "B", local: "B", upstream: "B" })).toBe("none");
     expect(classifyUpgrade({ base: "B", local: "L", upstream: "B" })).toBe("none"); // U == B wins even when L diverged
     expect(classifyUpgrade({ base: "B", local: "U", upstream: "U" })).toBe("acknowledge");

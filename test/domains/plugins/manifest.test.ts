@@ -10,7 +10,7 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const files = (m: Record<string, string>): ArchiveFile[] => Object.entries(m).map(([path, text]) => ({ path, bytes: enc(text), executable: false }));
 
 describe("beaver.plugin.json", () => {
-  it("accepts the seed's example", () => {
+  it("accepts the documented example package", () => {
     const d = parseBeaverManifest(JSON.stringify({ schema_version: 1, id: "baoyu-comic", name: "Baoyu Comic", version: "1.2.0", skills: [{ name: "baoyu-comic", path: "skills/baoyu-comic" }] }));
     expect(d).toMatchObject({ id: "baoyu-comic", version: "1.2.0", skills: [{ name: "baoyu-comic", path: "skills/baoyu-comic" }], problems: [] });
   });

@@ -38,7 +38,7 @@ const task = (over: Partial<ToolchainTask> = {}): ToolchainTask => ({
 const decide = (t: ToolchainTask, cause: FailureCause, supervisor = byId("boss")) => decideFailure({ task: t, cause, config, assignee: byId("jony"), supervisor });
 const business: FailureCause = { kind: "business", reason: "verification failed" };
 
-describe("failure routing (seed §5.2)", () => {
+describe("failure routing (docs/toolchain.md)", () => {
   it("business failure: a PR comment @mentioning the assignee, and a retry", () => {
     const d = decide(task(), business);
     expect(d).toMatchObject({ kind: "business", retry: true, issue: null, infraTask: null });

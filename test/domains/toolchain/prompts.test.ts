@@ -59,7 +59,7 @@ describe("task drafts and prompts, scenario by scenario", () => {
     });
   }
 
-  it("the context carries the fields of seed §6 per scenario", () => {
+  it("the context carries the per-scenario fields of docs/toolchain.md", () => {
     expect(draftFor(CASES[2]).mustHaves.context).toMatchObject({ pr_number: 7, repo: "a_nice_user/hello_world_ci", pr_title: "somepull", result: "APPROVED", reviewer: "a_nice_user" });
     expect(draftFor(CASES[0]).mustHaves.context).toMatchObject({ pr_number: 1, pr_author: "gordon", branch: "feature/changes" });
     expect(draftFor(CASES[5]).mustHaves.context).toMatchObject({ pr_number: 7, branch: "jony-patch-1", error_summary: expect.stringContaining("unit-tests") });

@@ -20,7 +20,7 @@ describe("classify: the ten scenarios from real and written payloads", () => {
     expect(requested).toMatchObject({ trigger: "review_requested", requested: "a_nice_user", pr: { number: 7, author: "jony" } });
   });
 
-  it("review_request carries the change's size and a risk level (seed §6 context)", () => {
+  it("review_request carries the change's size and a risk level (docs/toolchain.md)", () => {
     const s = first("pull_request_review_request", "HookPullRequestAddReviewRequest", "review_request");
     expect(s.pr.size).toEqual({ changedFiles: 1, additions: 1, deletions: 0 });
     expect(riskLevelOf(s.pr.size)).toBe("low");

@@ -4,7 +4,7 @@ import { verifyMail } from "../../../src/domains/mail/handler.ts";
 
 const c = (author: string, commentType: string, body: string) => ({ author, commentType, body });
 
-describe("verification (seed §5.1)", () => {
+describe("verification (docs/toolchain.md)", () => {
   it("an action report passes first", () => {
     expect(verifyToolchainTask("ci_failure", { comments: [c("jony", "action_report", "fixed")], outputs: 0 })).toMatchObject({ passed: true, reason: "has_action_report" });
   });

@@ -227,7 +227,7 @@ describe("session routes: happy paths", () => {
     expect(after.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["q1", "q2"]);
   });
 
-  it("POST /api/chat answers the seed's response shape and reuses a session", async () => {
+  it("POST /api/chat answers the one-shot response shape (docs/sessions.md) and reuses a session", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel((i) => text(`reply ${i}`)));
     const res = await call("POST", "/api/chat", { token: ws.member, body: { message: "hello" } });
     expect(res.status).toBe(200);
