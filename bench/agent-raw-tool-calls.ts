@@ -23,7 +23,10 @@ function timePerOp(fn: () => unknown, minMs = 200): number {
 
 const prose = Array.from({ length: 400 }, (_, i) => `Paragraph ${i}: the module parses {"config": ${i}} and returns a summary.`).join("\n");
 const oneCall = JSON.stringify({ name: "echo", arguments: { text: "hello ".repeat(20) } });
-const manyCalls = "```json\n" + JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ name: "read_file", arguments: { path: `src/file-${i}.ts`, start: i } }))) + "\n```";
+const manyCalls =
+  "```json\n" +
+  JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ name: "read_file", arguments: { path: `src/file-${i}.ts`, start: i } }))) +
+  "\n```";
 const tagged = `I'll read both files.\n${Array.from({ length: 5 }, (_, i) => `<tool_call>{"name":"grep","arguments":{"pattern":"x${i}"}}</tool_call>`).join("\n")}`;
 
 interface Case {
@@ -34,9 +37,19 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: `prose answer (${(prose.length / 1024).toFixed(0)} KiB, left alone)`, text: prose, baselineName: "JSON.stringify", baseline: (t) => JSON.stringify(t) },
+  {
+    name: `prose answer (${(prose.length / 1024).toFixed(0)} KiB, left alone)`,
+    text: prose,
+    baselineName: "JSON.stringify",
+    baseline: (t) => JSON.stringify(t),
+  },
   { name: "one JSON call", text: oneCall, baselineName: "JSON.parse", baseline: (t) => JSON.parse(t) },
-  { name: "fenced array of 50 calls", text: manyCalls, baselineName: "JSON.parse of the array", baseline: (t) => JSON.parse(t.slice(8, -4)) },
+  {
+    name: "fenced array of 50 calls",
+    text: manyCalls,
+    baselineName: "JSON.parse of the array",
+    baseline: (t) => JSON.parse(t.slice(8, -4)),
+  },
   { name: "prose + 5 <tool_call> tags", text: tagged, baselineName: "JSON.stringify", baseline: (t) => JSON.stringify(t) },
 ];
 

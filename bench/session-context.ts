@@ -28,7 +28,11 @@ class SyntheticLog {
     return this.#push({ type: "run_started", input: {}, parent_id: null });
   }
 
-  #push(body: { type: "message"; message: Message; parent_id: string | null } | { type: "run_started"; input: Record<string, unknown>; parent_id: null }): PersistentEvent {
+  #push(
+    body:
+      | { type: "message"; message: Message; parent_id: string | null }
+      | { type: "run_started"; input: Record<string, unknown>; parent_id: null },
+  ): PersistentEvent {
     this.#seq += 1;
     const event = {
       ...body,
@@ -49,7 +53,14 @@ class SyntheticLog {
     const before = this.events.length;
     this.hidden();
     this.visible({ role: "user", content: `Question ${i}: what does module ${i % 97} do?` });
-    this.visible({ role: "assistant", text: "", tool_calls: [{ id: `c${i}a`, name: "read", args: { i } }, { id: `c${i}b`, name: "grep", args: { i } }] });
+    this.visible({
+      role: "assistant",
+      text: "",
+      tool_calls: [
+        { id: `c${i}a`, name: "read", args: { i } },
+        { id: `c${i}b`, name: "grep", args: { i } },
+      ],
+    });
     this.visible({ role: "tool_result", tool_call_id: `c${i}a`, tool_name: "read", content: "x".repeat(400), is_error: false });
     if (i % 5 === 0) this.visible({ role: "user", content: "focus on errors", meta: { source: "steer" } });
     this.visible({ role: "tool_result", tool_call_id: `c${i}b`, tool_name: "grep", content: "y".repeat(200), is_error: false });

@@ -26,7 +26,10 @@ export async function run(): Promise<void> {
   const call = benchClient(dev);
   const workspace = async (modelId: string): Promise<string> => {
     const { token } = await benchWorkspace(dev, call);
-    await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: modelId, base_url: `${model.url}/v1` }, runtime: { max_context_messages: 40 } });
+    await call("PUT", "/api/config", token, {
+      model: { provider: "openai-compatible", id: modelId, base_url: `${model.url}/v1` },
+      runtime: { max_context_messages: 40 },
+    });
     return token;
   };
   const session = async (token: string) => ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
@@ -85,12 +88,27 @@ export async function run(): Promise<void> {
         }),
       );
       const seconds = (performance.now() - t0) / 1000;
-      rows.push({ name: s.name, p50: percentile(samples, 50), p95: percentile(samples, 95), perSecond: (CONCURRENCY * THROUGHPUT_PER_WORKER) / seconds });
+      rows.push({
+        name: s.name,
+        p50: percentile(samples, 50),
+        p95: percentile(samples, 95),
+        perSecond: (CONCURRENCY * THROUGHPUT_PER_WORKER) / seconds,
+      });
     }
 
     const base = rows[0]!;
-    console.log(`wrangler dev, scripted model (zero latency); ${LATENCY_SAMPLES} sequential samples; throughput with ${CONCURRENCY} sessions in parallel`);
-    console.log(pad("scenario", 32) + pad("p50 ms", 10) + pad("p95 ms", 10) + pad("ops/s", 10) + pad("p50 ×base", 11) + pad("p95 ×base", 11) + "ops/s ×base");
+    console.log(
+      `wrangler dev, scripted model (zero latency); ${LATENCY_SAMPLES} sequential samples; throughput with ${CONCURRENCY} sessions in parallel`,
+    );
+    console.log(
+      pad("scenario", 32) +
+        pad("p50 ms", 10) +
+        pad("p95 ms", 10) +
+        pad("ops/s", 10) +
+        pad("p50 ×base", 11) +
+        pad("p95 ×base", 11) +
+        "ops/s ×base",
+    );
     for (const r of rows) {
       console.log(
         pad(r.name, 32) +
@@ -104,9 +122,23 @@ export async function run(): Promise<void> {
     }
     console.log("\nSessionDO storage per turn (SQLite in the DO: synchronous, no awaited storage round trip on the critical path;");
     console.log("writes reach disk at the output gate, which holds each outgoing frame/response until they are durable)");
-    console.log(pad("scenario", 32) + pad("writes/turn", 13) + pad("reads/turn", 12) + pad("model steps", 13) + pad("writes/step", 13) + "D1 batches/turn");
+    console.log(
+      pad("scenario", 32) +
+        pad("writes/turn", 13) +
+        pad("reads/turn", 12) +
+        pad("model steps", 13) +
+        pad("writes/step", 13) +
+        "D1 batches/turn",
+    );
     for (const t of perTurn) {
-      console.log(pad(t.name, 32) + pad(t.writes.toFixed(1), 13) + pad(t.reads.toFixed(1), 12) + pad(String(t.steps), 13) + pad((t.writes / t.steps).toFixed(1), 13) + t.d1.toFixed(2));
+      console.log(
+        pad(t.name, 32) +
+          pad(t.writes.toFixed(1), 13) +
+          pad(t.reads.toFixed(1), 12) +
+          pad(String(t.steps), 13) +
+          pad((t.writes / t.steps).toFixed(1), 13) +
+          t.d1.toFixed(2),
+      );
     }
     console.log("(the baseline does 1 write. D1 batches run beside the loop, never inside a step; a turn's answer waits only for the");
     console.log(" flush in progress when the run ends, so the log in D1 is complete when the client hears runtime_end)");

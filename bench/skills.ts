@@ -17,7 +17,10 @@ const TOTAL_BYTES = 5 * 1024 * 1024;
 const BASELINE_SAMPLES = 30;
 const HASH_ROUNDS = 10;
 
-const WORDS = "skill panel ink sketch outline review merge upstream version mirror plugin safety tree hash learn draft publish rollback workspace agent".split(" ");
+const WORDS =
+  "skill panel ink sketch outline review merge upstream version mirror plugin safety tree hash learn draft publish rollback workspace agent".split(
+    " ",
+  );
 
 /** Deterministic prose-like text (compresses like real Markdown, unlike random bytes). */
 function text(seed: number, bytes: number): string {
@@ -35,12 +38,25 @@ function pluginFiles(): { tar: { name: string; data: string; mode: number }[]; t
   const tar: { name: string; data: string; mode: number }[] = [];
   const trees: TreeFile[][] = [];
   const skills = Array.from({ length: SKILLS }, (_, i) => `bench-skill-${i}`);
-  tar.push({ name: "bench-plugin/beaver.plugin.json", data: JSON.stringify({ schema_version: 1, id: "bench", name: "Bench", version: "1.0.0", skills: skills.map((s) => ({ name: s, path: `skills/${s}` })) }), mode: 0o644 });
+  tar.push({
+    name: "bench-plugin/beaver.plugin.json",
+    data: JSON.stringify({
+      schema_version: 1,
+      id: "bench",
+      name: "Bench",
+      version: "1.0.0",
+      skills: skills.map((s) => ({ name: s, path: `skills/${s}` })),
+    }),
+    mode: 0o644,
+  });
   skills.forEach((name, s) => {
     const tree: TreeFile[] = [];
     for (let f = 0; f < FILES_PER_SKILL; f++) {
       const path = f === 0 ? "SKILL.md" : `reference/part-${String(f).padStart(3, "0")}.md`;
-      const body = f === 0 ? `---\nname: ${name}\ndescription: Benchmark skill ${s}.\n---\n\n${text(s * 1000 + f, perFile - 80)}` : text(s * 1000 + f, perFile);
+      const body =
+        f === 0
+          ? `---\nname: ${name}\ndescription: Benchmark skill ${s}.\n---\n\n${text(s * 1000 + f, perFile - 80)}`
+          : text(s * 1000 + f, perFile);
       tar.push({ name: `bench-plugin/skills/${name}/${path}`, data: body, mode: 0o644 });
       tree.push({ path, bytes: new TextEncoder().encode(body), executable: false });
     }
@@ -56,7 +72,9 @@ async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-async function hashThroughput(trees: TreeFile[][]): Promise<{ beaverMBs: number; rawPerFileMBs: number; rawSequentialMBs: number; rawWholeMBs: number }> {
+async function hashThroughput(
+  trees: TreeFile[][],
+): Promise<{ beaverMBs: number; rawPerFileMBs: number; rawSequentialMBs: number; rawWholeMBs: number }> {
   const files = trees.flat();
   const total = files.reduce((n, f) => n + f.bytes.byteLength, 0);
   const whole = new Uint8Array(total);
@@ -83,14 +101,25 @@ async function hashThroughput(trees: TreeFile[][]): Promise<{ beaverMBs: number;
   });
   const wholeMs = await time(() => crypto.subtle.digest("SHA-256", whole));
   const mb = total / (1024 * 1024);
-  return { beaverMBs: mb / (beaver / 1000), rawPerFileMBs: mb / (perFile / 1000), rawSequentialMBs: mb / (sequential / 1000), rawWholeMBs: mb / (wholeMs / 1000) };
+  return {
+    beaverMBs: mb / (beaver / 1000),
+    rawPerFileMBs: mb / (perFile / 1000),
+    rawSequentialMBs: mb / (sequential / 1000),
+    rawWholeMBs: mb / (wholeMs / 1000),
+  };
 }
 
 export async function run(): Promise<void> {
   const { tar, trees } = pluginFiles();
-  const archive = await gzip(await packTar(tar.map((e) => ({ header: { name: e.name, size: new TextEncoder().encode(e.data).byteLength, mode: e.mode }, body: e.data }))));
+  const archive = await gzip(
+    await packTar(
+      tar.map((e) => ({ header: { name: e.name, size: new TextEncoder().encode(e.data).byteLength, mode: e.mode }, body: e.data })),
+    ),
+  );
   const rawBytes = trees.flat().reduce((n, f) => n + f.bytes.byteLength, 0);
-  console.log(`plugin: ${SKILLS} skills, ${SKILLS * FILES_PER_SKILL} files, ${(rawBytes / 1048576).toFixed(2)} MiB unpacked, ${(archive.byteLength / 1048576).toFixed(2)} MiB tar.gz`);
+  console.log(
+    `plugin: ${SKILLS} skills, ${SKILLS * FILES_PER_SKILL} files, ${(rawBytes / 1048576).toFixed(2)} MiB unpacked, ${(archive.byteLength / 1048576).toFixed(2)} MiB tar.gz`,
+  );
 
   const dev = await startBenchWorker();
   try {
@@ -113,7 +142,11 @@ export async function run(): Promise<void> {
     };
     const id = `bench-${Math.random().toString(36).slice(2, 8)}`;
     await call("POST", "/api/workspaces", dev.adminToken, { json: { id, name: id } });
-    const token = ((await call("POST", "/api/tokens", dev.adminToken, { json: { name: "bench", scopes: ["admin"], workspace_id: id } })).body as { token: string }).token;
+    const token = (
+      (await call("POST", "/api/tokens", dev.adminToken, { json: { name: "bench", scopes: ["admin"], workspace_id: id } })).body as {
+        token: string;
+      }
+    ).token;
 
     const baseline: number[] = [];
     for (let i = 0; i < BASELINE_SAMPLES + 3; i++) {
@@ -129,20 +162,29 @@ export async function run(): Promise<void> {
     const mirrored = (enable.body.mirrored as unknown[]).length;
 
     const row = (name: string, r: { elapsed: number }, writes: unknown, extra = "") =>
-      console.log(`${name.padEnd(34)} ${ms(r.elapsed).padStart(10)}  ×${(r.elapsed / base).toFixed(1).padStart(6)} baseline   R2 writes: ${String(writes).padStart(4)}${extra}`);
+      console.log(
+        `${name.padEnd(34)} ${ms(r.elapsed).padStart(10)}  ×${(r.elapsed / base).toFixed(1).padStart(6)} baseline   R2 writes: ${String(writes).padStart(4)}${extra}`,
+      );
     console.log(`baseline GET /api/plugins (median of ${BASELINE_SAMPLES}): ${ms(base)}`);
     row("upload (parse, check, hash, store)", upload, upload.body.r2_writes, `  (blobs ${String(upload.body.blobs_written)})`);
     row(`enable (mirror ${mirrored} skills)`, enable, enable.body.r2_writes);
     row("re-upload unchanged", reupload, reupload.body.r2_writes, `  (blobs ${String(reupload.body.blobs_written)})`);
     row("sync unchanged", sync, sync.body.r2_writes);
-    if (reupload.body.r2_writes !== 0 || reupload.body.blobs_written !== 0 || sync.body.r2_writes !== 0) console.log("!! an unchanged re-sync wrote to R2");
+    if (reupload.body.r2_writes !== 0 || reupload.body.blobs_written !== 0 || sync.body.r2_writes !== 0)
+      console.log("!! an unchanged re-sync wrote to R2");
 
     const workerHashMs = Number(upload.body.hash_ms);
     const h = await hashThroughput(trees);
-    console.log(`hashing in the Worker (upload, ${(rawBytes / 1048576).toFixed(2)} MiB): ${ms(workerHashMs)} → ${(rawBytes / 1048576 / (workerHashMs / 1000)).toFixed(0)} MB/s`);
+    console.log(
+      `hashing in the Worker (upload, ${(rawBytes / 1048576).toFixed(2)} MiB): ${ms(workerHashMs)} → ${(rawBytes / 1048576 / (workerHashMs / 1000)).toFixed(0)} MB/s`,
+    );
     console.log(`hashing in Node, same code: Beaver tree hashing ${h.beaverMBs.toFixed(0)} MB/s`);
-    console.log(`  baseline raw digest per file, same concurrency: ${h.rawPerFileMBs.toFixed(0)} MB/s (Beaver ×${(h.beaverMBs / h.rawPerFileMBs).toFixed(2)})`);
-    console.log(`  raw digest per file, one at a time: ${h.rawSequentialMBs.toFixed(0)} MB/s; raw digest of one 5 MB buffer: ${h.rawWholeMBs.toFixed(0)} MB/s (Beaver ×${(h.beaverMBs / h.rawWholeMBs).toFixed(2)})`);
+    console.log(
+      `  baseline raw digest per file, same concurrency: ${h.rawPerFileMBs.toFixed(0)} MB/s (Beaver ×${(h.beaverMBs / h.rawPerFileMBs).toFixed(2)})`,
+    );
+    console.log(
+      `  raw digest per file, one at a time: ${h.rawSequentialMBs.toFixed(0)} MB/s; raw digest of one 5 MB buffer: ${h.rawWholeMBs.toFixed(0)} MB/s (Beaver ×${(h.beaverMBs / h.rawWholeMBs).toFixed(2)})`,
+    );
   } finally {
     await dev.stop();
   }

@@ -71,7 +71,10 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 }
 
-async function timed<T>(items: T[], send: (item: T) => Promise<Response>): Promise<{ ms: number[]; statuses: number[]; bodies: unknown[]; wallMs: number }> {
+async function timed<T>(
+  items: T[],
+  send: (item: T) => Promise<Response>,
+): Promise<{ ms: number[]; statuses: number[]; bodies: unknown[]; wallMs: number }> {
   const ms: number[] = new Array(items.length);
   const statuses: number[] = new Array(items.length);
   const bodies: unknown[] = new Array(items.length);
@@ -101,7 +104,13 @@ export async function run(): Promise<void> {
     const { id: ws, token } = await benchWorkspace(dev, call);
     await call("PUT", "/api/secrets/GITEA_WEBHOOK_SECRET", token, { value: SECRET });
     // Intake only: no dispatch after intake (runs would need models and compete for the same CPU).
-    await call("PUT", "/api/config", token, { toolchain: { gitea_base_url: "http://127.0.0.1:9", webhook_secret: "GITEA_WEBHOOK_SECRET", concurrency: { dispatch_on_intake: false } } });
+    await call("PUT", "/api/config", token, {
+      toolchain: {
+        gitea_base_url: "http://127.0.0.1:9",
+        webhook_secret: "GITEA_WEBHOOK_SECRET",
+        concurrency: { dispatch_on_intake: false },
+      },
+    });
     for (const a of [
       { id: "jony", gitea_username: "jony", roles: ["developer"] },
       { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] },
@@ -122,8 +131,14 @@ export async function run(): Promise<void> {
       });
 
     // Warm-up (not counted): isolate, D1 and code paths.
-    await timed(Array.from({ length: 20 }, (_, i) => i), () => fetch(`${dev.url}/api/ping`));
-    await timed(Array.from({ length: 20 }, (_, i) => ({ ...uniqueDelivery(i), id: `warm-${i}` })), (d) => post(d, false));
+    await timed(
+      Array.from({ length: 20 }, (_, i) => i),
+      () => fetch(`${dev.url}/api/ping`),
+    );
+    await timed(
+      Array.from({ length: 20 }, (_, i) => ({ ...uniqueDelivery(i), id: `warm-${i}` })),
+      (d) => post(d, false),
+    );
 
     const deliveries = burst();
     const ping = await timed(deliveries, () => fetch(`${dev.url}/api/ping`));
@@ -148,29 +163,43 @@ export async function run(): Promise<void> {
     const unique = deliveries.filter((d) => !d.redelivery);
     const duplicates = [...tasksByDelivery.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
     const lost = unique.filter((d) => !tasksByDelivery.get(d.id)).length;
-    const statusCount = (xs: number[]) => Object.entries(xs.reduce<Record<number, number>>((m, s) => ({ ...m, [s]: (m[s] ?? 0) + 1 }), {})).map(([s, n]) => `${s}×${n}`).join(" ");
+    const statusCount = (xs: number[]) =>
+      Object.entries(xs.reduce<Record<number, number>>((m, s) => ({ ...m, [s]: (m[s] ?? 0) + 1 }), {}))
+        .map(([s, n]) => `${s}×${n}`)
+        .join(" ");
     // Every answer for one delivery id names the same tasks, and exactly one of them is not a duplicate.
     const answers = new Map<string, { duplicate: boolean; task_ids: string }[]>();
     deliveries.forEach((d, i) => {
       const b = signed.bodies[i] as { task_ids?: string[]; duplicate?: boolean } | null;
-      answers.set(d.id, [...(answers.get(d.id) ?? []), { duplicate: b?.duplicate === true, task_ids: JSON.stringify(b?.task_ids ?? null) }]);
+      answers.set(d.id, [
+        ...(answers.get(d.id) ?? []),
+        { duplicate: b?.duplicate === true, task_ids: JSON.stringify(b?.task_ids ?? null) },
+      ]);
     });
-    const consistent = [...answers.values()].filter((a) => a.filter((x) => !x.duplicate).length === 1 && new Set(a.map((x) => x.task_ids)).size === 1).length;
+    const consistent = [...answers.values()].filter(
+      (a) => a.filter((x) => !x.duplicate).length === 1 && new Set(a.map((x) => x.task_ids)).size === 1,
+    ).length;
     const row = (name: string, r: { ms: number[]; wallMs: number; statuses: number[] }, base?: { ms: number[] }) => {
       const s = [...r.ms].sort((a, b) => a - b);
       const b = base ? [...base.ms].sort((x, y) => x - y) : null;
-      const ratio = b ? `  (×${(quantile(s, 0.5) / quantile(b, 0.5)).toFixed(1)} p50, ×${(quantile(s, 0.99) / quantile(b, 0.99)).toFixed(1)} p99 vs ping)` : "";
+      const ratio = b
+        ? `  (×${(quantile(s, 0.5) / quantile(b, 0.5)).toFixed(1)} p50, ×${(quantile(s, 0.99) / quantile(b, 0.99)).toFixed(1)} p99 vs ping)`
+        : "";
       console.log(
         `${name.padEnd(40)} p50 ${quantile(s, 0.5).toFixed(1).padStart(6)} ms  p99 ${quantile(s, 0.99).toFixed(1).padStart(6)} ms  ${((r.ms.length / r.wallMs) * 1000).toFixed(0).padStart(4)}/s  [${statusCount(r.statuses)}]${ratio}`,
       );
     };
-    console.log(`${BURST} requests each, ${IN_FLIGHT} in flight; ${unique.length} unique deliveries + ${BURST - unique.length} redeliveries`);
+    console.log(
+      `${BURST} requests each, ${IN_FLIGHT} in flight; ${unique.length} unique deliveries + ${BURST - unique.length} redeliveries`,
+    );
     row("baseline: GET /api/ping", ping);
     row("baseline: unsigned delivery (401)", unsigned, ping);
     row("signed deliveries (intake + D1 batch)", signed, ping);
     const u = [...unsigned.ms].sort((a, b) => a - b);
     const s = [...signed.ms].sort((a, b) => a - b);
-    console.log(`signed vs unsigned-401: ×${(quantile(s, 0.5) / quantile(u, 0.5)).toFixed(1)} p50, ×${(quantile(s, 0.99) / quantile(u, 0.99)).toFixed(1)} p99`);
+    console.log(
+      `signed vs unsigned-401: ×${(quantile(s, 0.5) / quantile(u, 0.5)).toFixed(1)} p50, ×${(quantile(s, 0.99) / quantile(u, 0.99)).toFixed(1)} p99`,
+    );
     console.log(`tasks created: ${total} (expected ${unique.length})  duplicates: ${duplicates} (must be 0)  lost: ${lost} (must be 0)`);
     console.log(`delivery ids answered consistently (one first outcome, redeliveries repeat it): ${consistent}/${answers.size}`);
   } finally {

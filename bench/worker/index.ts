@@ -27,7 +27,12 @@ export class SessionDO extends ProductionSessionDO {
       sql.exec(`CREATE TABLE IF NOT EXISTS bench_touch (workspace_id TEXT PRIMARY KEY, n INTEGER NOT NULL)`);
       this.#tableReady = true;
     }
-    return sql.exec<{ n: number }>(`INSERT INTO bench_touch (workspace_id, n) VALUES (?, 1) ON CONFLICT(workspace_id) DO UPDATE SET n = n + 1 RETURNING n`, workspaceId).one().n;
+    return sql
+      .exec<{ n: number }>(
+        `INSERT INTO bench_touch (workspace_id, n) VALUES (?, 1) ON CONFLICT(workspace_id) DO UPDATE SET n = n + 1 RETURNING n`,
+        workspaceId,
+      )
+      .one().n;
   }
 }
 
@@ -39,7 +44,8 @@ export default {
     const match = ROUTE.exec(new URL(request.url).pathname);
     if (!match) return production.fetch(request, env, ctx);
     const [, sessionId, action] = match as unknown as [string, string, "baseline" | "stats"];
-    if (request.method !== (action === "baseline" ? "POST" : "GET")) return error(405, "method_not_allowed", `${request.method} not allowed here`);
+    if (request.method !== (action === "baseline" ? "POST" : "GET"))
+      return error(405, "method_not_allowed", `${request.method} not allowed here`);
 
     const secret = bearerOf(request.headers.get("Authorization"));
     const principal = secret ? await principalForToken(env, secret) : null;

@@ -31,7 +31,15 @@ export function toWireError(err: AppError): WireError {
 /** An error nobody expected: logged once with an id the answer carries, its text never sent. */
 export function logUnexpected(where: string, err: unknown): WireError {
   const id = newId("err");
-  console.error(JSON.stringify({ level: "error", where, error_id: id, error: err instanceof Error ? `${err.stack ?? err.message}${err.cause === undefined ? "" : `\ncause: ${String(err.cause)}`}` : String(err) }));
+  console.error(
+    JSON.stringify({
+      level: "error",
+      where,
+      error_id: id,
+      error:
+        err instanceof Error ? `${err.stack ?? err.message}${err.cause === undefined ? "" : `\ncause: ${String(err.cause)}`}` : String(err),
+    }),
+  );
   return { code: "internal", message: "Internal error", details: { error_id: id } };
 }
 

@@ -45,7 +45,10 @@ export function migrate(storage: MigratableStorage, migrations: readonly Migrati
     if (migration.version <= current) continue;
     storage.transactionSync(() => {
       migration.up(sql);
-      sql.exec(`INSERT INTO ${SCHEMA_TABLE} (id, version) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version`, migration.version);
+      sql.exec(
+        `INSERT INTO ${SCHEMA_TABLE} (id, version) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version`,
+        migration.version,
+      );
     });
     current = migration.version;
   }

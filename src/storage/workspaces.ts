@@ -6,11 +6,7 @@ import { workspaces } from "./db/schema.ts";
 import { AppError } from "../kernel/errors.ts";
 
 export async function ensureDefaultWorkspace(env: Env): Promise<void> {
-  await makeDb(env.DB)
-    .insert(workspaces)
-    .values({ id: "default", name: "Default", createdAt: Date.now() })
-    .onConflictDoNothing()
-    .run();
+  await makeDb(env.DB).insert(workspaces).values({ id: "default", name: "Default", createdAt: Date.now() }).onConflictDoNothing().run();
 }
 
 export async function createWorkspace(env: Env, id: string, name: string) {

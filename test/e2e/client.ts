@@ -4,7 +4,11 @@ import { inject } from "vitest";
 export const baseUrl = (): string => inject("baseUrl");
 export const adminToken = (): string => inject("adminToken");
 
-export async function api(method: string, path: string, opts: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {}) {
+export async function api(
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...opts.headers };
   const token = opts.token === undefined ? adminToken() : opts.token;
   if (token) headers.Authorization = `Bearer ${token}`;

@@ -88,7 +88,16 @@ describe("scripted model server through the real openai-compatible provider", ()
       expect(out.finish_reason).toBe("tool-calls");
       expect(out.tool_calls).toEqual([{ id: expect.any(String), name: "echo", args: { text: `call ${i + 1} of 2` } }]);
       for (const call of out.tool_calls) {
-        const ctx = { env: noBindings, workspaceId: "ws-e2e", sessionId: "s", runId: "r", toolCallId: call.id, signal: new AbortController().signal, data: {}, emitUpdate: () => {} };
+        const ctx = {
+          env: noBindings,
+          workspaceId: "ws-e2e",
+          sessionId: "s",
+          runId: "r",
+          toolCallId: call.id,
+          signal: new AbortController().signal,
+          data: {},
+          emitUpdate: () => {},
+        };
         const res = await executeToolCall(registry, call, ctx);
         log.push({ role: "tool_result", tool_call_id: call.id, tool_name: call.name, content: res.content, is_error: !res.ok });
       }
@@ -97,7 +106,10 @@ describe("scripted model server through the real openai-compatible provider", ()
 
     const reqs = await server.requests("tools-2:e2e-loop");
     expect(reqs).toHaveLength(3);
-    const tools = reqs[0]!.body.tools as { type: string; function: { name: string; parameters: { properties: Record<string, unknown> } } }[];
+    const tools = reqs[0]!.body.tools as {
+      type: string;
+      function: { name: string; parameters: { properties: Record<string, unknown> } };
+    }[];
     expect(tools.map((t) => t.function.name).sort()).toEqual(["current_time", "echo"]);
     expect(tools.find((t) => t.function.name === "echo")!.function.parameters.properties).toHaveProperty("text");
     const last = reqs[2]!.body.messages;
@@ -109,7 +121,12 @@ describe("scripted model server through the real openai-compatible provider", ()
   it("falls back when main is down, and fails with ProviderError when both are", async () => {
     const { events, callbacks } = recorder();
     const out = await step(await models("down:e2e", "echo:e2e-fallback"), [{ role: "user", content: "anyone?" }], callbacks);
-    expect(out).toMatchObject({ text: "echo: anyone?", answered_by: "fallback", model: "echo:e2e-fallback", provider: "openai-compatible" });
+    expect(out).toMatchObject({
+      text: "echo: anyone?",
+      answered_by: "fallback",
+      model: "echo:e2e-fallback",
+      provider: "openai-compatible",
+    });
     expect(events.find((e) => e.kind === "abandon")?.value).toMatchObject({ role: "main", error: expect.stringContaining("HTTP 500") });
 
     const err = await step(await models("down:e2e-a", "down:e2e-b"), [{ role: "user", content: "x" }]).catch((e: unknown) => e);
@@ -130,7 +147,15 @@ describe("scripted model server through the real openai-compatible provider", ()
       { tool_calls: [{ name: "echo", arguments: "{broken" }] },
     ]);
     const m = await models("scripted:e2e");
-    const failed = await runModelStep({ models: m, system: "", messages: [{ role: "user", content: "1" }], tools: registry, signal: new AbortController().signal, maxRetries: 0, callbacks: recorder().callbacks }).catch((e: unknown) => e);
+    const failed = await runModelStep({
+      models: m,
+      system: "",
+      messages: [{ role: "user", content: "1" }],
+      tools: registry,
+      signal: new AbortController().signal,
+      maxRetries: 0,
+      callbacks: recorder().callbacks,
+    }).catch((e: unknown) => e);
     expect((failed as ProviderError).attempts[0]!.error).toContain("HTTP 503");
 
     const ok = await step(m, [{ role: "user", content: "2" }]);
@@ -140,7 +165,16 @@ describe("scripted model server through the real openai-compatible provider", ()
     const bad = await step(m, [{ role: "user", content: "3" }]);
     expect(bad.tool_calls).toHaveLength(1);
     expect(bad.tool_calls[0]!.name).toBe("echo");
-    const res = await executeToolCall(registry, bad.tool_calls[0]!, { env: noBindings, workspaceId: "w", sessionId: "s", runId: "r", toolCallId: "t", signal: new AbortController().signal, data: {}, emitUpdate: () => {} });
+    const res = await executeToolCall(registry, bad.tool_calls[0]!, {
+      env: noBindings,
+      workspaceId: "w",
+      sessionId: "s",
+      runId: "r",
+      toolCallId: "t",
+      signal: new AbortController().signal,
+      data: {},
+      emitUpdate: () => {},
+    });
     expect(res.error?.code).toBe("invalid_arguments");
   });
 
@@ -150,7 +184,9 @@ describe("scripted model server through the real openai-compatible provider", ()
     const { events, callbacks } = recorder();
     const started = Date.now();
     setTimeout(() => controller.abort(), 500);
-    const err = await step(await models("slow:e2e"), [{ role: "user", content: "go" }], callbacks, controller.signal).catch((e: unknown) => e);
+    const err = await step(await models("slow:e2e"), [{ role: "user", content: "go" }], callbacks, controller.signal).catch(
+      (e: unknown) => e,
+    );
     expect(isAbortError(err)).toBe(true);
     expect(Date.now() - started).toBeLessThan(1_500);
     const streamed = events.filter((e) => e.kind === "text").length;
@@ -159,7 +195,11 @@ describe("scripted model server through the real openai-compatible provider", ()
   });
 
   it("answers 404 for a model id with no script and no rule", async () => {
-    const res = await fetch(`${modelUrl}/v1/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ model: "nothing-here", messages: [] }) });
+    const res = await fetch(`${modelUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ model: "nothing-here", messages: [] }),
+    });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain("nothing-here");
   });

@@ -39,7 +39,10 @@ async function newSession(token: string): Promise<string> {
 /** Reads SSE frames from a response until `stop` says so or the stream ends. */
 const readSse = (res: Response, stop?: (f: Frame, all: Frame[]) => boolean): Promise<Frame[]> => readSseFrames<Frame>(res, stop);
 
-function openSocket(url: string, headers: Record<string, string> = {}): Promise<{ socket: WebSocket; frames: Frame[]; ended: Promise<void> }> {
+function openSocket(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ socket: WebSocket; frames: Frame[]; ended: Promise<void> }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers });
     const frames: Frame[] = [];
@@ -69,16 +72,33 @@ describe("sessions over wrangler dev", () => {
     const model = `tools-3:sse-${Date.now()}`;
     const ws = await workspaceWith({ model: modelEntry(model) });
     const id = await newSession(ws.token);
-    const res = await api("POST", `/api/sessions/${id}/messages`, { token: ws.token, body: { content: "call echo three times" }, headers: { Accept: "text/event-stream" } });
+    const res = await api("POST", `/api/sessions/${id}/messages`, {
+      token: ws.token,
+      body: { content: "call echo three times" },
+      headers: { Accept: "text/event-stream" },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const frames = await readSse(res);
     expect(frames.at(-1)?.type).toBe("runtime_end");
     expect(frames.filter((f) => f.type === "tool_execution_end")).toHaveLength(3);
     const persisted = frames.filter((f) => f.persistent);
-    expect(persisted.map((f) => f.message?.role)).toEqual(["user", "assistant", "tool_result", "assistant", "tool_result", "assistant", "tool_result", "assistant"]);
+    expect(persisted.map((f) => f.message?.role)).toEqual([
+      "user",
+      "assistant",
+      "tool_result",
+      "assistant",
+      "tool_result",
+      "assistant",
+      "tool_result",
+      "assistant",
+    ]);
     expect(persisted.at(-1)?.message?.text).toBe("done after 3 tool calls");
-    expect(persisted.filter((f) => f.message?.role === "tool_result").map((f) => f.message?.content)).toEqual(["call 1 of 3", "call 2 of 3", "call 3 of 3"]);
+    expect(persisted.filter((f) => f.message?.role === "tool_result").map((f) => f.message?.content)).toEqual([
+      "call 1 of 3",
+      "call 2 of 3",
+      "call 3 of 3",
+    ]);
     const seqs = frames.map((f) => f.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
     expect(await d1Log(ws.token, id)).toEqual(persistentIds(frames));
@@ -107,7 +127,9 @@ describe("sessions over wrangler dev", () => {
     const before = await readSse(dropping, (f) => f.persistent && f.message?.role === "tool_result");
     const lastSeq = before.at(-1)!.seq;
     await new Promise((r) => setTimeout(r, 400));
-    const resumed = await fetch(`${baseUrl()}/api/sessions/${id}/stream?last_seq=${lastSeq}`, { headers: { Authorization: `Bearer ${ws.token}` } });
+    const resumed = await fetch(`${baseUrl()}/api/sessions/${id}/stream?last_seq=${lastSeq}`, {
+      headers: { Authorization: `Bearer ${ws.token}` },
+    });
     const after = await readSse(resumed, (f) => f.type === "runtime_end");
     await Promise.all([a.ended, b.ended]);
     a.socket.close();
@@ -122,7 +144,12 @@ describe("sessions over wrangler dev", () => {
     expect(b.frames.map((f) => f.seq)).toEqual(a.frames.map((f) => f.seq));
     // The resumed client got the answer's text, whether it reconnected before or during the stream.
     const finalText = a.frames.filter((f) => f.persistent).at(-1)?.message?.text;
-    expect(after.filter((f) => f.type === "text_delta").map((f) => f.delta).join("")).toBe(finalText);
+    expect(
+      after
+        .filter((f) => f.type === "text_delta")
+        .map((f) => f.delta)
+        .join(""),
+    ).toBe(finalText);
   });
 
   it("rewind and branch through the API", async () => {
@@ -138,12 +165,18 @@ describe("sessions over wrangler dev", () => {
     expect((await api("POST", `/api/sessions/${id}/rewind`, { token: ws.token, body: { target_event_id: alphaAnswer } })).status).toBe(200);
     const gamma = await api("POST", `/api/sessions/${id}/messages?wait=true`, { token: ws.token, body: { content: "gamma" } });
     expect(((await gamma.json()) as { output_text: string }).output_text).toBe("echo: gamma");
-    const context = (await (await api("GET", `/api/sessions/${id}/context`, { token: ws.token })).json()) as { messages: { role: string; content?: string }[] };
+    const context = (await (await api("GET", `/api/sessions/${id}/context`, { token: ws.token })).json()) as {
+      messages: { role: string; content?: string }[];
+    };
     expect(context.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["alpha", "gamma"]);
-    const tree = (await (await api("GET", `/api/sessions/${id}/tree`, { token: ws.token })).json()) as { leaves: { event_id: string; active: boolean }[] };
+    const tree = (await (await api("GET", `/api/sessions/${id}/tree`, { token: ws.token })).json()) as {
+      leaves: { event_id: string; active: boolean }[];
+    };
     expect(tree.leaves.map((l) => l.active)).toEqual([false, true]);
     expect((await api("POST", `/api/sessions/${id}/branch`, { token: ws.token, body: { leaf_event_id: betaAnswer } })).status).toBe(200);
-    const back = (await (await api("GET", `/api/sessions/${id}/transcript`, { token: ws.token })).json()) as { items: { kind: string; text: string }[] };
+    const back = (await (await api("GET", `/api/sessions/${id}/transcript`, { token: ws.token })).json()) as {
+      items: { kind: string; text: string }[];
+    };
     expect(back.items.filter((i) => i.kind === "user").map((i) => i.text)).toEqual(["alpha", "beta"]);
     expect((await api("POST", `/api/sessions/${id}/branch`, { token: ws.token, body: { leaf_event_id: "evt_nowhere" } })).status).toBe(422);
   });
@@ -151,9 +184,18 @@ describe("sessions over wrangler dev", () => {
   it("a tool call written as JSON text becomes a real call, never text shown to the user", async () => {
     const ws = await workspaceWith({ model: modelEntry(`json-tool:${Date.now()}`) });
     const id = await newSession(ws.token);
-    const res = await api("POST", `/api/sessions/${id}/messages`, { token: ws.token, body: { content: "hello json" }, headers: { Accept: "text/event-stream" } });
+    const res = await api("POST", `/api/sessions/${id}/messages`, {
+      token: ws.token,
+      body: { content: "hello json" },
+      headers: { Accept: "text/event-stream" },
+    });
     const frames = await readSse(res);
-    expect(frames.filter((f) => f.type === "text_delta").map((f) => String(f.delta)).join("")).not.toContain('"arguments"');
+    expect(
+      frames
+        .filter((f) => f.type === "text_delta")
+        .map((f) => String(f.delta))
+        .join(""),
+    ).not.toContain('"arguments"');
     const persisted = frames.filter((f) => f.persistent);
     expect(persisted.map((f) => f.message?.role)).toEqual(["user", "assistant", "tool_result", "assistant"]);
     expect(persisted[2]?.message?.content).toBe("hello json");

@@ -11,12 +11,21 @@ import { api, baseUrl, newWorkspace } from "./client.ts";
 const skillMd = (name: string, d: string) => `---\nname: ${name}\ndescription: ${d}\n---\n\n# ${name}\n`;
 
 async function tarGz(files: Record<string, string>, modes: Record<string, number> = {}): Promise<Uint8Array> {
-  const tar = await packTar(Object.entries(files).map(([name, body]) => ({ header: { name, size: new TextEncoder().encode(body).byteLength, mode: modes[name] ?? 0o644 }, body })));
+  const tar = await packTar(
+    Object.entries(files).map(([name, body]) => ({
+      header: { name, size: new TextEncoder().encode(body).byteLength, mode: modes[name] ?? 0o644 },
+      body,
+    })),
+  );
   return new Uint8Array(await new Response(new Blob([tar]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
 }
 
 async function putArchive(path: string, token: string, bytes: Uint8Array) {
-  const res = await fetch(`${baseUrl()}${path}`, { method: "PUT", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/gzip" }, body: bytes });
+  const res = await fetch(`${baseUrl()}${path}`, {
+    method: "PUT",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/gzip" },
+    body: bytes,
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -48,30 +57,55 @@ afterAll(async () => {
 describe("wrangler dev: skills and plugins", () => {
   it("uploads a skill archive, serves its files, and mirrors a plugin with no R2 writes on an unchanged re-sync", async () => {
     const { token } = await newWorkspace();
-    const skill = await putArchive("/api/skills/e2e-notes/upload", token, await tarGz({ "e2e-notes/SKILL.md": skillMd("e2e-notes", "Notes."), "e2e-notes/run.sh": "#!/bin/sh\necho ok\n" }, { "e2e-notes/run.sh": 0o755 }));
+    const skill = await putArchive(
+      "/api/skills/e2e-notes/upload",
+      token,
+      await tarGz(
+        { "e2e-notes/SKILL.md": skillMd("e2e-notes", "Notes."), "e2e-notes/run.sh": "#!/bin/sh\necho ok\n" },
+        { "e2e-notes/run.sh": 0o755 },
+      ),
+    );
     expect(skill).toMatchObject({ status: 200, body: { version: "v0001", created: true } });
     const file = await api("GET", "/api/skills/e2e-notes/versions/v0001/file?path=run.sh", { token });
     expect(file.headers.get("X-Beaver-Executable")).toBe("true");
     expect(await file.text()).toBe("#!/bin/sh\necho ok\n");
 
     const pkg = await tarGz({
-      "beaver.plugin.json": JSON.stringify({ schema_version: 1, id: "e2e-kit", name: "E2E", version: "1.0.0", skills: [{ name: "e2e-drawer", path: "skills/e2e-drawer" }] }),
+      "beaver.plugin.json": JSON.stringify({
+        schema_version: 1,
+        id: "e2e-kit",
+        name: "E2E",
+        version: "1.0.0",
+        skills: [{ name: "e2e-drawer", path: "skills/e2e-drawer" }],
+      }),
       "skills/e2e-drawer/SKILL.md": skillMd("e2e-drawer", "Draws."),
     });
     expect((await putArchive("/api/plugins/packages", token, pkg)).body).toMatchObject({ r2_writes: 2 });
     const enable = (await (await api("POST", "/api/plugins/e2e-kit/enable", { token })).json()) as Record<string, unknown>;
     expect(enable).toMatchObject({ mirrored: [{ skill: "e2e-drawer", version: "v0001" }], r2_writes: 0 });
     expect((await putArchive("/api/plugins/packages", token, pkg)).body).toMatchObject({ r2_writes: 0, blobs_written: 0 });
-    expect(await (await api("POST", "/api/plugins/sync", { token })).json()).toMatchObject({ r2_writes: 0, plugins: [{ skills: [{ action: "none" }] }] });
+    expect(await (await api("POST", "/api/plugins/sync", { token })).json()).toMatchObject({
+      r2_writes: 0,
+      plugins: [{ skills: [{ action: "none" }] }],
+    });
   });
 
   it("fetches a plugin source from a Gitea archive endpoint with the workspace's token", async () => {
     const { token } = await newWorkspace();
     archive = await tarGz({
-      "skills/beaver.plugin.json": JSON.stringify({ schema_version: 1, id: "remote-kit", name: "Remote", version: "2.0.0", skills: [{ name: "remote-skill", path: "skills/remote-skill" }] }),
+      "skills/beaver.plugin.json": JSON.stringify({
+        schema_version: 1,
+        id: "remote-kit",
+        name: "Remote",
+        version: "2.0.0",
+        skills: [{ name: "remote-skill", path: "skills/remote-skill" }],
+      }),
       "skills/skills/remote-skill/SKILL.md": skillMd("remote-skill", "From Gitea."),
     });
-    expect((await api("PUT", "/api/config", { token, body: { toolchain: { gitea_base_url: giteaUrl, gitea_token_secret: "E2E_GITEA" } } })).status).toBe(200);
+    expect(
+      (await api("PUT", "/api/config", { token, body: { toolchain: { gitea_base_url: giteaUrl, gitea_token_secret: "E2E_GITEA" } } }))
+        .status,
+    ).toBe(200);
     expect((await api("PUT", "/api/secrets/E2E_GITEA", { token, body: { value: "e2e-gitea-token" } })).status).toBe(200);
     expect((await api("PUT", "/api/plugins/sources/acme", { token, body: { owner: "acme", repo: "skills" } })).status).toBe(200);
     const fetched = await api("POST", "/api/plugins/sources/acme/fetch", { token });

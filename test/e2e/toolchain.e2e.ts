@@ -37,7 +37,11 @@ function payload(name: string, repo: string): string {
 }
 
 async function deliver(ws: string, eventType: string, body: string, opts: { id?: string; sign?: boolean } = {}) {
-  const headers: Record<string, string> = { "Content-Type": "application/json", "X-Gitea-Event-Type": eventType, "X-Gitea-Delivery": opts.id ?? `e2e-${rand()}` };
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    "X-Gitea-Event-Type": eventType,
+    "X-Gitea-Delivery": opts.id ?? `e2e-${rand()}`,
+  };
   if (opts.sign !== false) headers["X-Gitea-Signature"] = createHmac("sha256", SECRET).update(body).digest("hex");
   // The exact bytes that were signed (the api() helper would re-serialise a body).
   return fetch(`${inject("baseUrl")}/webhooks/gitea/${ws}`, { method: "POST", headers, body });
@@ -81,11 +85,20 @@ async function setup(toolchain: Record<string, unknown> = {}, workspace: Record<
   };
   expect((await api("PUT", "/api/config", { token: ws.token, body: config })).status).toBe(200);
   for (const a of AGENTS) {
-    const res = await api("POST", "/api/agents", { token: ws.token, body: { ...a, model: { provider: "openai-compatible", id: model(a.id), base_url: `${modelUrl}/v1` } } });
+    const res = await api("POST", "/api/agents", {
+      token: ws.token,
+      body: { ...a, model: { provider: "openai-compatible", id: model(a.id), base_url: `${modelUrl}/v1` } },
+    });
     expect(res.status).toBe(201);
   }
   await gitea.addRepo(repo, { files: { "main.go": "package main\n" } });
-  await gitea.addPull(repo, { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
+  await gitea.addPull(repo, {
+    number: 7,
+    author: "jony",
+    headRef: "jony-patch-1",
+    headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f",
+    title: "somepull",
+  });
   await gitea.addToken("e2e-bot-token", "beaver-bot");
   return { id: ws.id, token: ws.token, repo, model };
 }
@@ -138,7 +151,9 @@ describe("e2e: webhook intake over HTTP", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ duplicate: true, task_ids: firstBody.task_ids });
     expect((await deliver(s.id, "pull_request", "{oops")).status).toBe(400);
-    const list = (await (await api("GET", "/api/toolchain/deliveries", { token: s.token })).json()) as { deliveries: { outcome: string }[] };
+    const list = (await (await api("GET", "/api/toolchain/deliveries", { token: s.token })).json()) as {
+      deliveries: { outcome: string }[];
+    };
     expect(list.deliveries.map((d) => d.outcome).sort()).toEqual(["rejected", "tasks_created"]);
   });
 });
@@ -156,13 +171,20 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     const res = await deliver(s.id, "pull_request_review_approved", payload("HookPullRequestReviewAck", s.repo));
     expect(res.status).toBe(202);
     const { task_ids } = (await res.json()) as { task_ids: string[] };
-    const done = await until("the task to be done", () => task(s, task_ids[0]!), (t) => t.task.status !== "pending" && t.task.status !== "working");
+    const done = await until(
+      "the task to be done",
+      () => task(s, task_ids[0]!),
+      (t) => t.task.status !== "pending" && t.task.status !== "working",
+    );
     expect(done.task).toMatchObject({ status: "done", agent_id: "jony", attempts: 1 });
     expect(done.comments.map((c) => c.comment_type)).toEqual(["action_report"]);
     const state = await gitea.state();
     expect(state.merges).toContainEqual({ repo: s.repo, number: 7, method: "squash" });
     const mine = forRepo(state.requests, s.repo);
-    expect(mine.map((r) => `${r.method} ${r.path.replace(`/repos/${s.repo}`, "/repos/{repo}")}`)).toEqual(["GET /api/v1/repos/{repo}/pulls/7", "POST /api/v1/repos/{repo}/pulls/7/merge"]);
+    expect(mine.map((r) => `${r.method} ${r.path.replace(`/repos/${s.repo}`, "/repos/{repo}")}`)).toEqual([
+      "GET /api/v1/repos/{repo}/pulls/7",
+      "POST /api/v1/repos/{repo}/pulls/7/merge",
+    ]);
     expect(mine.every((r) => r.authorization === "Bearer e2e-bot-token")).toBe(true);
     expect(problems(mine)).toEqual([]);
     // The model was given the steps with the real repo and API call.
@@ -183,7 +205,15 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
       call("gitea_submit_review", { repo: s.repo, number: 7, event: "REQUEST_CHANGES", body: "Please add a test." }),
       call("gitea_comment", { repo: s.repo, number: 7, body: "@jony see my review" }),
       call("gitea_create_branch", { repo: s.repo, name: "fix/7-test", from: "jony-patch-1" }),
-      call("gitea_change_files", { repo: s.repo, branch: "fix/7-test", message: "Add a test", files: [{ operation: "update", path: "main.go", content: "package main\n\nfunc main() {}\n" }, { operation: "create", path: "main_test.go", content: "package main\n" }] }),
+      call("gitea_change_files", {
+        repo: s.repo,
+        branch: "fix/7-test",
+        message: "Add a test",
+        files: [
+          { operation: "update", path: "main.go", content: "package main\n\nfunc main() {}\n" },
+          { operation: "create", path: "main_test.go", content: "package main\n" },
+        ],
+      }),
       call("gitea_create_pull", { repo: s.repo, title: "Add a test", head: "fix/7-test", base: "main", body: "For #7" }),
       call("gitea_create_issue", { repo: s.repo, title: "Flaky CI", body: "Seen while reviewing #7", assignees: ["infra-bot"] }),
       call("gitea_merge_pull", { repo: s.repo, number: 7, method: "rebase", delete_branch: false }),
@@ -194,7 +224,11 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     const res = await deliver(s.id, "pull_request_review_request", payload("pull_request_review_requested", s.repo));
     expect(res.status).toBe(202);
     const { task_ids } = (await res.json()) as { task_ids: string[] };
-    const done = await until("the review task to be done", () => task(s, task_ids[0]!), (t) => t.task.status === "done" || t.task.status === "failed");
+    const done = await until(
+      "the review task to be done",
+      () => task(s, task_ids[0]!),
+      (t) => t.task.status === "done" || t.task.status === "failed",
+    );
     expect(done.task.status, JSON.stringify(done.history)).toBe("done");
 
     // A failed commit status on a commit the PR index does not know: Beaver asks Gitea for its PR.
@@ -229,9 +263,17 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     const res = await deliver(s.id, "pull_request_review_rejected", payload("HookPullRequestReviewDeny", s.repo));
     const { task_ids } = (await res.json()) as { task_ids: string[] };
     const id = task_ids[0]!;
-    await until("the first attempt to fail", () => task(s, id), (t) => t.task.attempts === 1 && t.task.status === "pending");
+    await until(
+      "the first attempt to fail",
+      () => task(s, id),
+      (t) => t.task.attempts === 1 && t.task.status === "pending",
+    );
     for (let i = 0; i < 2; i++) expect((await api("POST", "/api/toolchain/dispatch", { token: s.token })).status).toBe(200);
-    const failed = await until("the task to fail", () => task(s, id), (t) => t.task.status === "failed");
+    const failed = await until(
+      "the task to fail",
+      () => task(s, id),
+      (t) => t.task.status === "failed",
+    );
     expect(failed.task).toMatchObject({ failure_kind: "system", attempts: 3 });
     const state = await gitea.state();
     const comments = state.comments.filter((c) => c.repo === s.repo);
@@ -243,17 +285,26 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
 
   it("while Gitea is down, the failure becomes an infrastructure task for infra, created without Gitea", async () => {
     const s = await setup();
-    await models.script(s.model("jony"), [{ tool_calls: [{ name: "gitea_merge_pull", arguments: { repo: s.repo, number: 7 } }] }, { text: "Gitea does not answer." }]);
+    await models.script(s.model("jony"), [
+      { tool_calls: [{ name: "gitea_merge_pull", arguments: { repo: s.repo, number: 7 } }] },
+      { text: "Gitea does not answer." },
+    ]);
     await gitea.setDown("503");
     try {
       const res = await deliver(s.id, "pull_request_review_approved", payload("HookPullRequestReviewAck", s.repo));
       const { task_ids } = (await res.json()) as { task_ids: string[] };
-      const after = await until("the infrastructure failure", () => task(s, task_ids[0]!), (t) => t.task.failure_kind === "infrastructure");
+      const after = await until(
+        "the infrastructure failure",
+        () => task(s, task_ids[0]!),
+        (t) => t.task.failure_kind === "infrastructure",
+      );
       expect(after.history.map((h) => h.event)).toContain("routed_infrastructure");
     } finally {
       await gitea.setDown(false);
     }
-    const infra = (await (await api("GET", "/api/toolchain/tasks?action_type=infrastructure_failure", { token: s.token })).json()) as { tasks: Task[] };
+    const infra = (await (await api("GET", "/api/toolchain/tasks?action_type=infrastructure_failure", { token: s.token })).json()) as {
+      tasks: Task[];
+    };
     expect(infra.tasks.map((t) => t.agent_id)).toEqual(["ops"]);
     const mine = forRepo((await gitea.state()).requests, s.repo);
     expect(mine.map((r) => r.method + " " + r.path.split(s.repo)[1])).toEqual(["POST /pulls/7/merge"]);
@@ -262,10 +313,21 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
   it("a crashing model run fails as a system failure and opens a supervisor issue", async () => {
     const s = await setup();
     // `down:` ids make the scripted server answer HTTP 500 to every call.
-    expect((await api("PATCH", "/api/agents/jony", { token: s.token, body: { model: { provider: "openai-compatible", id: `down:${rand()}`, base_url: `${modelUrl}/v1` } } })).status).toBe(200);
+    expect(
+      (
+        await api("PATCH", "/api/agents/jony", {
+          token: s.token,
+          body: { model: { provider: "openai-compatible", id: `down:${rand()}`, base_url: `${modelUrl}/v1` } },
+        })
+      ).status,
+    ).toBe(200);
     const res = await deliver(s.id, "issue_assign", payload("issue_assign", s.repo));
     const { task_ids } = (await res.json()) as { task_ids: string[] };
-    const failed = await until("the crash to be routed", () => task(s, task_ids[0]!), (t) => t.history.some((h) => h.event === "routed_supervisor_issue"));
+    const failed = await until(
+      "the crash to be routed",
+      () => task(s, task_ids[0]!),
+      (t) => t.history.some((h) => h.event === "routed_supervisor_issue"),
+    );
     expect(failed.task).toMatchObject({ status: "failed", failure_kind: "system" });
     const issues = (await gitea.state()).issues.filter((i) => i.repo === s.repo);
     expect(issues).toHaveLength(1);

@@ -41,7 +41,13 @@ interface FakeRepo {
 
 export type DownMode = false | "503" | "network";
 
-const user = (login: string) => ({ id: Math.abs(hash(login)) % 10_000, login, username: login, full_name: login, email: `${login}@example.test` });
+const user = (login: string) => ({
+  id: Math.abs(hash(login)) % 10_000,
+  login,
+  username: login,
+  full_name: login,
+  email: `${login}@example.test`,
+});
 
 function hash(s: string): number {
   let h = 0;
@@ -111,7 +117,13 @@ export class FakeGitea {
   addRepo(fullName: string, opts: { defaultBranch?: string; files?: Record<string, string> } = {}): void {
     const defaultBranch = opts.defaultBranch ?? "main";
     const files = new Map<string, Map<string, string>>([[defaultBranch, new Map(Object.entries(opts.files ?? {}))]]);
-    this.#repos.set(fullName, { defaultBranch, branches: new Map([[defaultBranch, sha(`${fullName}:${defaultBranch}`)]]), files, pulls: new Map(), nextIndex: 1 });
+    this.#repos.set(fullName, {
+      defaultBranch,
+      branches: new Map([[defaultBranch, sha(`${fullName}:${defaultBranch}`)]]),
+      files,
+      pulls: new Map(),
+      nextIndex: 1,
+    });
   }
 
   addPull(fullName: string, pr: Partial<FakePull> & { number: number; author: string; headRef: string }): FakePull {
@@ -229,7 +241,15 @@ export class FakeGitea {
       const ref = c.req.query("ref") ?? repo.defaultBranch;
       const content = repo.files.get(ref)?.get(path);
       if (content === undefined) return notFound(c, "file");
-      return c.json({ name: path.split("/").pop(), path, type: "file", encoding: "base64", content: toBase64(content), sha: sha(`${ref}:${path}:${content}`), size: content.length });
+      return c.json({
+        name: path.split("/").pop(),
+        path,
+        type: "file",
+        encoding: "base64",
+        content: toBase64(content),
+        sha: sha(`${ref}:${path}:${content}`),
+        size: content.length,
+      });
     });
     app.post("/api/v1/repos/:owner/:repo/issues/:index/comments", async (c) => {
       const repo = repoOf(c);
@@ -237,7 +257,15 @@ export class FakeGitea {
       const { body } = await c.req.json<{ body: string }>();
       const entry = { repo: full(c), number: Number(c.req.param("index")), body, author: this.#actor(c) };
       this.comments.push(entry);
-      return c.json({ id: this.comments.length, body, user: user(entry.author), html_url: `${this.baseUrl}/${entry.repo}/issues/${entry.number}#issuecomment-${this.comments.length}` }, 201);
+      return c.json(
+        {
+          id: this.comments.length,
+          body,
+          user: user(entry.author),
+          html_url: `${this.baseUrl}/${entry.repo}/issues/${entry.number}#issuecomment-${this.comments.length}`,
+        },
+        201,
+      );
     });
     app.post("/api/v1/repos/:owner/:repo/pulls/:index/reviews", async (c) => {
       const pr = repoOf(c)?.pulls.get(Number(c.req.param("index")));
@@ -271,7 +299,12 @@ export class FakeGitea {
     app.post("/api/v1/repos/:owner/:repo/contents", async (c) => {
       const repo = repoOf(c);
       if (!repo) return notFound(c, "repository");
-      const b = await c.req.json<{ branch?: string; new_branch?: string; message?: string; files: { operation: string; path: string; content?: string; sha?: string }[] }>();
+      const b = await c.req.json<{
+        branch?: string;
+        new_branch?: string;
+        message?: string;
+        files: { operation: string; path: string; content?: string; sha?: string }[];
+      }>();
       const from = b.branch ?? repo.defaultBranch;
       const target = b.new_branch ?? from;
       const files = repo.files.get(from);
@@ -286,7 +319,12 @@ export class FakeGitea {
       const commitSha = sha(`${target}:${this.commits.length}:${b.message ?? ""}`);
       repo.branches.set(target, commitSha);
       for (const pr of repo.pulls.values()) if (pr.headRef === target) pr.headSha = commitSha;
-      this.commits.push({ repo: full(c), branch: target, message: b.message ?? "", files: b.files.map((f) => ({ operation: f.operation, path: f.path })) });
+      this.commits.push({
+        repo: full(c),
+        branch: target,
+        message: b.message ?? "",
+        files: b.files.map((f) => ({ operation: f.operation, path: f.path })),
+      });
       return c.json({ commit: { sha: commitSha, message: b.message ?? "" }, files: b.files.map((f) => ({ path: f.path })) }, 201);
     });
     app.post("/api/v1/repos/:owner/:repo/pulls", async (c) => {
@@ -294,7 +332,15 @@ export class FakeGitea {
       if (!repo) return notFound(c, "repository");
       const b = await c.req.json<{ title: string; head: string; base: string; body?: string }>();
       if (!repo.branches.has(b.head)) return c.json({ message: `head branch ${b.head} does not exist` }, 422);
-      const pr = this.addPull(full(c), { number: repo.nextIndex, author: this.#actor(c), headRef: b.head, baseRef: b.base, title: b.title, body: b.body ?? "", headSha: repo.branches.get(b.head)! });
+      const pr = this.addPull(full(c), {
+        number: repo.nextIndex,
+        author: this.#actor(c),
+        headRef: b.head,
+        baseRef: b.base,
+        title: b.title,
+        body: b.body ?? "",
+        headSha: repo.branches.get(b.head)!,
+      });
       return c.json(this.#pullJson(full(c), pr), 201);
     });
     app.post("/api/v1/repos/:owner/:repo/issues", async (c) => {
@@ -304,7 +350,17 @@ export class FakeGitea {
       const number = repo.nextIndex++;
       const entry = { repo: full(c), number, title: b.title, body: b.body ?? "", assignees: b.assignees ?? [] };
       this.issues.push(entry);
-      return c.json({ id: number, number, title: b.title, body: entry.body, assignees: entry.assignees.map(user), html_url: `${this.baseUrl}/${entry.repo}/issues/${number}` }, 201);
+      return c.json(
+        {
+          id: number,
+          number,
+          title: b.title,
+          body: entry.body,
+          assignees: entry.assignees.map(user),
+          html_url: `${this.baseUrl}/${entry.repo}/issues/${number}`,
+        },
+        201,
+      );
     });
     app.all("*", (c) => notFound(c, `route ${c.req.method} ${c.req.path}`));
   }
@@ -342,7 +398,14 @@ function control(gitea: FakeGitea, c: Control): unknown {
       gitea.setDelay(c.ms);
       return { ok: true };
     case "state":
-      return { requests: gitea.requests, comments: gitea.comments, reviews: gitea.reviews, issues: gitea.issues, merges: gitea.merges, commits: gitea.commits };
+      return {
+        requests: gitea.requests,
+        comments: gitea.comments,
+        reviews: gitea.reviews,
+        issues: gitea.issues,
+        merges: gitea.merges,
+        commits: gitea.commits,
+      };
   }
 }
 
@@ -402,13 +465,19 @@ export interface FakeGiteaState {
 /** Drive a fake started in another process (the e2e global setup). */
 export function fakeGiteaControl(url: string) {
   const send = async <T>(c: Control): Promise<T> => {
-    const res = await fetch(`${url}${CONTROL_PATH}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(c) });
+    const res = await fetch(`${url}${CONTROL_PATH}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(c),
+    });
     if (!res.ok) throw new Error(`fake Gitea control ${c.op}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };
   return {
-    addRepo: (repo: string, opts: { defaultBranch?: string; files?: Record<string, string> } = {}) => send({ op: "addRepo", repo, ...opts }),
-    addPull: (repo: string, pull: Partial<FakePull> & { number: number; author: string; headRef: string }) => send<FakePull>({ op: "addPull", repo, pull }),
+    addRepo: (repo: string, opts: { defaultBranch?: string; files?: Record<string, string> } = {}) =>
+      send({ op: "addRepo", repo, ...opts }),
+    addPull: (repo: string, pull: Partial<FakePull> & { number: number; author: string; headRef: string }) =>
+      send<FakePull>({ op: "addPull", repo, pull }),
     addToken: (token: string, login: string) => send({ op: "addToken", token, login }),
     setDown: (mode: DownMode) => send({ op: "setDown", mode }),
     setDelay: (ms: number) => send({ op: "setDelay", ms }),

@@ -3,14 +3,7 @@
  * facts parentless) and keeps a SessionTree and the active leaf in step, so tests read like the
  * conversation they describe.
  */
-import type {
-  HiddenEvent,
-  Message,
-  PersistentBase,
-  PersistentEvent,
-  ToolCall,
-  UserMessage,
-} from "../../src/runtime/session/events.ts";
+import type { HiddenEvent, Message, PersistentBase, PersistentEvent, ToolCall, UserMessage } from "../../src/runtime/session/events.ts";
 import { isHidden } from "../../src/runtime/session/events.ts";
 import { SessionTree, activeLeafAfter } from "../../src/runtime/session/tree.ts";
 
@@ -56,7 +49,10 @@ export class LogBuilder {
   }
   /** An assistant message calling one tool per name, ids `${prefix}_${i}`. */
   calls(prefix: string, ...names: string[]) {
-    return this.assistant("", names.map((name, i) => ({ id: `${prefix}_${i}`, name, args: { i } })));
+    return this.assistant(
+      "",
+      names.map((name, i) => ({ id: `${prefix}_${i}`, name, args: { i } })),
+    );
   }
   toolResult(toolCallId: string, content: string, toolName = "tool") {
     return this.message({ role: "tool_result", tool_call_id: toolCallId, tool_name: toolName, content, is_error: false });

@@ -30,8 +30,12 @@ export const samples: { [T in PersistentType]: EventOf<T> } = {
   },
   run_started: { ...base("h1"), parent_id: null, type: "run_started", input: { content: "hi" } },
   system_prompt_snapshotted: { ...base("h2"), parent_id: null, type: "system_prompt_snapshotted", prompt: "You are Beaver." },
-  skill_activation_snapshotted: { ...base("h3"), parent_id: null, type: "skill_activation_snapshotted", skills: [{ name: "git", version: "3" }] },
+  skill_activation_snapshotted: {
+    ...base("h3"),
+    parent_id: null,
+    type: "skill_activation_snapshotted",
+    skills: [{ name: "git", version: "3" }],
+  },
   run_completed: { ...base("h4"), parent_id: null, type: "run_completed", result: { status: "completed" } },
   run_failed: { ...base("h5"), parent_id: null, type: "run_failed", error: { code: "provider_error", message: "upstream down" } },
 };
-

@@ -40,11 +40,16 @@ export function toolCallParts(id: string, toolName: string, argsJson: string, ch
 }
 
 /** A model that streams `parts` (a finish part is appended unless one is present). */
-export function streamingModel(parts: LanguageModelV4StreamPart[], opts: { chunkDelayMs?: number; modelId?: string } = {}): MockLanguageModelV4 {
+export function streamingModel(
+  parts: LanguageModelV4StreamPart[],
+  opts: { chunkDelayMs?: number; modelId?: string } = {},
+): MockLanguageModelV4 {
   const chunks = parts.some((p) => p.type === "finish" || p.type === "error") ? parts : [...parts, finish()];
   return new MockLanguageModelV4({
     modelId: opts.modelId ?? "mock",
-    doStream: async () => ({ stream: simulateReadableStream({ chunks, chunkDelayInMs: opts.chunkDelayMs ?? null, initialDelayInMs: null }) }),
+    doStream: async () => ({
+      stream: simulateReadableStream({ chunks, chunkDelayInMs: opts.chunkDelayMs ?? null, initialDelayInMs: null }),
+    }),
   });
 }
 
@@ -52,12 +57,23 @@ export function streamingModel(parts: LanguageModelV4StreamPart[], opts: { chunk
 export function failingModel(status = 500, message = "Internal Server Error"): MockLanguageModelV4 {
   return new MockLanguageModelV4({
     doStream: async () => {
-      throw new APICallError({ message, url: "https://model.test/v1/chat/completions", requestBodyValues: {}, statusCode: status, isRetryable: false });
+      throw new APICallError({
+        message,
+        url: "https://model.test/v1/chat/completions",
+        requestBodyValues: {},
+        statusCode: status,
+        isRetryable: false,
+      });
     },
   });
 }
 
-export function handle(model: MockLanguageModelV4, role: ModelHandle["role"], provider: ProviderKind = "openai-compatible", modelId = `${role}-model`): ModelHandle {
+export function handle(
+  model: MockLanguageModelV4,
+  role: ModelHandle["role"],
+  provider: ProviderKind = "openai-compatible",
+  modelId = `${role}-model`,
+): ModelHandle {
   return { role, provider, modelId, model };
 }
 

@@ -8,7 +8,12 @@ export type SkillFiles = Record<string, string | Uint8Array>;
 export type J = Record<string, unknown> & { error?: { code: string; message: string; details?: unknown } };
 
 /** A tar.gz plugin package: beaver.plugin.json plus skills/<name>/… (executables by skill-relative path). */
-export async function pluginPackage(id: string, version: string, skills: Record<string, SkillFiles>, opts: { prefix?: string; executables?: string[] } = {}): Promise<Uint8Array> {
+export async function pluginPackage(
+  id: string,
+  version: string,
+  skills: Record<string, SkillFiles>,
+  opts: { prefix?: string; executables?: string[] } = {},
+): Promise<Uint8Array> {
   const pre = opts.prefix ? `${opts.prefix}/` : "";
   const entries: TarEntryInput[] = [{ name: `${pre}beaver.plugin.json`, data: beaverManifest(id, version, Object.keys(skills)) }];
   for (const [name, files] of Object.entries(skills)) {
@@ -65,7 +70,12 @@ export interface CandidateView {
   status: string;
   merge_mode: string;
   evidence: Record<string, unknown>;
-  merge_plan: { skill_md: string; conflicts: { path: string; kind: string }[]; blocked: boolean; files: { path: string; resolution: string }[] } | null;
+  merge_plan: {
+    skill_md: string;
+    conflicts: { path: string; kind: string }[];
+    blocked: boolean;
+    files: { path: string; resolution: string }[];
+  } | null;
   draft_id: string | null;
   superseded_by: string | null;
   blocked_by_draft_id: string | null;
@@ -83,6 +93,8 @@ export async function candidates(token: string, skill: string): Promise<{ candid
 }
 
 export async function versionsOf(workspaceId: string, skill: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM skill_versions WHERE workspace_id = ? AND skill_name = ?").bind(workspaceId, skill).first<{ n: number }>();
+  const row = await env.DB.prepare("SELECT count(*) AS n FROM skill_versions WHERE workspace_id = ? AND skill_name = ?")
+    .bind(workspaceId, skill)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }

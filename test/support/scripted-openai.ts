@@ -112,9 +112,15 @@ export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
       if (!isChatRequest(body)) return sendJson(res, 400, openAiError("expected {model, messages[]}", "invalid_request_error"));
       requests.push({ model: body.model, authorization: req.headers.authorization ?? null, body });
       const step = scripts.get(body.model)?.shift() ?? ruleStep(body);
-      if (!step) return sendJson(res, 404, openAiError(`no script and no rule for model '${body.model}' (rules: echo, tools-N, down, json-tool)`, "model_not_found"));
+      if (!step)
+        return sendJson(
+          res,
+          404,
+          openAiError(`no script and no rule for model '${body.model}' (rules: echo, tools-N, down, json-tool)`, "model_not_found"),
+        );
       if (step.delay_ms) await sleep(step.delay_ms);
-      if (step.status && step.status >= 400) return sendJson(res, step.status, openAiError(`scripted failure (HTTP ${step.status})`, "server_error"));
+      if (step.status && step.status >= 400)
+        return sendJson(res, step.status, openAiError(`scripted failure (HTTP ${step.status})`, "server_error"));
       const completion = toCompletion(step, () => `call_${++callCounter}`);
       if (body.stream) return streamCompletion(res, body, completion, step.chunk_delay_ms ?? 0, open);
       return sendJson(res, 200, completionBody(body, completion));
@@ -141,7 +147,11 @@ export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
 export function scriptedModelClient(url: string) {
   return {
     async script(model: string, steps: ScriptedStep[]): Promise<void> {
-      const res = await fetch(`${url}/__script`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ model, steps }) });
+      const res = await fetch(`${url}/__script`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ model, steps }),
+      });
       if (!res.ok) throw new Error(`__script failed: ${res.status} ${await res.text()}`);
     },
     async requests(model?: string): Promise<RecordedRequest[]> {
@@ -170,7 +180,8 @@ function ruleStep(body: ChatRequest): ScriptedStep | null {
   const tools = /^tools-(\d+)$/.exec(rule);
   if (tools) {
     const wanted = Number(tools[1]);
-    if (toolResults.length < wanted) return { tool_calls: [{ name: "echo", arguments: { text: `call ${toolResults.length + 1} of ${wanted}` } }] };
+    if (toolResults.length < wanted)
+      return { tool_calls: [{ name: "echo", arguments: { text: `call ${toolResults.length + 1} of ${wanted}` } }] };
     return { text: `done after ${toolResults.length} tool calls` };
   }
   return null;
@@ -210,14 +221,17 @@ function toCompletion(step: ScriptedStep, nextId: () => string): Completion {
 
 function usageOf(body: ChatRequest, c: Completion) {
   const prompt = Math.ceil(JSON.stringify(body.messages).length / 4);
-  const completion = Math.ceil((c.text.length + c.reasoning.length + c.toolCalls.reduce((n, t) => n + t.name.length + t.arguments.length, 0)) / 4);
+  const completion = Math.ceil(
+    (c.text.length + c.reasoning.length + c.toolCalls.reduce((n, t) => n + t.name.length + t.arguments.length, 0)) / 4,
+  );
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 function completionBody(body: ChatRequest, c: Completion) {
   const message: Record<string, unknown> = { role: "assistant", content: c.text.length > 0 || c.toolCalls.length === 0 ? c.text : null };
   if (c.reasoning) message.reasoning_content = c.reasoning;
-  if (c.toolCalls.length > 0) message.tool_calls = c.toolCalls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } }));
+  if (c.toolCalls.length > 0)
+    message.tool_calls = c.toolCalls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } }));
   return {
     id: `chatcmpl-${Date.now()}`,
     object: "chat.completion",
@@ -229,7 +243,13 @@ function completionBody(body: ChatRequest, c: Completion) {
   };
 }
 
-async function streamCompletion(res: ServerResponse, body: ChatRequest, c: Completion, chunkDelayMs: number, open: Set<ServerResponse>): Promise<void> {
+async function streamCompletion(
+  res: ServerResponse,
+  body: ChatRequest,
+  c: Completion,
+  chunkDelayMs: number,
+  open: Set<ServerResponse>,
+): Promise<void> {
   const includeUsage = body.stream_options?.include_usage === true;
   const id = `chatcmpl-${Date.now()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -251,7 +271,16 @@ async function streamCompletion(res: ServerResponse, body: ChatRequest, c: Compl
     for (const piece of pieces(t.arguments, 8)) frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   frames.push(chunk({}, c.finishReason));
-  if (includeUsage) frames.push({ id, object: "chat.completion.chunk", created, model: body.model, system_fingerprint: null, choices: [], usage: usageOf(body, c) });
+  if (includeUsage)
+    frames.push({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model: body.model,
+      system_fingerprint: null,
+      choices: [],
+      usage: usageOf(body, c),
+    });
 
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" });
   open.add(res);

@@ -23,17 +23,30 @@ export const USAGE = {
   outputTokens: { total: 4, text: 4, reasoning: undefined },
 };
 
-export const finish = (reason: "stop" | "tool-calls" = "stop"): LanguageModelV4StreamPart => ({ type: "finish", finishReason: { unified: reason, raw: reason }, usage: USAGE });
+export const finish = (reason: "stop" | "tool-calls" = "stop"): LanguageModelV4StreamPart => ({
+  type: "finish",
+  finishReason: { unified: reason, raw: reason },
+  usage: USAGE,
+});
 
 export function text(...deltas: string[]): LanguageModelV4StreamPart[] {
-  return [{ type: "text-start", id: "t" }, ...deltas.map((delta): LanguageModelV4StreamPart => ({ type: "text-delta", id: "t", delta })), { type: "text-end", id: "t" }, finish()];
+  return [
+    { type: "text-start", id: "t" },
+    ...deltas.map((delta): LanguageModelV4StreamPart => ({ type: "text-delta", id: "t", delta })),
+    { type: "text-end", id: "t" },
+    finish(),
+  ];
 }
 
 export function toolCalls(...calls: { id: string; name: string; args: unknown }[]): LanguageModelV4StreamPart[] {
   const parts: LanguageModelV4StreamPart[] = [];
   for (const c of calls) {
     const input = JSON.stringify(c.args);
-    parts.push({ type: "tool-input-start", id: c.id, toolName: c.name }, { type: "tool-input-delta", id: c.id, delta: input }, { type: "tool-input-end", id: c.id });
+    parts.push(
+      { type: "tool-input-start", id: c.id, toolName: c.name },
+      { type: "tool-input-delta", id: c.id, delta: input },
+      { type: "tool-input-end", id: c.id },
+    );
     parts.push({ type: "tool-call", toolCallId: c.id, toolName: c.name, input });
   }
   parts.push(finish("tool-calls"));

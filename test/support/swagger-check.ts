@@ -134,7 +134,8 @@ export function checkAgainstSwagger(doc: SwaggerDoc, req: CheckedRequest): strin
     const p = queryParams.get(name);
     if (!p) problems.push(`${label}: query parameter ${name} is not documented`);
     else if (p.type === "integer" && !/^-?\d+$/.test(value)) problems.push(`${label}: query parameter ${name}=${value} is not an integer`);
-    else if (p.type === "boolean" && !/^(true|false)$/.test(value)) problems.push(`${label}: query parameter ${name}=${value} is not a boolean`);
+    else if (p.type === "boolean" && !/^(true|false)$/.test(value))
+      problems.push(`${label}: query parameter ${name}=${value} is not a boolean`);
   }
   const bodyParam = params.find((x) => x.in === "body");
   if (req.body !== null && req.body !== undefined) {

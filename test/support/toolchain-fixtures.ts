@@ -3,11 +3,23 @@
  * Webhook payloads for the toolchain tests, as the exact bytes Gitea would send: copies of real
  * payloads (`test/fixtures/upstream/gitea/webhooks/`) and our own (`test/fixtures/gitea/`).
  */
-const upstream = import.meta.glob("../fixtures/upstream/gitea/webhooks/*.json", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const upstream = import.meta.glob("../fixtures/upstream/gitea/webhooks/*.json", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+}) as Record<string, string>;
 const own = import.meta.glob("../fixtures/gitea/*.json", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
 
 function byName(files: Record<string, string>): Map<string, string> {
-  return new Map(Object.entries(files).map(([path, text]) => [path.split("/").pop()!.replace(/\.json$/, ""), text]));
+  return new Map(
+    Object.entries(files).map(([path, text]) => [
+      path
+        .split("/")
+        .pop()!
+        .replace(/\.json$/, ""),
+      text,
+    ]),
+  );
 }
 
 const all = new Map([...byName(upstream), ...byName(own)]);

@@ -12,7 +12,10 @@ import { CAST_BODIES } from "./toolchain-cast.ts";
 export const WEBHOOK_SECRET = "whsec-0123456789";
 export const GITEA_URL = "http://gitea.test";
 
-export async function toolchainWorkspace(toolchain: Record<string, unknown> = {}, workspaceConfig: Record<string, unknown> = {}): Promise<TestWorkspace> {
+export async function toolchainWorkspace(
+  toolchain: Record<string, unknown> = {},
+  workspaceConfig: Record<string, unknown> = {},
+): Promise<TestWorkspace> {
   const ws = await newWorkspace();
   for (const [name, value] of [
     ["GITEA_WEBHOOK_SECRET", WEBHOOK_SECRET],

@@ -44,7 +44,11 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
   const persist = mkdtempSync(join(tmpdir(), "beaver-e2e-"));
   const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
   const config = opts.config ? ["--config", opts.config] : [];
-  execFileSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, ...config], { cwd: ROOT, env, stdio: "pipe" });
+  execFileSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, ...config], {
+    cwd: ROOT,
+    env,
+    stdio: "pipe",
+  });
 
   const port = await freePort();
   const adminToken = `e2e-admin-${Math.random().toString(36).slice(2)}`;
@@ -53,7 +57,21 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     BEAVER_SECRETS_KEY: "e2e-secrets-key-0123456789abcdef",
     ...opts.vars,
   };
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false", "--log-level", "warn", ...config];
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    persist,
+    "--inspector-port",
+    String(await freePort()),
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    "warn",
+    ...config,
+  ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child: ChildProcess = spawn(WRANGLER, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let log = "";

@@ -31,7 +31,6 @@ export function kindOfStatus(status: number): GiteaErrorKind {
   return status >= 500 || status === 408 || status === 429 ? "infrastructure" : "business";
 }
 
-
 export interface GiteaClientOptions {
   baseUrl: string;
   token?: string;
@@ -62,7 +61,12 @@ function makeFetch(opts: GiteaClientOptions, apiBase: string): FetchFn {
       return await (opts.fetch ?? fetch)(input, { ...(clean as RequestInit), signal });
     } catch (err) {
       const name = err instanceof Error ? err.name : "";
-      const message = name === "TimeoutError" || timeout.aborted ? `timed out after ${opts.timeoutMs} ms` : err instanceof Error ? err.message : String(err);
+      const message =
+        name === "TimeoutError" || timeout.aborted
+          ? `timed out after ${opts.timeoutMs} ms`
+          : err instanceof Error
+            ? err.message
+            : String(err);
       throw new GiteaError("infrastructure", null, operation, `Gitea unreachable (${operation}): ${message}`);
     }
   };
@@ -77,9 +81,19 @@ async function call<T>(operation: string, run: () => Promise<{ data: T; error: u
     if (err instanceof GiteaError) throw err;
     if (err instanceof Response) {
       const detail = describeError((err as Response & { error?: unknown }).error);
-      throw new GiteaError(kindOfStatus(err.status), err.status, operation, `Gitea answered ${err.status} to ${operation}${detail ? `: ${detail}` : ""}`);
+      throw new GiteaError(
+        kindOfStatus(err.status),
+        err.status,
+        operation,
+        `Gitea answered ${err.status} to ${operation}${detail ? `: ${detail}` : ""}`,
+      );
     }
-    throw new GiteaError("infrastructure", null, operation, `Gitea call ${operation} failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new GiteaError(
+      "infrastructure",
+      null,
+      operation,
+      `Gitea call ${operation} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   // A 2xx whose body did not parse is not something the caller can fix.
   if (res.error) throw new GiteaError("infrastructure", res.status, operation, `Gitea sent an unreadable answer to ${operation}`);
@@ -120,7 +134,9 @@ export function giteaClient(opts: GiteaClientOptions) {
     },
     getPullDiff: (repo: string, number: number) => {
       const [o, n] = splitRepo(repo);
-      return call(`GET /repos/${repo}/pulls/${number}.diff`, () => r.repoDownloadPullDiffOrPatch(seg(o), seg(n), number, "diff", undefined, { format: "text" }));
+      return call(`GET /repos/${repo}/pulls/${number}.diff`, () =>
+        r.repoDownloadPullDiffOrPatch(seg(o), seg(n), number, "diff", undefined, { format: "text" }),
+      );
     },
     listPullFiles: (repo: string, number: number, page = 1, limit = 50) => {
       const [o, n] = splitRepo(repo);
@@ -128,7 +144,9 @@ export function giteaClient(opts: GiteaClientOptions) {
     },
     getContents: (repo: string, path: string, ref?: string) => {
       const [o, n] = splitRepo(repo);
-      return call(`GET /repos/${repo}/contents/${path}`, () => r.repoGetContents(seg(o), seg(n), encodePath(path), ref ? { ref } : undefined));
+      return call(`GET /repos/${repo}/contents/${path}`, () =>
+        r.repoGetContents(seg(o), seg(n), encodePath(path), ref ? { ref } : undefined),
+      );
     },
     commitPull: (repo: string, sha: string) => {
       const [o, n] = splitRepo(repo);
@@ -140,7 +158,11 @@ export function giteaClient(opts: GiteaClientOptions) {
     },
     submitReview: (repo: string, number: number, review: { event: ReviewEvent; body: string; commitId?: string }) => {
       const [o, n] = splitRepo(repo);
-      const body: CreatePullReviewOptions = { event: review.event, body: review.body, ...(review.commitId ? { commit_id: review.commitId } : {}) };
+      const body: CreatePullReviewOptions = {
+        event: review.event,
+        body: review.body,
+        ...(review.commitId ? { commit_id: review.commitId } : {}),
+      };
       return call(`POST /repos/${repo}/pulls/${number}/reviews`, () => r.repoCreatePullReview(seg(o), seg(n), number, body));
     },
     merge: (repo: string, number: number, m: { method: MergeMethod; message?: string; deleteBranch?: boolean }) => {
@@ -150,7 +172,9 @@ export function giteaClient(opts: GiteaClientOptions) {
         ...(m.message ? { MergeMessageField: m.message } : {}),
         ...(m.deleteBranch !== undefined ? { delete_branch_after_merge: m.deleteBranch } : {}),
       };
-      return call(`POST /repos/${repo}/pulls/${number}/merge`, () => r.repoMergePullRequest(seg(o), seg(n), number, body, { format: "text" }));
+      return call(`POST /repos/${repo}/pulls/${number}/merge`, () =>
+        r.repoMergePullRequest(seg(o), seg(n), number, body, { format: "text" }),
+      );
     },
     createBranch: (repo: string, name: string, from: string) => {
       const [o, n] = splitRepo(repo);
@@ -169,7 +193,9 @@ export function giteaClient(opts: GiteaClientOptions) {
     },
     createPull: (repo: string, pr: { title: string; head: string; base: string; body?: string }) => {
       const [o, n] = splitRepo(repo);
-      return call(`POST /repos/${repo}/pulls`, () => r.repoCreatePullRequest(seg(o), seg(n), { title: pr.title, head: pr.head, base: pr.base, body: pr.body ?? "" }));
+      return call(`POST /repos/${repo}/pulls`, () =>
+        r.repoCreatePullRequest(seg(o), seg(n), { title: pr.title, head: pr.head, base: pr.base, body: pr.body ?? "" }),
+      );
     },
     createIssue: (repo: string, issue: { title: string; body?: string; assignees?: string[] }) => {
       const [o, n] = splitRepo(repo);

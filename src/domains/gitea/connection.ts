@@ -27,5 +27,9 @@ export function giteaConnectionOf(config: WorkspaceConfig): GiteaConnection | nu
   const parsed = ConnectionFields.safeParse(config.toolchain ?? {});
   if (!parsed.success || !parsed.data.gitea_base_url) return null;
   const { gitea_base_url, gitea_token_secret, timeouts } = parsed.data;
-  return { baseUrl: gitea_base_url, ...(gitea_token_secret ? { tokenSecret: gitea_token_secret } : {}), timeoutMs: timeouts?.gitea_request_ms ?? DEFAULT_REQUEST_MS };
+  return {
+    baseUrl: gitea_base_url,
+    ...(gitea_token_secret ? { tokenSecret: gitea_token_secret } : {}),
+    timeoutMs: timeouts?.gitea_request_ms ?? DEFAULT_REQUEST_MS,
+  };
 }

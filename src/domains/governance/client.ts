@@ -14,12 +14,22 @@ export function workspaceStub(env: Env, workspaceId: string) {
 }
 
 /** Run `op` under the workspace lock; a busy lock or a failed op throws the AppError it carried. */
-export async function runLocked<K extends OpKind>(env: Env, workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<OpResults[K]> {
+export async function runLocked<K extends OpKind>(
+  env: Env,
+  workspaceId: string,
+  op: Extract<WorkspaceOp, { kind: K }>,
+  mode: LockMode = "wait",
+): Promise<OpResults[K]> {
   return (await runLockedMeasured(env, workspaceId, op, mode)).value;
 }
 
 /** `runLocked`, also returning how many R2 writes the operation made (measured, not assumed). */
-export async function runLockedMeasured<K extends OpKind>(env: Env, workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<{ value: OpResults[K]; r2Writes: number }> {
+export async function runLockedMeasured<K extends OpKind>(
+  env: Env,
+  workspaceId: string,
+  op: Extract<WorkspaceOp, { kind: K }>,
+  mode: LockMode = "wait",
+): Promise<{ value: OpResults[K]; r2Writes: number }> {
   // The RPC stub widens the generic result; the DO returns exactly Outcome<OpResults[K]>.
   const outcome = (await workspaceStub(env, workspaceId).run(workspaceId, op, mode)) as unknown as Outcome<Measured<OpResults[K]>>;
   return unwrap(outcome);

@@ -46,7 +46,12 @@ export interface OpResults {
 }
 
 /** Run one op. `ensureStoredFor(epoch)` gives the tree check for content stored before the lock. */
-export async function executeOp(env: Env, workspaceId: string, op: WorkspaceOp, ensureStoredFor: (epoch?: number) => EnsureStored): Promise<OpResults[OpKind]> {
+export async function executeOp(
+  env: Env,
+  workspaceId: string,
+  op: WorkspaceOp,
+  ensureStoredFor: (epoch?: number) => EnsureStored,
+): Promise<OpResults[OpKind]> {
   switch (op.kind) {
     case "publish_skill":
       return publishSkillVersion(env, workspaceId, op.input, ensureStoredFor(op.epoch));

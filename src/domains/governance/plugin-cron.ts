@@ -41,14 +41,22 @@ async function tryOp(env: Env, workspaceId: string, run: () => Promise<unknown>,
 
 /** Gitea sources whose last push or fetch met a busy workspace (and the commit it was about). */
 async function deferredSources(env: Env): Promise<{ workspaceId: string; id: string; commit: string | null }[]> {
-  const rows = await env.DB.prepare("SELECT workspace_id AS w, id, last_commit AS c FROM plugin_sources WHERE last_status = 'deferred'").all<{ w: string; id: string; c: string | null }>();
+  const rows = await env.DB.prepare(
+    "SELECT workspace_id AS w, id, last_commit AS c FROM plugin_sources WHERE last_status = 'deferred'",
+  ).all<{ w: string; id: string; c: string | null }>();
   return rows.results.map((r) => ({ workspaceId: r.w, id: r.id, commit: r.c }));
 }
 
 export async function runPluginTick(env: Env, now: number): Promise<PluginTickReport> {
   const report: PluginTickReport = { fetched: [], synced: [], deferred: [], collected: [] };
   for (const s of await deferredSources(env)) {
-    await tryOp(env, s.workspaceId, () => fetchSource(env, s.workspaceId, s.id, { ...(s.commit ? { ref: s.commit } : {}), actor: "plugin-cron", lock: "try" }), report, report.fetched);
+    await tryOp(
+      env,
+      s.workspaceId,
+      () => fetchSource(env, s.workspaceId, s.id, { ...(s.commit ? { ref: s.commit } : {}), actor: "plugin-cron", lock: "try" }),
+      report,
+      report.fetched,
+    );
   }
   for (const ws of await workspacesNeedingSync(env)) {
     await tryOp(env, ws, () => runLocked(env, ws, { kind: "sync_plugins" }, "try"), report, report.synced);

@@ -89,14 +89,30 @@ async function markSource(env: Env, workspaceId: string, id: string, set: Partia
  * Record a new upstream snapshot of every plugin in `archiveBytes`, fetched from the Gitea source
  * `pluginSourceId`. Parsing, hashing and storing happen before the lock; recording takes it.
  */
-export async function recordUpstreamFromArchive(env: Env, workspaceId: string, pluginSourceId: string, archiveBytes: Uint8Array, meta: UpstreamMeta): Promise<RecordedUpstream> {
+export async function recordUpstreamFromArchive(
+  env: Env,
+  workspaceId: string,
+  pluginSourceId: string,
+  archiveBytes: Uint8Array,
+  meta: UpstreamMeta,
+): Promise<RecordedUpstream> {
   if (!(await getSource(env, workspaceId, pluginSourceId))) throw notFound(`Plugin source '${pluginSourceId}'`);
   try {
     const epochBefore = await storeEpoch(env, workspaceId);
     // A repository that no longer holds a plugin manifest provides no plugins: its plugins go missing.
     const pkg = await ingestPackage(env, workspaceId, archiveBytes, "empty");
-    const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: epochBefore, input: { origin: "gitea", sourceId: pluginSourceId, pkg, actor: meta.actor } }, meta.lock);
-    await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastCommit: meta.commit ?? null, lastStatus: "ok", lastError: null });
+    const recorded = await runLocked(
+      env,
+      workspaceId,
+      { kind: "record_package", epoch: epochBefore, input: { origin: "gitea", sourceId: pluginSourceId, pkg, actor: meta.actor } },
+      meta.lock,
+    );
+    await markSource(env, workspaceId, pluginSourceId, {
+      lastFetchedAt: Date.now(),
+      lastCommit: meta.commit ?? null,
+      lastStatus: "ok",
+      lastError: null,
+    });
     let sync: RecordedUpstream["sync"] = null;
     if (recorded.plugins.some((p) => p.enabled && p.changed) || recorded.missing.length > 0) {
       try {
@@ -111,34 +127,74 @@ export async function recordUpstreamFromArchive(env: Env, workspaceId: string, p
     const message = e instanceof Error ? e.message : String(e);
     // A busy workspace is no fault of the source: the cron fetches the same commit again.
     const lastStatus = e instanceof AppError && e.code === "busy" ? "deferred" : "error";
-    await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastCommit: meta.commit ?? null, lastStatus, lastError: message.slice(0, 1000) });
+    await markSource(env, workspaceId, pluginSourceId, {
+      lastFetchedAt: Date.now(),
+      lastCommit: meta.commit ?? null,
+      lastStatus,
+      lastError: message.slice(0, 1000),
+    });
     throw e;
   }
 }
 
 /** A source whose repository or ref is gone: its plugins become `missing` (current skills stay). */
-async function recordSourceMissing(env: Env, workspaceId: string, pluginSourceId: string, actor: string, lock?: LockMode): Promise<RecordPackageResult> {
-  const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch: await storeEpoch(env, workspaceId), input: { origin: "gitea", sourceId: pluginSourceId, pkg: EMPTY_PACKAGE, actor } }, lock);
-  await markSource(env, workspaceId, pluginSourceId, { lastFetchedAt: Date.now(), lastStatus: "error", lastError: "repository or ref not found (404)" });
+async function recordSourceMissing(
+  env: Env,
+  workspaceId: string,
+  pluginSourceId: string,
+  actor: string,
+  lock?: LockMode,
+): Promise<RecordPackageResult> {
+  const recorded = await runLocked(
+    env,
+    workspaceId,
+    {
+      kind: "record_package",
+      epoch: await storeEpoch(env, workspaceId),
+      input: { origin: "gitea", sourceId: pluginSourceId, pkg: EMPTY_PACKAGE, actor },
+    },
+    lock,
+  );
+  await markSource(env, workspaceId, pluginSourceId, {
+    lastFetchedAt: Date.now(),
+    lastStatus: "error",
+    lastError: "repository or ref not found (404)",
+  });
   return recorded;
 }
 
 async function giteaSettings(env: Env, workspaceId: string): Promise<{ baseUrl: string; token?: string; timeoutMs: number }> {
   const connection = giteaConnectionOf(await loadConfig(env, workspaceId));
-  if (!connection) throw new AppError("unprocessable", "No Gitea configured: set toolchain.gitea_base_url (and toolchain.gitea_token_secret) in the workspace configuration");
+  if (!connection)
+    throw new AppError(
+      "unprocessable",
+      "No Gitea configured: set toolchain.gitea_base_url (and toolchain.gitea_token_secret) in the workspace configuration",
+    );
   const token = connection.tokenSecret ? await resolveSecret(env, workspaceId, connection.tokenSecret) : undefined;
   return { baseUrl: connection.baseUrl, ...(token ? { token } : {}), timeoutMs: connection.timeoutMs };
 }
 
 /** Fetch `ref` (default: the source's configured ref) of a source's repository and record it. */
-export async function fetchSource(env: Env, workspaceId: string, sourceId: string, opts: { ref?: string; actor: string; fetchImpl?: FetchFn; lock?: LockMode }): Promise<RecordedUpstream | { missing: RecordPackageResult }> {
+export async function fetchSource(
+  env: Env,
+  workspaceId: string,
+  sourceId: string,
+  opts: { ref?: string; actor: string; fetchImpl?: FetchFn; lock?: LockMode },
+): Promise<RecordedUpstream | { missing: RecordPackageResult }> {
   const source = await getSource(env, workspaceId, sourceId);
   if (!source) throw notFound(`Plugin source '${sourceId}'`);
   const settings = await giteaSettings(env, workspaceId);
   const ref = opts.ref ?? source.ref;
-  const got = await fetchGiteaArchive({ ...settings, owner: source.owner, repo: source.repo, ref, maxBytes: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes }, opts.fetchImpl ?? outboundFetch(env));
+  const got = await fetchGiteaArchive(
+    { ...settings, owner: source.owner, repo: source.repo, ref, maxBytes: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes },
+    opts.fetchImpl ?? outboundFetch(env),
+  );
   if (got.status === "not_found") return { missing: await recordSourceMissing(env, workspaceId, sourceId, opts.actor, opts.lock) };
-  return recordUpstreamFromArchive(env, workspaceId, sourceId, got.bytes, { commit: ref, actor: opts.actor, ...(opts.lock ? { lock: opts.lock } : {}) });
+  return recordUpstreamFromArchive(env, workspaceId, sourceId, got.bytes, {
+    commit: ref,
+    actor: opts.actor,
+    ...(opts.lock ? { lock: opts.lock } : {}),
+  });
 }
 
 /** What the toolchain's webhook intake hands over for a `push` event (a subset of Gitea's payload). */
@@ -159,11 +215,18 @@ export interface PushHandled {
  * the pushed commit's archive and record it. Never throws: failures are returned (and kept on the
  * source row), so the webhook delivery itself still succeeds.
  */
-export async function handleGiteaPushForPlugins(env: Env, workspaceId: string, payload: GiteaPushPayload, fetchImpl?: FetchFn): Promise<PushHandled[]> {
+export async function handleGiteaPushForPlugins(
+  env: Env,
+  workspaceId: string,
+  payload: GiteaPushPayload,
+  fetchImpl?: FetchFn,
+): Promise<PushHandled[]> {
   const fullName = payload.repository?.full_name?.toLowerCase();
   const branch = payload.ref?.replace(/^refs\/(heads|tags)\//, "");
   if (!fullName || !branch || !payload.after || /^0+$/.test(payload.after)) return [];
-  const sources = (await listSources(env, workspaceId)).filter((s) => `${s.owner}/${s.repo}`.toLowerCase() === fullName && s.ref === branch);
+  const sources = (await listSources(env, workspaceId)).filter(
+    (s) => `${s.owner}/${s.repo}`.toLowerCase() === fullName && s.ref === branch,
+  );
   const out: PushHandled[] = [];
   for (const s of sources) {
     try {
@@ -180,11 +243,17 @@ export async function handleGiteaPushForPlugins(env: Env, workspaceId: string, p
  * The hook the webhook route calls for an authenticated, first-time `push` delivery: parse the raw
  * body and hand it to `handleGiteaPushForPlugins`. Never throws (it runs in `waitUntil`).
  */
-export async function handleGiteaPushDelivery(env: Env, workspaceId: string, body: Uint8Array, fetchImpl?: FetchFn): Promise<PushHandled[]> {
+export async function handleGiteaPushDelivery(
+  env: Env,
+  workspaceId: string,
+  body: Uint8Array,
+  fetchImpl?: FetchFn,
+): Promise<PushHandled[]> {
   try {
     const payload = JSON.parse(new TextDecoder().decode(body)) as GiteaPushPayload;
     const handled = await handleGiteaPushForPlugins(env, workspaceId, payload, fetchImpl);
-    for (const h of handled) if (h.outcome === "error") console.error("plugin source push failed", { workspaceId, sourceId: h.sourceId, message: h.message });
+    for (const h of handled)
+      if (h.outcome === "error") console.error("plugin source push failed", { workspaceId, sourceId: h.sourceId, message: h.message });
     return handled;
   } catch (e) {
     console.error("plugin push hook failed", { workspaceId, error: e instanceof Error ? e.message : String(e) });

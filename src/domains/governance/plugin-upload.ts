@@ -16,6 +16,17 @@ export interface UploadResult {
 export async function uploadPackage(env: Env, workspaceId: string, archive: Uint8Array, actor: string): Promise<UploadResult> {
   const epoch = await storeEpoch(env, workspaceId);
   const pkg = await ingestPackage(env, workspaceId, archive);
-  const recorded = await runLocked(env, workspaceId, { kind: "record_package", epoch, input: { origin: "upload", sourceId: null, pkg, actor } });
-  return { recorded, ignored: pkg.ignored, r2Writes: pkg.r2Writes, blobsWritten: pkg.blobsWritten, bytesHashed: pkg.bytesHashed, hashMs: pkg.hashMs };
+  const recorded = await runLocked(env, workspaceId, {
+    kind: "record_package",
+    epoch,
+    input: { origin: "upload", sourceId: null, pkg, actor },
+  });
+  return {
+    recorded,
+    ignored: pkg.ignored,
+    r2Writes: pkg.r2Writes,
+    blobsWritten: pkg.blobsWritten,
+    bytesHashed: pkg.bytesHashed,
+    hashMs: pkg.hashMs,
+  };
 }

@@ -27,7 +27,9 @@ export function filesFromJson(files: readonly JsonFile[]): TreeFile[] {
       const bin = atob(f.content);
       return { path: f.path, bytes: Uint8Array.from(bin, (ch) => ch.charCodeAt(0)), executable: f.executable };
     } catch {
-      throw new AppError("validation_failed", `Invalid body: files.${i}.content: not valid base64`, { details: [{ path: `files.${i}.content`, message: "not valid base64" }] });
+      throw new AppError("validation_failed", `Invalid body: files.${i}.content: not valid base64`, {
+        details: [{ path: `files.${i}.content`, message: "not valid base64" }],
+      });
     }
   });
 }
@@ -35,7 +37,10 @@ export function filesFromJson(files: readonly JsonFile[]): TreeFile[] {
 export async function filesFromArchive(bytes: Uint8Array): Promise<TreeFile[]> {
   const { files } = await readArchive(bytes);
   const rooted = skillRootOf(files);
-  if (!rooted) throw new AppError("unprocessable", "Archive holds no skill: SKILL.md must be at its root or in its single top-level folder", { details: { problems: [{ path: "SKILL.md", message: "not found" }] } });
+  if (!rooted)
+    throw new AppError("unprocessable", "Archive holds no skill: SKILL.md must be at its root or in its single top-level folder", {
+      details: { problems: [{ path: "SKILL.md", message: "not found" }] },
+    });
   return rooted.files;
 }
 
@@ -60,11 +65,18 @@ export async function publishSkillFiles(
   opts: { actor: string; source: "json" | "archive"; ifCurrentVersion?: string },
 ): Promise<PublishResponse> {
   const prepared = await prepareSkill(name, files);
-  if (!prepared.ok) throw new AppError("unprocessable", `Skill rejected: ${describeProblems(prepared.problems)}`, { details: { problems: prepared.problems } });
+  if (!prepared.ok)
+    throw new AppError("unprocessable", `Skill rejected: ${describeProblems(prepared.problems)}`, {
+      details: { problems: prepared.problems },
+    });
   const skill = prepared.skill;
   if (blocksPublication(skill.safety.level)) {
     const blocking = skill.safety.findings.filter((f) => f.level === "fail" || f.level === "critical");
-    throw new AppError("unprocessable", `Safety check failed: ${blocking[0]?.path}${blocking[0]?.line ? `:${blocking[0].line}` : ""}: ${blocking[0]?.message} (${skill.safety.level})`, { details: { safety: skill.safety } });
+    throw new AppError(
+      "unprocessable",
+      `Safety check failed: ${blocking[0]?.path}${blocking[0]?.line ? `:${blocking[0].line}` : ""}: ${blocking[0]?.message} (${skill.safety.level})`,
+      { details: { safety: skill.safety } },
+    );
   }
   const epoch = await storeEpoch(env, workspaceId);
   const stored = await storeTree(env, workspaceId, skill.files);

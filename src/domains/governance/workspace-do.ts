@@ -34,7 +34,9 @@ const GC_EPOCH_KEY = "gc_epoch";
  * that layout and records version 1, giving later changes a place to start. An object written before
  * versioning has the same key and no version, and so is simply marked as version 1.
  */
-export const WORKSPACE_MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial layout: gc_epoch in key/value storage", up: () => undefined }];
+export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "initial layout: gc_epoch in key/value storage", up: () => undefined },
+];
 
 export const WORKSPACE_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;
 
@@ -73,23 +75,32 @@ export class WorkspaceDO extends DurableObject<Env> {
     await this.ctx.storage.put(GC_EPOCH_KEY, this.#epoch);
   }
 
-  async run<K extends OpKind>(workspaceId: string, op: Extract<WorkspaceOp, { kind: K }>, mode: LockMode = "wait"): Promise<Outcome<Measured<OpResults[K]>>> {
+  async run<K extends OpKind>(
+    workspaceId: string,
+    op: Extract<WorkspaceOp, { kind: K }>,
+    mode: LockMode = "wait",
+  ): Promise<Outcome<Measured<OpResults[K]>>> {
     const counter = withR2WriteCounter(this.env);
     const waitMs = mode === "try" ? 0 : this.#lockWaitMs();
-    const held = await this.#lock.run(waitMs, async () => {
-      const isGc = op.kind === "collect_garbage";
-      if (isGc) await this.#bumpEpoch();
-      try {
-        return (await executeOp(counter.env, workspaceId, op, (epoch) => this.#ensureStored(workspaceId, epoch))) as OpResults[K];
-      } finally {
+    const held = await this.#lock
+      .run(waitMs, async () => {
+        const isGc = op.kind === "collect_garbage";
         if (isGc) await this.#bumpEpoch();
-      }
-    }).catch((e: unknown) => ({ failed: e }));
+        try {
+          return (await executeOp(counter.env, workspaceId, op, (epoch) => this.#ensureStored(workspaceId, epoch))) as OpResults[K];
+        } finally {
+          if (isGc) await this.#bumpEpoch();
+        }
+      })
+      .catch((e: unknown) => ({ failed: e }));
     if ("failed" in held) return failure(toWire("workspace op", held.failed));
     if (!held.acquired) {
       return failure({
         code: "busy",
-        message: mode === "try" ? "The workspace is busy with another skill or plugin change; deferred" : `The workspace is busy with another skill or plugin change (waited ${waitMs} ms)`,
+        message:
+          mode === "try"
+            ? "The workspace is busy with another skill or plugin change; deferred"
+            : `The workspace is busy with another skill or plugin change (waited ${waitMs} ms)`,
         details: { waited_ms: waitMs },
         retryAfter: BUSY_RETRY_AFTER_SECONDS,
       });
@@ -104,7 +115,9 @@ export class WorkspaceDO extends DurableObject<Env> {
       const now = await this.gcEpoch();
       if (callerEpoch === now && callerEpoch % 2 === 0) return;
       if (!(await verifyTreeStored(this.env, workspaceId, treeHash))) {
-        throw new AppError("conflict", "Stored content was cleaned up while this request ran; send it again", { details: { tree_hash: treeHash } });
+        throw new AppError("conflict", "Stored content was cleaned up while this request ran; send it again", {
+          details: { tree_hash: treeHash },
+        });
       }
     };
   }

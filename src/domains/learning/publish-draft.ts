@@ -26,16 +26,28 @@ export interface PublishDraftResult {
   pluginStateUpdated: boolean;
 }
 
-export async function publishDraft(env: Env, workspaceId: string, draftId: string, actor: string, ensureStored: EnsureStored): Promise<PublishDraftResult> {
+export async function publishDraft(
+  env: Env,
+  workspaceId: string,
+  draftId: string,
+  actor: string,
+  ensureStored: EnsureStored,
+): Promise<PublishDraftResult> {
   const db = makeDb(env.DB);
   const draft = await getDraft(db, workspaceId, draftId);
   if (!draft) throw notFound(`Draft '${draftId}'`);
   if (draft.status !== "pending_review") throw new AppError("conflict", `Draft '${draftId}' is ${draft.status}, not pending_review`);
   const safety = JSON.parse(draft.safety) as SafetyReport;
-  if (blocksPublication(safety.level)) throw new AppError("unprocessable", `Draft '${draftId}' failed the safety check (${safety.level})`, { details: { findings: safety.findings } });
+  if (blocksPublication(safety.level))
+    throw new AppError("unprocessable", `Draft '${draftId}' failed the safety check (${safety.level})`, {
+      details: { findings: safety.findings },
+    });
   const candidate = draft.candidateId ? await getCandidate(db, workspaceId, draft.candidateId) : undefined;
   const plan = candidate?.mergePlan ? (JSON.parse(candidate.mergePlan) as MergePlan) : null;
-  if (plan?.blocked) throw new AppError("unprocessable", `Draft '${draftId}' has unresolved supporting-file conflicts`, { details: { conflicts: plan.conflicts } });
+  if (plan?.blocked)
+    throw new AppError("unprocessable", `Draft '${draftId}' has unresolved supporting-file conflicts`, {
+      details: { conflicts: plan.conflicts },
+    });
   const prov = JSON.parse(draft.provenance) as Partial<PluginUpdateProvenance>;
   if (prov.kind === "plugin_skill_update") await requireUnchangedLocal(db, workspaceId, draftId, draft.skillName, prov);
   await ensureStored(draft.treeHash);
@@ -63,7 +75,11 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
     ),
     updateDraft(db, workspaceId, draft.id, { status: "published", publishedVersionNo: versionNo }, now),
     ...(candidate ? [updateCandidate(db, workspaceId, candidate.id, { status: "published" }, now)] : []),
-    upsertCurrent(db, workspaceId, draft.skillName, versionNo, frontmatter.description, now, { sourceKind: "managed", pluginId: null, status: "active" }),
+    upsertCurrent(db, workspaceId, draft.skillName, versionNo, frontmatter.description, now, {
+      sourceKind: "managed",
+      pluginId: null,
+      status: "active",
+    }),
   ]);
   let pluginStateUpdated = false;
   if (prov.kind === "plugin_skill_update") {
@@ -71,7 +87,11 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
       pluginStateUpdated = await onPluginUpdatePublished(env, workspaceId, prov as PluginUpdateProvenance, versionNo);
     } catch (e) {
       // Audited, not fatal: the version is published; reconciliation repairs the state on the next sync.
-      console.error("plugin state observer failed after publish", { workspaceId, draftId, error: e instanceof Error ? e.message : String(e) });
+      console.error("plugin state observer failed after publish", {
+        workspaceId,
+        draftId,
+        error: e instanceof Error ? e.message : String(e),
+      });
     }
   }
   return { skill: draft.skillName, version: versionLabel(versionNo), pluginStateUpdated };
@@ -81,19 +101,36 @@ export async function publishDraft(env: Env, workspaceId: string, draftId: strin
  * A plugin update was drafted against the local version L; publishing it over a later L would
  * silently drop that local change. The next sync re-plans the candidate against the new L.
  */
-async function requireUnchangedLocal(db: Db, workspaceId: string, draftId: string, skillName: string, prov: Partial<PluginUpdateProvenance>): Promise<void> {
+async function requireUnchangedLocal(
+  db: Db,
+  workspaceId: string,
+  draftId: string,
+  skillName: string,
+  prov: Partial<PluginUpdateProvenance>,
+): Promise<void> {
   const skill = await getSkill(db, workspaceId, skillName);
   const current = skill ? await getVersion(db, workspaceId, skillName, skill.currentVersionNo) : undefined;
   if (current && current.treeHash !== prov.local_tree_hash) {
-    throw new AppError("conflict", `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${versionLabel(current.versionNo)}; sync the plugin again`, { details: {
-      draft_local_version: prov.local_version ?? null,
-      current_version: versionLabel(current.versionNo),
-    } });
+    throw new AppError(
+      "conflict",
+      `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${versionLabel(current.versionNo)}; sync the plugin again`,
+      {
+        details: {
+          draft_local_version: prov.local_version ?? null,
+          current_version: versionLabel(current.versionNo),
+        },
+      },
+    );
   }
 }
 
 /** The PluginManager observer: advance accepted upstream and version, clear the pending candidate. */
-export async function onPluginUpdatePublished(env: Env, workspaceId: string, prov: PluginUpdateProvenance, versionNo: number): Promise<boolean> {
+export async function onPluginUpdatePublished(
+  env: Env,
+  workspaceId: string,
+  prov: PluginUpdateProvenance,
+  versionNo: number,
+): Promise<boolean> {
   const db = makeDb(env.DB);
   const link = (await listPluginSkillRows(db, workspaceId, prov.plugin_id)).find((l) => l.skillName === prov.skill_name);
   if (!link || link.status === "adopted" || versionNo <= link.acceptedBeaverVersionNo) return false;
@@ -114,7 +151,9 @@ export async function onPluginUpdatePublished(env: Env, workspaceId: string, pro
       },
       now,
     ),
-    ...(plugin ? [updatePlugin(db, workspaceId, prov.plugin_id, { installedVersion: prov.plugin_version ?? plugin.installedVersion }, now)] : []),
+    ...(plugin
+      ? [updatePlugin(db, workspaceId, prov.plugin_id, { installedVersion: prov.plugin_version ?? plugin.installedVersion }, now)]
+      : []),
   ]);
   return true;
 }

@@ -23,7 +23,14 @@ async function finishMail(env: Env, workspaceId: string, mail: MailTask, result:
   }
   const verdict = mailHandler.verify(mail, { replies: (await repliesFrom(env, workspaceId, mail)).length });
   if (verdict.passed) {
-    await transitionMail(env, workspaceId, mail.id, { from: ["working"], to: "done", set: { completed_at: now }, event: "verified", detail: { reason: verdict.reason }, now });
+    await transitionMail(env, workspaceId, mail.id, {
+      from: ["working"],
+      to: "done",
+      set: { completed_at: now },
+      event: "verified",
+      detail: { reason: verdict.reason },
+      now,
+    });
   } else {
     await failOrRetry(env, workspaceId, mail, verdict.detail, now);
   }
@@ -41,9 +48,22 @@ async function failOrRetry(env: Env, workspaceId: string, mail: MailTask, reason
   });
 }
 
-async function startMail(env: Env, workspaceId: string, mail: MailTask, model: Parameters<typeof startAgentRun>[1]["model"], now: number): Promise<void> {
+async function startMail(
+  env: Env,
+  workspaceId: string,
+  mail: MailTask,
+  model: Parameters<typeof startAgentRun>[1]["model"],
+  now: number,
+): Promise<void> {
   const attempt = mail.attempts + 1;
-  const claimed = await transitionMail(env, workspaceId, mail.id, { from: ["pending"], to: "working", set: { attempts: attempt, session_id: sessionIdOf(mail.id), run_id: null }, event: "claimed", detail: { attempt }, now });
+  const claimed = await transitionMail(env, workspaceId, mail.id, {
+    from: ["pending"],
+    to: "working",
+    set: { attempts: attempt, session_id: sessionIdOf(mail.id), run_id: null },
+    event: "claimed",
+    detail: { attempt },
+    now,
+  });
   if (!claimed) return;
   const claimedMail = { ...mail, attempts: attempt, status: "working" as const };
   try {
@@ -59,7 +79,14 @@ async function startMail(env: Env, workspaceId: string, mail: MailTask, model: P
       model,
       idempotencyKey: `${mail.id}:attempt:${attempt}`,
     });
-    await transitionMail(env, workspaceId, mail.id, { from: ["working"], to: "working", set: { run_id: runId }, event: "run_started", detail: { run_id: runId }, now });
+    await transitionMail(env, workspaceId, mail.id, {
+      from: ["working"],
+      to: "working",
+      set: { run_id: runId },
+      event: "run_started",
+      detail: { run_id: runId },
+      now,
+    });
     const result = await awaitRun(env, workspaceId, sessionId, runId, RUN_WAIT_MS);
     if (isRunOver(result)) await finishMail(env, workspaceId, claimedMail, result, Date.now());
   } catch (err) {
@@ -82,7 +109,13 @@ export async function dispatchMail(env: Env, workspaceId: string, now = Date.now
     ready.map(async (mail) => {
       const agent = agents.find((a) => a.id === mail.toAgent);
       if (!agent?.enabled) {
-        await transitionMail(env, workspaceId, mail.id, { from: ["pending"], to: "failed", set: { last_error: `agent '${mail.toAgent}' is missing or disabled`, completed_at: now }, event: "failed", now });
+        await transitionMail(env, workspaceId, mail.id, {
+          from: ["pending"],
+          to: "failed",
+          set: { last_error: `agent '${mail.toAgent}' is missing or disabled`, completed_at: now },
+          event: "failed",
+          now,
+        });
         return;
       }
       await startMail(env, workspaceId, mail, agent.model, now);

@@ -102,20 +102,40 @@ export async function sendMail(env: Env, workspaceId: string, m: NewMail, now = 
   };
   await db.batch([
     db.insert(mailTasks).values(row),
-    db.insert(mailTaskHistory).values({ id: newId("mlh"), mailId: row.id, workspaceId, event: "sent", fromStatus: null, toStatus: "pending", detail: JSON.stringify({ from: m.fromAgent, to: m.toAgent }), at: now }),
+    db.insert(mailTaskHistory).values({
+      id: newId("mlh"),
+      mailId: row.id,
+      workspaceId,
+      event: "sent",
+      fromStatus: null,
+      toStatus: "pending",
+      detail: JSON.stringify({ from: m.fromAgent, to: m.toAgent }),
+      at: now,
+    }),
   ]);
   return fromRow({ ...row, sessionId: null, runId: null, lastError: null, completedAt: null });
 }
 
 export async function loadMail(env: Env, workspaceId: string, id: string): Promise<MailTask | null> {
-  const row = await makeDb(env.DB).select().from(mailTasks).where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.id, id))).get();
+  const row = await makeDb(env.DB)
+    .select()
+    .from(mailTasks)
+    .where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.id, id)))
+    .get();
   return row ? fromRow(row) : null;
 }
 
 export async function listMail(
   env: Env,
   workspaceId: string,
-  f: PageCursor & { status?: MailStatus; toAgent?: string; fromAgent?: string; performative?: Performative; inReplyTo?: string; limit: number },
+  f: PageCursor & {
+    status?: MailStatus;
+    toAgent?: string;
+    fromAgent?: string;
+    performative?: Performative;
+    inReplyTo?: string;
+    limit: number;
+  },
 ): Promise<MailTask[]> {
   const where: SQL[] = [eq(mailTasks.workspaceId, workspaceId)];
   if (f.status) where.push(eq(mailTasks.status, f.status));
@@ -125,13 +145,31 @@ export async function listMail(
   if (f.inReplyTo) where.push(eq(mailTasks.inReplyTo, f.inReplyTo));
   const page = afterCursor(mailTasks.createdAt, mailTasks.id, f);
   if (page) where.push(page);
-  const rows = await makeDb(env.DB).select().from(mailTasks).where(and(...where)).orderBy(desc(mailTasks.createdAt), desc(mailTasks.id)).limit(f.limit).all();
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(mailTasks)
+    .where(and(...where))
+    .orderBy(desc(mailTasks.createdAt), desc(mailTasks.id))
+    .limit(f.limit)
+    .all();
   return rows.map(fromRow);
 }
 
 export async function mailHistory(env: Env, workspaceId: string, mailId: string) {
-  const rows = await makeDb(env.DB).select().from(mailTaskHistory).where(and(eq(mailTaskHistory.workspaceId, workspaceId), eq(mailTaskHistory.mailId, mailId))).orderBy(mailTaskHistory.at, sql`rowid`).all();
-  return rows.map((r) => ({ id: r.id, event: r.event, from_status: r.fromStatus, to_status: r.toStatus, detail: JSON.parse(r.detail) as unknown, at: r.at }));
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(mailTaskHistory)
+    .where(and(eq(mailTaskHistory.workspaceId, workspaceId), eq(mailTaskHistory.mailId, mailId)))
+    .orderBy(mailTaskHistory.at, sql`rowid`)
+    .all();
+  return rows.map((r) => ({
+    id: r.id,
+    event: r.event,
+    from_status: r.fromStatus,
+    to_status: r.toStatus,
+    detail: JSON.parse(r.detail) as unknown,
+    at: r.at,
+  }));
 }
 
 /** Replies to a request (mails with `in_reply_to` = it) sent by its recipient. */
@@ -151,11 +189,18 @@ export async function pendingMail(env: Env, workspaceId: string, now: number, li
 }
 
 export async function workingMail(env: Env, workspaceId: string): Promise<MailTask[]> {
-  const rows = await makeDb(env.DB).select().from(mailTasks).where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.status, "working"))).all();
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(mailTasks)
+    .where(and(eq(mailTasks.workspaceId, workspaceId), eq(mailTasks.status, "working")))
+    .all();
   return rows.map(fromRow);
 }
 
-export type MailTransition = StatusChange<MailStatus, { attempts?: number; session_id?: string | null; run_id?: string | null; last_error?: string | null; completed_at?: number | null }>;
+export type MailTransition = StatusChange<
+  MailStatus,
+  { attempts?: number; session_id?: string | null; run_id?: string | null; last_error?: string | null; completed_at?: number | null }
+>;
 
 const MAIL_TABLES: StatusTables = { table: "mail_tasks", history: "mail_task_history", historyKey: "mail_id", historyIdPrefix: "mlh" };
 

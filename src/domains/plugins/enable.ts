@@ -35,11 +35,18 @@ export interface PluginMirrorProvenance {
   upstream_content_hash: string;
 }
 
-export async function enablePlugin(env: Env, workspaceId: string, pluginId: string, actor: string, ensureStored: EnsureStored): Promise<EnableResult> {
+export async function enablePlugin(
+  env: Env,
+  workspaceId: string,
+  pluginId: string,
+  actor: string,
+  ensureStored: EnsureStored,
+): Promise<EnableResult> {
   const db = makeDb(env.DB);
   const plugin = await getPlugin(db, workspaceId, pluginId);
   if (!plugin) throw notFound(`Plugin '${pluginId}'`);
-  if (plugin.packageStatus === "missing") throw new AppError("conflict", `Plugin '${pluginId}' has no package (missing); upload it again first`);
+  if (plugin.packageStatus === "missing")
+    throw new AppError("conflict", `Plugin '${pluginId}' has no package (missing); upload it again first`);
   if (plugin.packageStatus === "invalid") {
     const problems = packageErrorsOf(plugin);
     throw new AppError("unprocessable", `Plugin '${pluginId}' is invalid: ${describeProblems(problems)}`, { details: { problems } });
@@ -51,14 +58,28 @@ export async function enablePlugin(env: Env, workspaceId: string, pluginId: stri
   const conflicts: { skill: string; owner: string }[] = [];
   for (const s of fresh) {
     const existing = await getSkill(db, workspaceId, s.name);
-    if (existing) conflicts.push({ skill: s.name, owner: existing.sourceKind === "plugin" && existing.pluginId ? `plugin '${existing.pluginId}'` : `${existing.sourceKind} skill` });
+    if (existing)
+      conflicts.push({
+        skill: s.name,
+        owner: existing.sourceKind === "plugin" && existing.pluginId ? `plugin '${existing.pluginId}'` : `${existing.sourceKind} skill`,
+      });
   }
   if (conflicts.length > 0) {
-    throw new AppError("conflict", `Skill '${conflicts[0]!.skill}' already exists as a ${conflicts[0]!.owner}; no skill of plugin '${pluginId}' was changed`, { details: { conflicts } });
+    throw new AppError(
+      "conflict",
+      `Skill '${conflicts[0]!.skill}' already exists as a ${conflicts[0]!.owner}; no skill of plugin '${pluginId}' was changed`,
+      { details: { conflicts } },
+    );
   }
-  const unsafe = fresh.flatMap((s) => (blocksPublication(s.safety.level) ? s.safety.findings.filter((f) => f.level === "fail" || f.level === "critical") : []));
+  const unsafe = fresh.flatMap((s) =>
+    blocksPublication(s.safety.level) ? s.safety.findings.filter((f) => f.level === "fail" || f.level === "critical") : [],
+  );
   if (unsafe.length > 0) {
-    throw new AppError("unprocessable", `Safety check failed: ${unsafe[0]!.path}: ${unsafe[0]!.message} (${unsafe[0]!.level}); no skill was changed`, { details: { findings: unsafe } });
+    throw new AppError(
+      "unprocessable",
+      `Safety check failed: ${unsafe[0]!.path}: ${unsafe[0]!.message} (${unsafe[0]!.level}); no skill was changed`,
+      { details: { findings: unsafe } },
+    );
   }
 
   const restore = [...links.values()].filter((l) => l.status === "disabled");
@@ -80,8 +101,28 @@ export async function enablePlugin(env: Env, workspaceId: string, pluginId: stri
       upstream_content_hash: s.contentHash,
     };
     statements.push(
-      insertVersion(db, workspaceId, versionNo, { skillName: s.name, treeHash: s.treeHash, contentHash: s.contentHash, frontmatter: s.frontmatter, provenance: { ...provenance }, safety: s.safety, fileCount: s.fileCount, totalBytes: s.totalBytes, actor }, now),
-      upsertCurrent(db, workspaceId, s.name, versionNo, s.frontmatter.description, now, { sourceKind: "plugin", pluginId, status: "active" }),
+      insertVersion(
+        db,
+        workspaceId,
+        versionNo,
+        {
+          skillName: s.name,
+          treeHash: s.treeHash,
+          contentHash: s.contentHash,
+          frontmatter: s.frontmatter,
+          provenance: { ...provenance },
+          safety: s.safety,
+          fileCount: s.fileCount,
+          totalBytes: s.totalBytes,
+          actor,
+        },
+        now,
+      ),
+      upsertCurrent(db, workspaceId, s.name, versionNo, s.frontmatter.description, now, {
+        sourceKind: "plugin",
+        pluginId,
+        status: "active",
+      }),
       db.insert(pluginSkills).values({
         workspaceId,
         pluginId,
@@ -110,7 +151,13 @@ export async function enablePlugin(env: Env, workspaceId: string, pluginId: stri
       workspaceId,
       pluginId,
       // A first enable mirrors the package as it is, so it counts as synced with it; a re-enable syncs right after.
-      { enabled: true, updatesPaused: false, installedVersion: plugin.installedVersion ?? plugin.discoveredVersion, enabledAt: plugin.enabledAt ?? now, ...(restore.length === 0 ? { syncedDigest: plugin.packageDigest } : {}) },
+      {
+        enabled: true,
+        updatesPaused: false,
+        installedVersion: plugin.installedVersion ?? plugin.discoveredVersion,
+        enabledAt: plugin.enabledAt ?? now,
+        ...(restore.length === 0 ? { syncedDigest: plugin.packageDigest } : {}),
+      },
       now,
     ),
   );

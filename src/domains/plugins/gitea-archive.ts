@@ -8,7 +8,6 @@ import { AppError } from "../../kernel/errors.ts";
 import { OutputTooLarge, readBounded } from "../../storage/archive/bounded.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
 
-
 export interface ArchiveRequest {
   baseUrl: string;
   token?: string;
@@ -32,7 +31,10 @@ export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn): 
   const where = `GET /repos/${r.owner}/${r.repo}/archive/${r.ref}.tar.gz`;
   let res: Response;
   try {
-    res = await fetchImpl(url, { headers: { Accept: "application/octet-stream", ...(r.token ? { Authorization: `token ${r.token}` } : {}) }, signal: AbortSignal.timeout(r.timeoutMs) });
+    res = await fetchImpl(url, {
+      headers: { Accept: "application/octet-stream", ...(r.token ? { Authorization: `token ${r.token}` } : {}) },
+      signal: AbortSignal.timeout(r.timeoutMs),
+    });
   } catch (e) {
     throw new AppError("upstream_unavailable", `Gitea unreachable (${where}): ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -47,13 +49,16 @@ export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn): 
   const declared = Number(res.headers.get("Content-Length") ?? "0");
   if (declared > r.maxBytes) {
     await res.body.cancel();
-    throw new AppError("payload_too_large", `Archive from Gitea is ${declared} bytes (limit ${r.maxBytes})`, { details: { limit_bytes: r.maxBytes } });
+    throw new AppError("payload_too_large", `Archive from Gitea is ${declared} bytes (limit ${r.maxBytes})`, {
+      details: { limit_bytes: r.maxBytes },
+    });
   }
   let bytes: Uint8Array;
   try {
     bytes = await readBounded(res.body, r.maxBytes);
   } catch (e) {
-    if (e instanceof OutputTooLarge) throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { details: { limit_bytes: r.maxBytes } });
+    if (e instanceof OutputTooLarge)
+      throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { details: { limit_bytes: r.maxBytes } });
     throw new AppError("upstream_unavailable", `Gitea's answer to ${where} broke off: ${e instanceof Error ? e.message : String(e)}`);
   }
   return { status: "ok", bytes };

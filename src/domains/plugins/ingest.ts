@@ -43,12 +43,19 @@ export const EMPTY_PACKAGE: IngestedPackage = { plugins: [], ignored: [], r2Writ
  * `withoutManifest`: what a package without any plugin manifest is — an error for an upload, but
  * for a repository source simply a package that provides no plugins (so its plugins go missing).
  */
-export async function ingestPackage(env: Env, workspaceId: string, archive: Uint8Array, withoutManifest: "reject" | "empty" = "reject"): Promise<IngestedPackage> {
+export async function ingestPackage(
+  env: Env,
+  workspaceId: string,
+  archive: Uint8Array,
+  withoutManifest: "reject" | "empty" = "reject",
+): Promise<IngestedPackage> {
   const { files, ignored } = await readArchive(archive);
   const discovery = await discoverPlugins(files);
   if (!discovery.ok) {
     if (discovery.reason === "no_manifest" && withoutManifest === "empty") return { ...EMPTY_PACKAGE, ignored };
-    throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, { details: { reason: discovery.reason, problems: discovery.problems } });
+    throw new AppError("unprocessable", `Plugin package rejected: ${describeProblems(discovery.problems)}`, {
+      details: { reason: discovery.reason, problems: discovery.problems },
+    });
   }
   const out: IngestedPackage = { ...EMPTY_PACKAGE, plugins: [], ignored };
   for (const p of discovery.plugins) {

@@ -28,7 +28,11 @@ export async function pausePlugin(env: Env, workspaceId: string, pluginId: strin
 }
 
 /** Resume updates: reconcile and sync at once. */
-export async function resumePlugin(env: Env, workspaceId: string, pluginId: string): Promise<{ pluginId: string; changed: boolean; sync: PluginSyncOutcome }> {
+export async function resumePlugin(
+  env: Env,
+  workspaceId: string,
+  pluginId: string,
+): Promise<{ pluginId: string; changed: boolean; sync: PluginSyncOutcome }> {
   const plugin = await requirePlugin(env, workspaceId, pluginId);
   if (!plugin.enabled) throw new AppError("conflict", `Plugin '${pluginId}' is not enabled; enable it instead`);
   if (plugin.updatesPaused) await updatePlugin(makeDb(env.DB), workspaceId, pluginId, { updatesPaused: false }, Date.now()).run();
@@ -37,7 +41,12 @@ export async function resumePlugin(env: Env, workspaceId: string, pluginId: stri
 }
 
 /** Explicit destructive runtime action: pause updates and disable linked skills (versions stay). */
-export async function disablePlugin(env: Env, workspaceId: string, pluginId: string, actor: string): Promise<{ pluginId: string; changed: boolean; disabledSkills: string[] }> {
+export async function disablePlugin(
+  env: Env,
+  workspaceId: string,
+  pluginId: string,
+  actor: string,
+): Promise<{ pluginId: string; changed: boolean; disabledSkills: string[] }> {
   const db = makeDb(env.DB);
   const plugin = await requirePlugin(env, workspaceId, pluginId);
   if (!plugin.enabled) return { pluginId, changed: false, disabledSkills: [] };
@@ -59,7 +68,13 @@ export async function disablePlugin(env: Env, workspaceId: string, pluginId: str
 }
 
 /** Detach a skill from its plugin: it becomes `managed`, keeps its current version, gets no more updates. */
-export async function adoptSkill(env: Env, workspaceId: string, pluginId: string, skillName: string, actor: string): Promise<{ pluginId: string; skill: string; sourceKind: "managed" }> {
+export async function adoptSkill(
+  env: Env,
+  workspaceId: string,
+  pluginId: string,
+  skillName: string,
+  actor: string,
+): Promise<{ pluginId: string; skill: string; sourceKind: "managed" }> {
   const db = makeDb(env.DB);
   await requirePlugin(env, workspaceId, pluginId);
   const link = (await listPluginSkillRows(db, workspaceId, pluginId)).find((l) => l.skillName === skillName);
@@ -71,7 +86,8 @@ export async function adoptSkill(env: Env, workspaceId: string, pluginId: string
   const statements: Statement[] = [];
   if (link.pendingCandidateId) {
     const c = await getCandidate(db, workspaceId, link.pendingCandidateId);
-    if (c && isOpen(c.status)) statements.push(updateCandidate(db, workspaceId, c.id, { status: "superseded" }, now), supersedeDraftsOf(db, workspaceId, c.id, now));
+    if (c && isOpen(c.status))
+      statements.push(updateCandidate(db, workspaceId, c.id, { status: "superseded" }, now), supersedeDraftsOf(db, workspaceId, c.id, now));
   }
   statements.push(
     updateSkill(db, workspaceId, skillName, { sourceKind: "managed", pluginId: null }, now),

@@ -54,7 +54,10 @@ export interface SkillFolderFinder {
 }
 
 function fieldPath(path: PropertyKey[]): string {
-  return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+  return path
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+    .join("")
+    .replace(/^\./, "");
 }
 
 function parseJson(text: string, file: string): { ok: true; value: unknown } | { ok: false; problem: Problem } {
@@ -85,7 +88,8 @@ function checkSkillList(skills: DeclaredSkill[], file: string, field: (i: number
   const names = new Map<string, number>();
   const paths = new Map<string, number>();
   skills.forEach((s, i) => {
-    if (names.has(s.name)) problems.push(problem(file, `duplicate skill name '${s.name}' (also ${field(names.get(s.name)!)})`, `${field(i)}.name`));
+    if (names.has(s.name))
+      problems.push(problem(file, `duplicate skill name '${s.name}' (also ${field(names.get(s.name)!)})`, `${field(i)}.name`));
     names.set(s.name, i);
     if (paths.has(s.path)) problems.push(problem(file, `duplicate skill path '${s.path}'`, `${field(i)}.path`));
     paths.set(s.path, i);
@@ -98,7 +102,9 @@ export function parseBeaverManifest(text: string, file = BEAVER_MANIFEST): Plugi
   const parsed = BeaverManifestSchema.safeParse(json.value);
   if (!parsed.success) {
     const problems = parsed.error.issues.flatMap((i) =>
-      i.code === "unrecognized_keys" ? i.keys.map((k) => problem(file, "unsupported key", fieldPath([...i.path, k]))) : [problem(file, i.message, fieldPath(i.path) || "(root)")],
+      i.code === "unrecognized_keys"
+        ? i.keys.map((k) => problem(file, "unsupported key", fieldPath([...i.path, k])))
+        : [problem(file, i.message, fieldPath(i.path) || "(root)")],
     );
     return { problems };
   }
@@ -118,7 +124,17 @@ export function parseBeaverManifest(text: string, file = BEAVER_MANIFEST): Plugi
     skills.push({ name: s.name, path });
   });
   checkSkillList(skills, file, (i) => `skills[${i}]`, problems);
-  return { id: m.id, name: m.name, description: "", version: m.version, manifestKind: "beaver", manifestPath: file, skills, problems, warnings: [] };
+  return {
+    id: m.id,
+    name: m.name,
+    description: "",
+    version: m.version,
+    manifestKind: "beaver",
+    manifestPath: file,
+    skills,
+    problems,
+    warnings: [],
+  };
 }
 
 const ClaudePluginSchema = z.looseObject({
@@ -158,12 +174,24 @@ export function parseClaudePlugin(text: string, root: string, finder: SkillFolde
   const m = parsed.data;
   const problems: Problem[] = [];
   if (!PLUGIN_ID_RE.test(m.name)) problems.push(problem(file, "must be 1-64 lowercase letters, digits, '_' or '-'", "name"));
-  const warnings = NON_SKILL_COMPONENTS.filter((k) => k in m).map((k) => problem(file, "ignored: Beaver plugins are declarative skill bundles", k));
+  const warnings = NON_SKILL_COMPONENTS.filter((k) => k in m).map((k) =>
+    problem(file, "ignored: Beaver plugins are declarative skill bundles", k),
+  );
   const extra = m.skills === undefined ? [] : Array.isArray(m.skills) ? m.skills : [m.skills];
   const skills = claudeSkills(root, extra, finder, file, problems);
   if (skills.length === 0) problems.push(problem(file, "declares no skills (no skills/<name>/SKILL.md found)", "skills"));
   checkSkillList(skills, file, (i) => `skills[${i}]`, problems);
-  return { id: m.name, name: m.name, description: m.description ?? "", version: m.version ?? null, manifestKind: "claude_plugin", manifestPath: file, skills, problems, warnings };
+  return {
+    id: m.name,
+    name: m.name,
+    description: m.description ?? "",
+    version: m.version ?? null,
+    manifestKind: "claude_plugin",
+    manifestPath: file,
+    skills,
+    problems,
+    warnings,
+  };
 }
 
 const MarketplaceSchema = z.looseObject({
@@ -185,7 +213,11 @@ const MarketplaceSchema = z.looseObject({
  * A Claude Code marketplace: one declaration per listed plugin. Only local sources (a relative path
  * inside the package) are mirrored; remote sources are reported, never fetched.
  */
-export function parseClaudeMarketplace(text: string, finder: SkillFolderFinder, readFile: (path: string) => string | null): PluginDeclaration[] | { problems: Problem[] } {
+export function parseClaudeMarketplace(
+  text: string,
+  finder: SkillFolderFinder,
+  readFile: (path: string) => string | null,
+): PluginDeclaration[] | { problems: Problem[] } {
   const file = CLAUDE_MARKETPLACE_MANIFEST;
   const json = parseJson(text, file);
   if (!json.ok) return { problems: [json.problem] };
@@ -199,7 +231,8 @@ export function parseClaudeMarketplace(text: string, finder: SkillFolderFinder, 
     if (!PLUGIN_ID_RE.test(p.name)) problems.push(problem(file, "must be 1-64 lowercase letters, digits, '_' or '-'", `${field}.name`));
     const base: DeclaredSkill[] = [];
     const root = typeof p.source === "string" ? resolveInside("", p.source) : null;
-    if (typeof p.source !== "string") problems.push(problem(file, "remote plugin sources are not fetched; only paths inside the package are mirrored", `${field}.source`));
+    if (typeof p.source !== "string")
+      problems.push(problem(file, "remote plugin sources are not fetched; only paths inside the package are mirrored", `${field}.source`));
     else if (root === null) problems.push(problem(file, `source '${p.source}' escapes the package`, `${field}.source`));
     let version = p.version ?? m.metadata?.version ?? null;
     let description = p.description ?? "";
@@ -230,6 +263,16 @@ export function parseClaudeMarketplace(text: string, finder: SkillFolderFinder, 
     }
     if (base.length === 0 && problems.length === 0) problems.push(problem(file, "declares no skills", `${field}.skills`));
     checkSkillList(base, file, (j) => `${field}.skills[${j}]`, problems);
-    return { id: p.name, name: p.name, description, version, manifestKind: "claude_marketplace" as const, manifestPath: file, skills: base, problems, warnings };
+    return {
+      id: p.name,
+      name: p.name,
+      description,
+      version,
+      manifestKind: "claude_marketplace" as const,
+      manifestPath: file,
+      skills: base,
+      problems,
+      warnings,
+    };
   });
 }

@@ -37,13 +37,18 @@ export interface MergePlan {
   blocked: boolean;
 }
 
-const same = (a: FileSide | null, b: FileSide | null) => (a === null ? b === null : b !== null && a.sha256 === b.sha256 && a.executable === b.executable);
+const same = (a: FileSide | null, b: FileSide | null) =>
+  a === null ? b === null : b !== null && a.sha256 === b.sha256 && a.executable === b.executable;
 
 function side(entries: readonly ManifestEntry[]): Map<string, FileSide> {
   return new Map(entries.map((e) => [e.path, { sha256: e.sha256, executable: e.executable, size: e.size }]));
 }
 
-export function planSupportingFileMerge(base: readonly ManifestEntry[], local: readonly ManifestEntry[], upstream: readonly ManifestEntry[]): MergePlan {
+export function planSupportingFileMerge(
+  base: readonly ManifestEntry[],
+  local: readonly ManifestEntry[],
+  upstream: readonly ManifestEntry[],
+): MergePlan {
   const B = side(base);
   const L = side(local);
   const U = side(upstream);

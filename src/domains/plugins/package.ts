@@ -27,7 +27,8 @@ export interface DiscoveredPlugin {
   problems: Problem[];
 }
 
-export type Discovery = { ok: true; plugins: DiscoveredPlugin[] } | { ok: false; reason: "no_manifest" | "invalid_manifest"; problems: Problem[] };
+export type Discovery =
+  { ok: true; plugins: DiscoveredPlugin[] } | { ok: false; reason: "no_manifest" | "invalid_manifest"; problems: Problem[] };
 
 const MANIFESTS = [BEAVER_MANIFEST, CLAUDE_MARKETPLACE_MANIFEST, CLAUDE_PLUGIN_MANIFEST];
 
@@ -42,7 +43,11 @@ export function packageRoot(files: readonly ArchiveFile[]): ArchiveFile[] | null
 }
 
 function finderFor(files: readonly ArchiveFile[]): SkillFolderFinder {
-  const skillDirs = new Set(files.filter((f) => f.path === "SKILL.md" || f.path.endsWith("/SKILL.md")).map((f) => f.path.slice(0, -"SKILL.md".length).replace(/\/$/, "")));
+  const skillDirs = new Set(
+    files
+      .filter((f) => f.path === "SKILL.md" || f.path.endsWith("/SKILL.md"))
+      .map((f) => f.path.slice(0, -"SKILL.md".length).replace(/\/$/, "")),
+  );
   return {
     isSkill: (dir) => skillDirs.has(dir),
     children: (dir) =>
@@ -58,7 +63,16 @@ const text = (f: ArchiveFile | undefined) => (f ? new TextDecoder().decode(f.byt
 export async function discoverPlugins(input: readonly ArchiveFile[]): Promise<Discovery> {
   const files = packageRoot(input);
   if (!files) {
-    return { ok: false, reason: "no_manifest", problems: [problem(".", `no plugin manifest found: expected ${BEAVER_MANIFEST}, ${CLAUDE_PLUGIN_MANIFEST} or ${CLAUDE_MARKETPLACE_MANIFEST} at the package root`)] };
+    return {
+      ok: false,
+      reason: "no_manifest",
+      problems: [
+        problem(
+          ".",
+          `no plugin manifest found: expected ${BEAVER_MANIFEST}, ${CLAUDE_PLUGIN_MANIFEST} or ${CLAUDE_MARKETPLACE_MANIFEST} at the package root`,
+        ),
+      ],
+    };
   }
   const byPath = new Map(files.map((f) => [f.path, f]));
   const finder = finderFor(files);

@@ -36,22 +36,38 @@ export interface RecordPackageResult {
 
 /** Identity of a package's content for one plugin: version, skills and their trees, validity. */
 export async function packageDigest(p: PackagePluginRecord): Promise<string> {
-  return sha256Hex(JSON.stringify({ v: p.version, s: p.skills.map((s) => [s.name, s.path, s.treeHash]), e: p.problems.map((x) => [x.path, x.field ?? "", x.message]) }));
+  return sha256Hex(
+    JSON.stringify({
+      v: p.version,
+      s: p.skills.map((s) => [s.name, s.path, s.treeHash]),
+      e: p.problems.map((x) => [x.path, x.field ?? "", x.message]),
+    }),
+  );
 }
 
 const originLabel = (origin: string, sourceId: string | null) => (origin === "gitea" ? `Gitea source '${sourceId}'` : "upload");
 
-export async function recordPackage(env: Env, workspaceId: string, input: RecordPackageInput, ensureStored: EnsureStored): Promise<RecordPackageResult> {
+export async function recordPackage(
+  env: Env,
+  workspaceId: string,
+  input: RecordPackageInput,
+  ensureStored: EnsureStored,
+): Promise<RecordPackageResult> {
   const db = makeDb(env.DB);
   const conflicts: { plugin_id: string; provided_by: string }[] = [];
   const existing = new Map<string, Awaited<ReturnType<typeof getPlugin>>>();
   for (const p of input.pkg.plugins) {
     const row = await getPlugin(db, workspaceId, p.id);
     existing.set(p.id, row);
-    if (row && (row.origin !== input.origin || row.sourceId !== input.sourceId)) conflicts.push({ plugin_id: p.id, provided_by: originLabel(row.origin, row.sourceId) });
+    if (row && (row.origin !== input.origin || row.sourceId !== input.sourceId))
+      conflicts.push({ plugin_id: p.id, provided_by: originLabel(row.origin, row.sourceId) });
   }
   if (conflicts.length > 0) {
-    throw new AppError("conflict", `Plugin '${conflicts[0]!.plugin_id}' is already provided by ${conflicts[0]!.provided_by}; remove that package first`, { details: { conflicts } });
+    throw new AppError(
+      "conflict",
+      `Plugin '${conflicts[0]!.plugin_id}' is already provided by ${conflicts[0]!.provided_by}; remove that package first`,
+      { details: { conflicts } },
+    );
   }
   for (const p of input.pkg.plugins) for (const s of p.skills) await ensureStored(s.treeHash);
 
@@ -81,14 +97,31 @@ export async function recordPackage(env: Env, workspaceId: string, input: Record
     statements.push(
       db
         .insert(plugins)
-        .values({ workspaceId, id: p.id, origin: input.origin, sourceId: input.sourceId, enabled: false, updatesPaused: false, ...discovered })
+        .values({
+          workspaceId,
+          id: p.id,
+          origin: input.origin,
+          sourceId: input.sourceId,
+          enabled: false,
+          updatesPaused: false,
+          ...discovered,
+        })
         .onConflictDoUpdate({ target: [plugins.workspaceId, plugins.id], set: discovered }),
     );
     for (const s of p.skills) {
       statements.push(
         db
           .insert(upstreamSnapshots)
-          .values({ workspaceId, pluginId: p.id, skillName: s.name, treeHash: s.treeHash, contentHash: s.contentHash, pluginVersion: p.version, sourcePath: s.path, createdAt: now })
+          .values({
+            workspaceId,
+            pluginId: p.id,
+            skillName: s.name,
+            treeHash: s.treeHash,
+            contentHash: s.contentHash,
+            pluginVersion: p.version,
+            sourcePath: s.path,
+            createdAt: now,
+          })
           .onConflictDoNothing(),
       );
     }
@@ -108,13 +141,20 @@ export async function recordPackage(env: Env, workspaceId: string, input: Record
 }
 
 /** The package of an uploaded plugin was withdrawn: a never-enabled plugin is forgotten, an enabled one goes `missing`. */
-export async function removePackage(env: Env, workspaceId: string, pluginId: string): Promise<{ id: string; packageStatus: "missing" | "removed" }> {
+export async function removePackage(
+  env: Env,
+  workspaceId: string,
+  pluginId: string,
+): Promise<{ id: string; packageStatus: "missing" | "removed" }> {
   const db = makeDb(env.DB);
   const row = await getPlugin(db, workspaceId, pluginId);
   if (!row) throw new AppError("not_found", `Plugin '${pluginId}' not found`);
   const everEnabled = row.enabledAt !== null;
   if (!everEnabled) {
-    await db.delete(plugins).where(and(eq(plugins.workspaceId, workspaceId), eq(plugins.id, pluginId))).run();
+    await db
+      .delete(plugins)
+      .where(and(eq(plugins.workspaceId, workspaceId), eq(plugins.id, pluginId)))
+      .run();
     return { id: pluginId, packageStatus: "removed" };
   }
   await updatePlugin(db, workspaceId, pluginId, { packageStatus: "missing" }, Date.now()).run();

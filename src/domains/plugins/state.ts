@@ -13,7 +13,11 @@ export type PluginSkillRow = typeof pluginSkills.$inferSelect;
 export type PluginSkillStatus = "synced" | "update_pending" | "removed_upstream" | "disabled" | "adopted";
 
 export async function getPlugin(db: Db, workspaceId: string, id: string): Promise<PluginRow | undefined> {
-  return db.select().from(plugins).where(and(eq(plugins.workspaceId, workspaceId), eq(plugins.id, id))).get();
+  return db
+    .select()
+    .from(plugins)
+    .where(and(eq(plugins.workspaceId, workspaceId), eq(plugins.id, id)))
+    .get();
 }
 
 export async function listPluginRows(db: Db, workspaceId: string): Promise<PluginRow[]> {
@@ -21,7 +25,10 @@ export async function listPluginRows(db: Db, workspaceId: string): Promise<Plugi
 }
 
 export async function listPluginSkillRows(db: Db, workspaceId: string, pluginId?: string): Promise<PluginSkillRow[]> {
-  const where = pluginId === undefined ? eq(pluginSkills.workspaceId, workspaceId) : and(eq(pluginSkills.workspaceId, workspaceId), eq(pluginSkills.pluginId, pluginId));
+  const where =
+    pluginId === undefined
+      ? eq(pluginSkills.workspaceId, workspaceId)
+      : and(eq(pluginSkills.workspaceId, workspaceId), eq(pluginSkills.pluginId, pluginId));
   return db.select().from(pluginSkills).where(where).orderBy(pluginSkills.skillName).all();
 }
 
@@ -41,12 +48,26 @@ export async function snapshotExists(db: Db, workspaceId: string, pluginId: stri
   const row = await db
     .select({ t: upstreamSnapshots.treeHash })
     .from(upstreamSnapshots)
-    .where(and(eq(upstreamSnapshots.workspaceId, workspaceId), eq(upstreamSnapshots.pluginId, pluginId), eq(upstreamSnapshots.skillName, skillName), eq(upstreamSnapshots.treeHash, treeHash)))
+    .where(
+      and(
+        eq(upstreamSnapshots.workspaceId, workspaceId),
+        eq(upstreamSnapshots.pluginId, pluginId),
+        eq(upstreamSnapshots.skillName, skillName),
+        eq(upstreamSnapshots.treeHash, treeHash),
+      ),
+    )
     .get();
   return row !== undefined;
 }
 
-export function updatePluginSkill(db: Db, workspaceId: string, pluginId: string, skillName: string, set: Partial<Omit<PluginSkillRow, "workspaceId" | "pluginId" | "skillName">>, now: number) {
+export function updatePluginSkill(
+  db: Db,
+  workspaceId: string,
+  pluginId: string,
+  skillName: string,
+  set: Partial<Omit<PluginSkillRow, "workspaceId" | "pluginId" | "skillName">>,
+  now: number,
+) {
   return db
     .update(pluginSkills)
     .set({ ...set, updatedAt: now })

@@ -18,7 +18,17 @@ import { getCandidate, otherActiveDraft, supersedeDraftsOf, updateCandidate, typ
 import { isOpen, type MergeMode, type PluginUpdateEvidence, type PluginUpdateProvenance } from "../skills/candidates.ts";
 import { classifyUpgrade, pluginUpdateCandidateId, type UpgradeAction } from "./classify.ts";
 import { planSupportingFileMerge, type MergePlan } from "./merge-plan.ts";
-import { discoveredSkillsOf, getPlugin, listPluginRows, listPluginSkillRows, snapshotExists, updatePlugin, updatePluginSkill, type PluginRow, type PluginSkillRow } from "./state.ts";
+import {
+  discoveredSkillsOf,
+  getPlugin,
+  listPluginRows,
+  listPluginSkillRows,
+  snapshotExists,
+  updatePlugin,
+  updatePluginSkill,
+  type PluginRow,
+  type PluginSkillRow,
+} from "./state.ts";
 import type { PackageSkillRecord } from "./ingest.ts";
 
 export type SkipReason = "not_enabled" | "paused" | "missing" | "invalid";
@@ -93,7 +103,14 @@ async function syncOne(env: Env, db: Db, workspaceId: string, plugin: PluginRow)
  * Repair plugin state from the current version's provenance (an observer that failed after a
  * publish). Mutates `link` in memory and queues the writes; never moves the accepted version back.
  */
-async function reconcile(db: Db, workspaceId: string, pluginId: string, link: PluginSkillRow, statements: Statement[], now: number): Promise<boolean> {
+async function reconcile(
+  db: Db,
+  workspaceId: string,
+  pluginId: string,
+  link: PluginSkillRow,
+  statements: Statement[],
+  now: number,
+): Promise<boolean> {
   if (link.status === "adopted") return false;
   const skill = await getSkill(db, workspaceId, link.skillName);
   if (!skill || skill.currentVersionNo <= link.acceptedBeaverVersionNo) return false;
@@ -119,7 +136,12 @@ async function reconcile(db: Db, workspaceId: string, pluginId: string, link: Pl
       workspaceId,
       pluginId,
       link.skillName,
-      { acceptedUpstreamTreeHash: link.acceptedUpstreamTreeHash, acceptedBeaverVersionNo: link.acceptedBeaverVersionNo, pendingCandidateId: link.pendingCandidateId, status: link.status },
+      {
+        acceptedUpstreamTreeHash: link.acceptedUpstreamTreeHash,
+        acceptedBeaverVersionNo: link.acceptedBeaverVersionNo,
+        pendingCandidateId: link.pendingCandidateId,
+        status: link.status,
+      },
       now,
     ),
   );
@@ -136,7 +158,11 @@ async function syncSkill(
   statements: Statement[],
   now: number,
 ): Promise<SkillSyncOutcome> {
-  const result = (action: SkillSyncOutcome["action"], status: string, candidate: { id: string; status: string } | null): SkillSyncOutcome => ({
+  const result = (
+    action: SkillSyncOutcome["action"],
+    status: string,
+    candidate: { id: string; status: string } | null,
+  ): SkillSyncOutcome => ({
     skill: link.skillName,
     action,
     candidateId: candidate?.id ?? null,
@@ -161,7 +187,13 @@ async function syncSkill(
     if (pending && isOpen(pending.status)) supersede(db, workspaceId, pending, null, statements, now);
     const set =
       action === "acknowledge"
-        ? { acceptedUpstreamTreeHash: U, acceptedBeaverVersionNo: current.versionNo, observedUpstreamTreeHash: U, pendingCandidateId: null, status: "synced" }
+        ? {
+            acceptedUpstreamTreeHash: U,
+            acceptedBeaverVersionNo: current.versionNo,
+            observedUpstreamTreeHash: U,
+            pendingCandidateId: null,
+            status: "synced",
+          }
         : { observedUpstreamTreeHash: U, pendingCandidateId: null, status: "synced" };
     statements.push(updatePluginSkill(db, workspaceId, plugin.id, link.skillName, set, now));
     return result(action, set.status, null);
@@ -186,7 +218,11 @@ async function syncSkill(
   // decided); any other — superseded, waiting for a busy skill, or planned against another B or L (a
   // local edit, a rollback, an upstream gone back to an earlier version) — is planned again under the
   // same id, its draft under review retired in this batch.
-  const stands = existing !== undefined && existing.status !== "superseded" && existing.status !== "pending" && sameInputs(JSON.parse(existing.evidence) as PluginUpdateEvidence, evidence);
+  const stands =
+    existing !== undefined &&
+    existing.status !== "superseded" &&
+    existing.status !== "pending" &&
+    sameInputs(JSON.parse(existing.evidence) as PluginUpdateEvidence, evidence);
   let candidateStatus: string;
   if (existing && stands) {
     candidateStatus = existing.status;
@@ -230,23 +266,55 @@ async function syncSkill(
       blockedByDraftId: blocker?.id ?? null,
     };
     if (existing) statements.push(updateCandidate(db, workspaceId, candidateId, fields, now));
-    else statements.push(db.insert(learningCandidates).values({ workspaceId, id: candidateId, kind: "plugin_skill_update", skillName: link.skillName, pluginId: plugin.id, createdAt: now, updatedAt: now, ...fields }));
+    else
+      statements.push(
+        db.insert(learningCandidates).values({
+          workspaceId,
+          id: candidateId,
+          kind: "plugin_skill_update",
+          skillName: link.skillName,
+          pluginId: plugin.id,
+          createdAt: now,
+          updatedAt: now,
+          ...fields,
+        }),
+      );
   }
   const status = "update_pending";
-  statements.push(updatePluginSkill(db, workspaceId, plugin.id, link.skillName, { observedUpstreamTreeHash: U, pendingCandidateId: candidateId, status }, now));
+  statements.push(
+    updatePluginSkill(
+      db,
+      workspaceId,
+      plugin.id,
+      link.skillName,
+      { observedUpstreamTreeHash: U, pendingCandidateId: candidateId, status },
+      now,
+    ),
+  );
   return result(action, status, { id: candidateId, status: candidateStatus });
 }
 
 /** Whether a recorded candidate was planned from the same B, L and merge mode (U is in its id). */
 function sameInputs(recorded: PluginUpdateEvidence, now: PluginUpdateEvidence): boolean {
-  return recorded.base_upstream_tree_hash === now.base_upstream_tree_hash && recorded.local_tree_hash === now.local_tree_hash && recorded.merge_mode === now.merge_mode;
+  return (
+    recorded.base_upstream_tree_hash === now.base_upstream_tree_hash &&
+    recorded.local_tree_hash === now.local_tree_hash &&
+    recorded.merge_mode === now.merge_mode
+  );
 }
 
 function supersede(db: Db, workspaceId: string, c: CandidateRow, by: string | null, statements: Statement[], now: number): void {
-  statements.push(updateCandidate(db, workspaceId, c.id, { status: "superseded", supersededBy: by }, now), supersedeDraftsOf(db, workspaceId, c.id, now));
+  statements.push(
+    updateCandidate(db, workspaceId, c.id, { status: "superseded", supersededBy: by }, now),
+    supersedeDraftsOf(db, workspaceId, c.id, now),
+  );
 }
 
 async function mergePlanFor(env: Env, workspaceId: string, base: string, local: string, upstream: string): Promise<MergePlan> {
-  const [b, l, u] = await Promise.all([requireManifest(env, workspaceId, base), requireManifest(env, workspaceId, local), requireManifest(env, workspaceId, upstream)]);
+  const [b, l, u] = await Promise.all([
+    requireManifest(env, workspaceId, base),
+    requireManifest(env, workspaceId, local),
+    requireManifest(env, workspaceId, upstream),
+  ]);
   return planSupportingFileMerge(b.files, l.files, u.files);
 }

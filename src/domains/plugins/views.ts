@@ -19,7 +19,11 @@ export function pluginState(p: PluginRow): PluginState {
 
 export async function listPluginsView(env: Env, workspaceId: string, only?: string) {
   const db = makeDb(env.DB);
-  const [rows, links, skills] = await Promise.all([listPluginRows(db, workspaceId), listPluginSkillRows(db, workspaceId), listSkillRows(db, workspaceId)]);
+  const [rows, links, skills] = await Promise.all([
+    listPluginRows(db, workspaceId),
+    listPluginSkillRows(db, workspaceId),
+    listSkillRows(db, workspaceId),
+  ]);
   const skillByName = new Map(skills.map((s) => [s.name, s]));
   return rows
     .filter((p) => only === undefined || p.id === only)

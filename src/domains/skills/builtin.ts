@@ -18,7 +18,11 @@ let cache: Promise<Map<string, BuiltinSkill>> | undefined;
 async function load(): Promise<Map<string, BuiltinSkill>> {
   const out = new Map<string, BuiltinSkill>();
   for (const source of BUILTIN_SKILLS) {
-    const files: TreeFile[] = Object.entries(source.files).map(([path, text]) => ({ path, bytes: new TextEncoder().encode(text), executable: false }));
+    const files: TreeFile[] = Object.entries(source.files).map(([path, text]) => ({
+      path,
+      bytes: new TextEncoder().encode(text),
+      executable: false,
+    }));
     const prepared = await prepareSkill(source.name, files, `builtin/${source.name}`);
     // A broken builtin is a build defect, not a runtime condition.
     if (!prepared.ok) throw new Error(`builtin skill '${source.name}' is invalid: ${describeProblems(prepared.problems)}`);

@@ -10,20 +10,34 @@ export type DraftRow = typeof skillDrafts.$inferSelect;
 export const ACTIVE_DRAFT_STATUSES = ["pending_review"] as const;
 
 export async function getCandidate(db: Db, workspaceId: string, id: string): Promise<CandidateRow | undefined> {
-  return db.select().from(learningCandidates).where(and(eq(learningCandidates.workspaceId, workspaceId), eq(learningCandidates.id, id))).get();
+  return db
+    .select()
+    .from(learningCandidates)
+    .where(and(eq(learningCandidates.workspaceId, workspaceId), eq(learningCandidates.id, id)))
+    .get();
 }
 
 export async function listCandidates(db: Db, workspaceId: string, skillName?: string): Promise<CandidateRow[]> {
-  const where = skillName === undefined ? eq(learningCandidates.workspaceId, workspaceId) : and(eq(learningCandidates.workspaceId, workspaceId), eq(learningCandidates.skillName, skillName));
+  const where =
+    skillName === undefined
+      ? eq(learningCandidates.workspaceId, workspaceId)
+      : and(eq(learningCandidates.workspaceId, workspaceId), eq(learningCandidates.skillName, skillName));
   return db.select().from(learningCandidates).where(where).orderBy(learningCandidates.createdAt, learningCandidates.id).all();
 }
 
 export async function getDraft(db: Db, workspaceId: string, id: string): Promise<DraftRow | undefined> {
-  return db.select().from(skillDrafts).where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.id, id))).get();
+  return db
+    .select()
+    .from(skillDrafts)
+    .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.id, id)))
+    .get();
 }
 
 export async function listDrafts(db: Db, workspaceId: string, skillName?: string): Promise<DraftRow[]> {
-  const where = skillName === undefined ? eq(skillDrafts.workspaceId, workspaceId) : and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.skillName, skillName));
+  const where =
+    skillName === undefined
+      ? eq(skillDrafts.workspaceId, workspaceId)
+      : and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.skillName, skillName));
   return db.select().from(skillDrafts).where(where).orderBy(skillDrafts.createdAt, skillDrafts.id).all();
 }
 
@@ -31,16 +45,33 @@ export async function listDrafts(db: Db, workspaceId: string, skillName?: string
  * An active draft of `skillName` that belongs to none of `candidateIds` (the candidate itself and
  * any it is superseding in the same batch); when there is one, the candidate has to wait.
  */
-export async function otherActiveDraft(db: Db, workspaceId: string, skillName: string, candidateIds: readonly string[]): Promise<DraftRow | undefined> {
+export async function otherActiveDraft(
+  db: Db,
+  workspaceId: string,
+  skillName: string,
+  candidateIds: readonly string[],
+): Promise<DraftRow | undefined> {
   const rows = await db
     .select()
     .from(skillDrafts)
-    .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.skillName, skillName), inArray(skillDrafts.status, [...ACTIVE_DRAFT_STATUSES])))
+    .where(
+      and(
+        eq(skillDrafts.workspaceId, workspaceId),
+        eq(skillDrafts.skillName, skillName),
+        inArray(skillDrafts.status, [...ACTIVE_DRAFT_STATUSES]),
+      ),
+    )
     .all();
   return rows.find((d) => d.candidateId === null || !candidateIds.includes(d.candidateId));
 }
 
-export function updateCandidate(db: Db, workspaceId: string, id: string, set: Partial<Omit<CandidateRow, "workspaceId" | "id">>, now: number) {
+export function updateCandidate(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  set: Partial<Omit<CandidateRow, "workspaceId" | "id">>,
+  now: number,
+) {
   return db
     .update(learningCandidates)
     .set({ ...set, updatedAt: now })
@@ -59,5 +90,11 @@ export function supersedeDraftsOf(db: Db, workspaceId: string, candidateId: stri
   return db
     .update(skillDrafts)
     .set({ status: "superseded", updatedAt: now })
-    .where(and(eq(skillDrafts.workspaceId, workspaceId), eq(skillDrafts.candidateId, candidateId), inArray(skillDrafts.status, [...ACTIVE_DRAFT_STATUSES])));
+    .where(
+      and(
+        eq(skillDrafts.workspaceId, workspaceId),
+        eq(skillDrafts.candidateId, candidateId),
+        inArray(skillDrafts.status, [...ACTIVE_DRAFT_STATUSES]),
+      ),
+    );
 }

@@ -36,8 +36,7 @@ const CLAUDE_CODE_KEYS = new Set([
 export type Frontmatter = Record<string, unknown> & { name: string; description: string };
 
 export type ParsedSkillMd =
-  | { ok: true; frontmatter: Frontmatter; body: string; warnings: Problem[] }
-  | { ok: false; errors: Problem[]; warnings: Problem[] };
+  { ok: true; frontmatter: Frontmatter; body: string; warnings: Problem[] } | { ok: false; errors: Problem[]; warnings: Problem[] };
 
 /**
  * Parse and validate a SKILL.md. `file` is the path used in messages; `folderName` is the skill's
@@ -51,12 +50,23 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
     return { ok: false, errors: [problem(file, "SKILL.md is not valid UTF-8")], warnings: [] };
   }
   const match = /^---\n([\s\S]*?)\n?---(?:\n|$)/.exec(text);
-  if (!match) return { ok: false, errors: [problem(file, "missing YAML frontmatter (the file must start with a '---' line and close it with another)", "frontmatter")], warnings: [] };
+  if (!match)
+    return {
+      ok: false,
+      errors: [problem(file, "missing YAML frontmatter (the file must start with a '---' line and close it with another)", "frontmatter")],
+      warnings: [],
+    };
   const doc = parseDocument(match[1] ?? "", { uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
     const line = first?.linePos?.[0]?.line;
-    return { ok: false, errors: [problem(file, `invalid YAML${line ? ` at frontmatter line ${line}` : ""}: ${first?.message.split("\n")[0] ?? ""}`, "frontmatter")], warnings: [] };
+    return {
+      ok: false,
+      errors: [
+        problem(file, `invalid YAML${line ? ` at frontmatter line ${line}` : ""}: ${first?.message.split("\n")[0] ?? ""}`, "frontmatter"),
+      ],
+      warnings: [],
+    };
   }
   const data: unknown = doc.toJS();
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
@@ -70,16 +80,24 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
   const name = fm.name;
   if (typeof name !== "string" || name.length === 0) err("name", "required string");
   else if (name.length > 64) err("name", `must be at most 64 characters (has ${name.length})`);
-  else if (!SKILL_NAME_RE.test(name)) err("name", `'${name}' must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen`);
+  else if (!SKILL_NAME_RE.test(name))
+    err("name", `'${name}' must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen`);
   else if (name !== folderName) err("name", `'${name}' must equal the skill's folder name '${folderName}'`);
 
   const description = fm.description;
   if (typeof description !== "string" || description.trim().length === 0) err("description", "required non-empty string");
-  else if (description.length > MAX_DESCRIPTION) err("description", `must be at most ${MAX_DESCRIPTION} characters (has ${description.length})`);
+  else if (description.length > MAX_DESCRIPTION)
+    err("description", `must be at most ${MAX_DESCRIPTION} characters (has ${description.length})`);
   else if (description.length > SPEC_DESCRIPTION) {
     // Real published skills exceed the specification's 1024 (anthropics/skills' claude-api has 1068):
     // accept them as they are, say so, and keep a hard bound.
-    warnings.push(problem(file, `is ${description.length} characters, over the Agent Skills limit of ${SPEC_DESCRIPTION}; agents may truncate it`, "frontmatter.description"));
+    warnings.push(
+      problem(
+        file,
+        `is ${description.length} characters, over the Agent Skills limit of ${SPEC_DESCRIPTION}; agents may truncate it`,
+        "frontmatter.description",
+      ),
+    );
   }
 
   if (fm.license !== undefined && typeof fm.license !== "string") err("license", "must be a string");
@@ -88,7 +106,8 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
     else if (fm.compatibility.length > 500) err("compatibility", `must be at most 500 characters (has ${fm.compatibility.length})`);
   }
   if (fm.metadata !== undefined) {
-    if (fm.metadata === null || typeof fm.metadata !== "object" || Array.isArray(fm.metadata)) err("metadata", "must be a mapping of string keys to string values");
+    if (fm.metadata === null || typeof fm.metadata !== "object" || Array.isArray(fm.metadata))
+      err("metadata", "must be a mapping of string keys to string values");
     else {
       for (const [k, v] of Object.entries(fm.metadata)) if (typeof v !== "string") err(`metadata.${k}`, "must be a string");
     }
@@ -98,7 +117,8 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
     err("allowed-tools", "must be a space-separated string (or a list of strings)");
   }
   for (const key of Object.keys(fm)) {
-    if (!SPEC_KEYS.has(key) && !CLAUDE_CODE_KEYS.has(key)) warnings.push(problem(file, "not an Agent Skills specification key; kept as is", `frontmatter.${key}`));
+    if (!SPEC_KEYS.has(key) && !CLAUDE_CODE_KEYS.has(key))
+      warnings.push(problem(file, "not an Agent Skills specification key; kept as is", `frontmatter.${key}`));
   }
   if (errors.length > 0) return { ok: false, errors, warnings };
   return { ok: true, frontmatter: fm as Frontmatter, body: text.slice(match[0].length), warnings };

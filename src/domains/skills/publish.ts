@@ -6,7 +6,17 @@
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
-import { getSkill, getVersion, insertAudit, insertVersion, nextVersionNo, updateSkill, upsertCurrent, type NewVersion, type SkillRow } from "./store.ts";
+import {
+  getSkill,
+  getVersion,
+  insertAudit,
+  insertVersion,
+  nextVersionNo,
+  updateSkill,
+  upsertCurrent,
+  type NewVersion,
+  type SkillRow,
+} from "./store.ts";
 import { parseVersionLabel, versionLabel } from "../../kernel/content-tree/hashing.ts";
 import type { Frontmatter } from "./frontmatter.ts";
 
@@ -25,13 +35,20 @@ export interface PublishSkillResult {
 /** A check run before commit that the stored tree still exists (see WorkspaceDO's GC epoch). */
 export type EnsureStored = (treeHash: string) => Promise<void>;
 
-export async function publishSkillVersion(env: Env, workspaceId: string, input: PublishSkillInput, ensureStored: EnsureStored): Promise<PublishSkillResult> {
+export async function publishSkillVersion(
+  env: Env,
+  workspaceId: string,
+  input: PublishSkillInput,
+  ensureStored: EnsureStored,
+): Promise<PublishSkillResult> {
   const db = makeDb(env.DB);
   const existing = await getSkill(db, workspaceId, input.skillName);
   if (input.ifCurrentVersion !== undefined) {
     const current = existing ? versionLabel(existing.currentVersionNo) : null;
     if (current !== input.ifCurrentVersion) {
-      throw new AppError("conflict", `Skill '${input.skillName}' is at ${current ?? "no version"}, not ${input.ifCurrentVersion}`, { details: { current_version: current } });
+      throw new AppError("conflict", `Skill '${input.skillName}' is at ${current ?? "no version"}, not ${input.ifCurrentVersion}`, {
+        details: { current_version: current },
+      });
     }
   }
   if (existing) {
@@ -45,7 +62,11 @@ export async function publishSkillVersion(env: Env, workspaceId: string, input: 
   const now = Date.now();
   await db.batch([
     insertVersion(db, workspaceId, versionNo, input, now),
-    upsertCurrent(db, workspaceId, input.skillName, versionNo, input.frontmatter.description, now, { sourceKind: "managed", pluginId: null, status: "active" }),
+    upsertCurrent(db, workspaceId, input.skillName, versionNo, input.frontmatter.description, now, {
+      sourceKind: "managed",
+      pluginId: null,
+      status: "active",
+    }),
   ]);
   return { name: input.skillName, version: versionLabel(versionNo), created: true, sourceKind: existing?.sourceKind ?? "managed" };
 }
@@ -57,7 +78,13 @@ async function requireSkill(env: Env, workspaceId: string, name: string): Promis
 }
 
 /** Point `current` at an earlier (or any existing) version; nothing is deleted. */
-export async function rollbackSkill(env: Env, workspaceId: string, name: string, label: string, actor: string): Promise<{ name: string; version: string; previous: string }> {
+export async function rollbackSkill(
+  env: Env,
+  workspaceId: string,
+  name: string,
+  label: string,
+  actor: string,
+): Promise<{ name: string; version: string; previous: string }> {
   const db = makeDb(env.DB);
   const skill = await requireSkill(env, workspaceId, name);
   const versionNo = parseVersionLabel(label);
@@ -74,7 +101,13 @@ export async function rollbackSkill(env: Env, workspaceId: string, name: string,
   return { name, version: label, previous };
 }
 
-export async function setSkillStatus(env: Env, workspaceId: string, name: string, status: "active" | "disabled", actor: string): Promise<{ name: string; status: string; changed: boolean }> {
+export async function setSkillStatus(
+  env: Env,
+  workspaceId: string,
+  name: string,
+  status: "active" | "disabled",
+  actor: string,
+): Promise<{ name: string; status: string; changed: boolean }> {
   const db = makeDb(env.DB);
   const skill = await requireSkill(env, workspaceId, name);
   if (skill.status === status) return { name, status, changed: false };

@@ -29,7 +29,8 @@ export async function resolveSkills(env: Env, workspaceId: string): Promise<Reso
   }));
   const taken = new Set(out.map((s) => s.name));
   for (const [name, b] of await builtinSkills()) {
-    if (!taken.has(name)) out.push({ name, description: b.skill.frontmatter.description, sourceKind: "builtin", version: null, pluginId: null });
+    if (!taken.has(name))
+      out.push({ name, description: b.skill.frontmatter.description, sourceKind: "builtin", version: null, pluginId: null });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }

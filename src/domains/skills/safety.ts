@@ -58,31 +58,127 @@ interface LinePattern {
 
 const PATTERNS: LinePattern[] = [
   // Unicode smuggling and Trojan Source.
-  { rule: "hidden_unicode", re: /[\u{E0000}-\u{E007F}]/u, doc: "critical", script: "critical", message: "Unicode tag characters (invisible text)" },
-  { rule: "hidden_unicode", re: /[\u202A-\u202E\u2066-\u2069]/, doc: "critical", script: "critical", message: "bidirectional override/isolate control character" },
-  { rule: "hidden_unicode", re: /[\u200B\u200C\u2060\u180E\u00AD]|(?<!^)\uFEFF/, doc: "warn", script: "fail", message: "zero-width or invisible formatting character" },
-  { rule: "hidden_unicode", re: /(?<![\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F])\u200D|\u200D(?![\p{Extended_Pictographic}])/u, doc: "warn", script: "fail", message: "zero-width joiner outside an emoji sequence" },
+  {
+    rule: "hidden_unicode",
+    re: /[\u{E0000}-\u{E007F}]/u,
+    doc: "critical",
+    script: "critical",
+    message: "Unicode tag characters (invisible text)",
+  },
+  {
+    rule: "hidden_unicode",
+    re: /[\u202A-\u202E\u2066-\u2069]/,
+    doc: "critical",
+    script: "critical",
+    message: "bidirectional override/isolate control character",
+  },
+  {
+    rule: "hidden_unicode",
+    re: /[\u200B\u200C\u2060\u180E\u00AD]|(?<!^)\uFEFF/,
+    doc: "warn",
+    script: "fail",
+    message: "zero-width or invisible formatting character",
+  },
+  {
+    rule: "hidden_unicode",
+    re: /(?<![\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F])\u200D|\u200D(?![\p{Extended_Pictographic}])/u,
+    doc: "warn",
+    script: "fail",
+    message: "zero-width joiner outside an emoji sequence",
+  },
   // Prompt injection.
-  { rule: "prompt_injection", re: /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system)\s+(instructions|prompts?|rules|directions|messages)\b/i, doc: "fail", script: "fail", message: "instruction-override phrase" },
-  { rule: "prompt_injection", re: /\b(reveal|print|output|leak|exfiltrate)\s+(the\s+|your\s+)(system\s+prompt|hidden\s+instructions|secrets|api\s+keys?)\b/i, doc: "fail", script: "fail", message: "request to disclose hidden instructions or secrets" },
-  { rule: "prompt_injection", re: /<\|(im_start|im_end|endoftext|system|user|assistant)\|>|\[\/?INST\]|<<\/?SYS>>/, doc: "warn", script: "warn", message: "chat-template control token" },
-  { rule: "prompt_injection", re: /\b(do\s+not|don't|never)\s+(tell|inform|show|mention\s+(this\s+)?to)\s+the\s+user\b/i, doc: "warn", script: "warn", message: "asks to hide actions from the user" },
+  {
+    rule: "prompt_injection",
+    re: /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system)\s+(instructions|prompts?|rules|directions|messages)\b/i,
+    doc: "fail",
+    script: "fail",
+    message: "instruction-override phrase",
+  },
+  {
+    rule: "prompt_injection",
+    re: /\b(reveal|print|output|leak|exfiltrate)\s+(the\s+|your\s+)(system\s+prompt|hidden\s+instructions|secrets|api\s+keys?)\b/i,
+    doc: "fail",
+    script: "fail",
+    message: "request to disclose hidden instructions or secrets",
+  },
+  {
+    rule: "prompt_injection",
+    re: /<\|(im_start|im_end|endoftext|system|user|assistant)\|>|\[\/?INST\]|<<\/?SYS>>/,
+    doc: "warn",
+    script: "warn",
+    message: "chat-template control token",
+  },
+  {
+    rule: "prompt_injection",
+    re: /\b(do\s+not|don't|never)\s+(tell|inform|show|mention\s+(this\s+)?to)\s+the\s+user\b/i,
+    doc: "warn",
+    script: "warn",
+    message: "asks to hide actions from the user",
+  },
   // Secrets.
   { rule: "secret", re: /-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----/, doc: "critical", script: "critical", message: "private key" },
   { rule: "secret", re: /\b(AKIA|ASIA)[0-9A-Z]{16}\b/, doc: "critical", script: "critical", message: "AWS access key id" },
-  { rule: "secret", re: /\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b/, doc: "critical", script: "critical", message: "GitHub token" },
+  {
+    rule: "secret",
+    re: /\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b/,
+    doc: "critical",
+    script: "critical",
+    message: "GitHub token",
+  },
   { rule: "secret", re: /\bxox[baprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}/, doc: "critical", script: "critical", message: "Slack token" },
   { rule: "secret", re: /\bsk-ant-[a-z0-9]{2,8}-[A-Za-z0-9_-]{40,}/, doc: "critical", script: "critical", message: "Anthropic API key" },
   { rule: "secret", re: /\bsk-(proj-)?[A-Za-z0-9_-]{40,}/, doc: "critical", script: "critical", message: "OpenAI-style API key" },
   { rule: "secret", re: /\bAIza[0-9A-Za-z_-]{35}\b/, doc: "critical", script: "critical", message: "Google API key" },
-  { rule: "secret", re: /\b(api[_-]?key|secret|token|passw(or)?d)["']?\s*[:=]\s*["'][A-Za-z0-9/+_=.-]{24,}["']/i, doc: "warn", script: "warn", message: "literal credential assignment" },
+  {
+    rule: "secret",
+    re: /\b(api[_-]?key|secret|token|passw(or)?d)["']?\s*[:=]\s*["'][A-Za-z0-9/+_=.-]{24,}["']/i,
+    doc: "warn",
+    script: "warn",
+    message: "literal credential assignment",
+  },
   // Dangerous commands.
-  { rule: "dangerous_script", re: /\brm\s+(-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+|-[a-zA-Z]*f[a-zA-Z]*\s+)+(\/(\*|\s|$)|~\/?(\s|$)|\$HOME\/?(\s|$)|\/\*)/, doc: "critical", script: "critical", message: "recursive delete of / or home" },
-  { rule: "dangerous_script", re: /:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/, doc: "critical", script: "critical", message: "fork bomb" },
-  { rule: "dangerous_script", re: /\bmkfs(\.\w+)?\s+\/dev\/|\bdd\s+[^\n]*\bof=\/dev\/(sd|nvme|hd|disk|xvd)/, doc: "critical", script: "critical", message: "writes a raw disk device" },
-  { rule: "dangerous_script", re: /\/dev\/tcp\/|\bnc\s+(-\w+\s+)*-e\s|\bbash\s+-i\s+>&/, doc: "critical", script: "critical", message: "reverse shell pattern" },
-  { rule: "dangerous_script", re: /\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b/, doc: "warn", script: "fail", message: "pipes a download into a shell" },
-  { rule: "dangerous_script", re: /\bbase64\s+(-d|--decode|-D)\b[^|\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|\beval\s+["']?\$\((curl|wget)\b/, doc: "fail", script: "fail", message: "executes decoded or downloaded code" },
+  {
+    rule: "dangerous_script",
+    re: /\brm\s+(-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+|-[a-zA-Z]*f[a-zA-Z]*\s+)+(\/(\*|\s|$)|~\/?(\s|$)|\$HOME\/?(\s|$)|\/\*)/,
+    doc: "critical",
+    script: "critical",
+    message: "recursive delete of / or home",
+  },
+  {
+    rule: "dangerous_script",
+    re: /:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/,
+    doc: "critical",
+    script: "critical",
+    message: "fork bomb",
+  },
+  {
+    rule: "dangerous_script",
+    re: /\bmkfs(\.\w+)?\s+\/dev\/|\bdd\s+[^\n]*\bof=\/dev\/(sd|nvme|hd|disk|xvd)/,
+    doc: "critical",
+    script: "critical",
+    message: "writes a raw disk device",
+  },
+  {
+    rule: "dangerous_script",
+    re: /\/dev\/tcp\/|\bnc\s+(-\w+\s+)*-e\s|\bbash\s+-i\s+>&/,
+    doc: "critical",
+    script: "critical",
+    message: "reverse shell pattern",
+  },
+  {
+    rule: "dangerous_script",
+    re: /\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b/,
+    doc: "warn",
+    script: "fail",
+    message: "pipes a download into a shell",
+  },
+  {
+    rule: "dangerous_script",
+    re: /\bbase64\s+(-d|--decode|-D)\b[^|\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|\beval\s+["']?\$\((curl|wget)\b/,
+    doc: "fail",
+    script: "fail",
+    message: "executes decoded or downloaded code",
+  },
   { rule: "dangerous_script", re: /\bchmod\s+(-R\s+)?0?777\b/, doc: "warn", script: "warn", message: "world-writable permissions" },
 ];
 
@@ -112,7 +208,8 @@ function nativeExecutableKind(bytes: Uint8Array): string | null {
   }
   if (b.length >= 64 && b[0] === 0x4d && b[1] === 0x5a) {
     const peOffset = (b[60]! | (b[61]! << 8) | (b[62]! << 16) | (b[63]! << 24)) >>> 0;
-    if (peOffset + 4 <= b.length && b[peOffset] === 0x50 && b[peOffset + 1] === 0x45 && b[peOffset + 2] === 0 && b[peOffset + 3] === 0) return "PE";
+    if (peOffset + 4 <= b.length && b[peOffset] === 0x50 && b[peOffset + 1] === 0x45 && b[peOffset + 2] === 0 && b[peOffset + 3] === 0)
+      return "PE";
   }
   return null;
 }
@@ -122,14 +219,33 @@ function checkSizes(files: readonly TreeFile[], out: SafetyFinding[]): void {
   for (const f of files) {
     total += f.bytes.byteLength;
     if (f.path === "SKILL.md") {
-      if (f.bytes.byteLength > SAFETY_LIMITS.maxSkillMdBytes) out.push({ level: "fail", rule: "oversize", path: f.path, message: `SKILL.md is ${f.bytes.byteLength} bytes (limit ${SAFETY_LIMITS.maxSkillMdBytes})` });
-      else if (f.bytes.byteLength > SAFETY_LIMITS.warnSkillMdBytes) out.push({ level: "warn", rule: "oversize", path: f.path, message: `SKILL.md is ${f.bytes.byteLength} bytes; agents load it whole` });
+      if (f.bytes.byteLength > SAFETY_LIMITS.maxSkillMdBytes)
+        out.push({
+          level: "fail",
+          rule: "oversize",
+          path: f.path,
+          message: `SKILL.md is ${f.bytes.byteLength} bytes (limit ${SAFETY_LIMITS.maxSkillMdBytes})`,
+        });
+      else if (f.bytes.byteLength > SAFETY_LIMITS.warnSkillMdBytes)
+        out.push({
+          level: "warn",
+          rule: "oversize",
+          path: f.path,
+          message: `SKILL.md is ${f.bytes.byteLength} bytes; agents load it whole`,
+        });
     } else if (f.bytes.byteLength > SAFETY_LIMITS.maxFileBytes) {
-      out.push({ level: "fail", rule: "oversize", path: f.path, message: `file is ${f.bytes.byteLength} bytes (limit ${SAFETY_LIMITS.maxFileBytes})` });
+      out.push({
+        level: "fail",
+        rule: "oversize",
+        path: f.path,
+        message: `file is ${f.bytes.byteLength} bytes (limit ${SAFETY_LIMITS.maxFileBytes})`,
+      });
     }
   }
-  if (total > SAFETY_LIMITS.maxTreeBytes) out.push({ level: "fail", rule: "oversize", path: ".", message: `skill is ${total} bytes (limit ${SAFETY_LIMITS.maxTreeBytes})` });
-  if (files.length > SAFETY_LIMITS.maxFiles) out.push({ level: "fail", rule: "oversize", path: ".", message: `skill has ${files.length} files (limit ${SAFETY_LIMITS.maxFiles})` });
+  if (total > SAFETY_LIMITS.maxTreeBytes)
+    out.push({ level: "fail", rule: "oversize", path: ".", message: `skill is ${total} bytes (limit ${SAFETY_LIMITS.maxTreeBytes})` });
+  if (files.length > SAFETY_LIMITS.maxFiles)
+    out.push({ level: "fail", rule: "oversize", path: ".", message: `skill has ${files.length} files (limit ${SAFETY_LIMITS.maxFiles})` });
 }
 
 function checkText(f: TreeFile, text: string, out: SafetyFinding[]): void {

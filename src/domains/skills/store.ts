@@ -26,7 +26,11 @@ export interface NewVersion {
 }
 
 export async function getSkill(db: Db, workspaceId: string, name: string): Promise<SkillRow | undefined> {
-  return db.select().from(skills).where(and(eq(skills.workspaceId, workspaceId), eq(skills.name, name))).get();
+  return db
+    .select()
+    .from(skills)
+    .where(and(eq(skills.workspaceId, workspaceId), eq(skills.name, name)))
+    .get();
 }
 
 export async function listSkillRows(db: Db, workspaceId: string): Promise<SkillRow[]> {
@@ -89,18 +93,42 @@ export function upsertCurrent(
 ) {
   return db
     .insert(skills)
-    .values({ workspaceId, name, sourceKind: create.sourceKind, pluginId: create.pluginId, status: create.status, currentVersionNo: versionNo, description, createdAt: now, updatedAt: now })
+    .values({
+      workspaceId,
+      name,
+      sourceKind: create.sourceKind,
+      pluginId: create.pluginId,
+      status: create.status,
+      currentVersionNo: versionNo,
+      description,
+      createdAt: now,
+      updatedAt: now,
+    })
     .onConflictDoUpdate({ target: [skills.workspaceId, skills.name], set: { currentVersionNo: versionNo, description, updatedAt: now } });
 }
 
-export function updateSkill(db: Db, workspaceId: string, name: string, set: Partial<Pick<SkillRow, "status" | "sourceKind" | "pluginId" | "currentVersionNo" | "description">>, now: number) {
+export function updateSkill(
+  db: Db,
+  workspaceId: string,
+  name: string,
+  set: Partial<Pick<SkillRow, "status" | "sourceKind" | "pluginId" | "currentVersionNo" | "description">>,
+  now: number,
+) {
   return db
     .update(skills)
     .set({ ...set, updatedAt: now })
     .where(and(eq(skills.workspaceId, workspaceId), eq(skills.name, name)));
 }
 
-export function insertAudit(db: Db, workspaceId: string, skillName: string, action: string, detail: Record<string, unknown>, actor: string, now: number) {
+export function insertAudit(
+  db: Db,
+  workspaceId: string,
+  skillName: string,
+  action: string,
+  detail: Record<string, unknown>,
+  actor: string,
+  now: number,
+) {
   return db.insert(skillAudit).values({ workspaceId, skillName, action, detail: JSON.stringify(detail), actor, at: now });
 }
 

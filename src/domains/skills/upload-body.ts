@@ -2,12 +2,22 @@
 import type { Context } from "hono";
 import { AppError } from "../../kernel/errors.ts";
 
-export const ARCHIVE_CONTENT_TYPES = ["application/gzip", "application/x-gzip", "application/x-tar", "application/zip", "application/x-zip-compressed", "application/octet-stream"] as const;
+export const ARCHIVE_CONTENT_TYPES = [
+  "application/gzip",
+  "application/x-gzip",
+  "application/x-tar",
+  "application/zip",
+  "application/x-zip-compressed",
+  "application/octet-stream",
+] as const;
 
 export async function readArchiveBody(c: Context): Promise<Uint8Array> {
   const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!(ARCHIVE_CONTENT_TYPES as readonly string[]).includes(type)) {
-    throw new AppError("unsupported_media_type", `Send the archive as one of: ${ARCHIVE_CONTENT_TYPES.join(", ")} (got '${type || "none"}')`);
+    throw new AppError(
+      "unsupported_media_type",
+      `Send the archive as one of: ${ARCHIVE_CONTENT_TYPES.join(", ")} (got '${type || "none"}')`,
+    );
   }
   return new Uint8Array(await c.req.arrayBuffer());
 }

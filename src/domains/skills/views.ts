@@ -30,15 +30,36 @@ export function versionSummary(v: VersionRow) {
 }
 
 function skillSummary(r: SkillRow) {
-  return { name: r.name, source_kind: r.sourceKind, status: r.status, current_version: versionLabel(r.currentVersionNo), description: r.description, plugin_id: r.pluginId };
+  return {
+    name: r.name,
+    source_kind: r.sourceKind,
+    status: r.status,
+    current_version: versionLabel(r.currentVersionNo),
+    description: r.description,
+    plugin_id: r.pluginId,
+  };
 }
 
 export async function listSkillsView(env: Env, workspaceId: string) {
   const rows = await listSkillRows(makeDb(env.DB), workspaceId);
-  const out = rows.map(skillSummary) as { name: string; source_kind: string; status: string; current_version: string | null; description: string; plugin_id: string | null }[];
+  const out = rows.map(skillSummary) as {
+    name: string;
+    source_kind: string;
+    status: string;
+    current_version: string | null;
+    description: string;
+    plugin_id: string | null;
+  }[];
   for (const [name, b] of await builtinSkills()) {
     if (!rows.some((r) => r.name === name && r.status === "active")) {
-      out.push({ name, source_kind: "builtin", status: "active", current_version: null, description: b.skill.frontmatter.description, plugin_id: null });
+      out.push({
+        name,
+        source_kind: "builtin",
+        status: "active",
+        current_version: null,
+        description: b.skill.frontmatter.description,
+        plugin_id: null,
+      });
     }
   }
   return out.sort((a, b) => a.name.localeCompare(b.name) || a.source_kind.localeCompare(b.source_kind));
@@ -46,7 +67,12 @@ export async function listSkillsView(env: Env, workspaceId: string) {
 
 async function versionView(env: Env, workspaceId: string, v: VersionRow) {
   const manifest = await requireManifest(env, workspaceId, v.treeHash);
-  return { ...versionSummary(v), frontmatter: JSON.parse(v.frontmatter) as Record<string, unknown>, safety: JSON.parse(v.safety) as SafetyReport, files: manifest.files.map(fileView) };
+  return {
+    ...versionSummary(v),
+    frontmatter: JSON.parse(v.frontmatter) as Record<string, unknown>,
+    safety: JSON.parse(v.safety) as SafetyReport,
+    files: manifest.files.map(fileView),
+  };
 }
 
 export async function skillDetailView(env: Env, workspaceId: string, name: string) {
@@ -113,7 +139,13 @@ export async function versionDetailView(env: Env, workspaceId: string, name: str
 }
 
 /** The bytes of one file of a version. */
-export async function readVersionFile(env: Env, workspaceId: string, name: string, label: string, path: string): Promise<{ bytes: ArrayBuffer; entry: ManifestEntry }> {
+export async function readVersionFile(
+  env: Env,
+  workspaceId: string,
+  name: string,
+  label: string,
+  path: string,
+): Promise<{ bytes: ArrayBuffer; entry: ManifestEntry }> {
   const v = await requireVersion(env, workspaceId, name, label);
   const entry = (await requireManifest(env, workspaceId, v.treeHash)).files.find((f) => f.path === path);
   if (!entry) throw notFound(`File '${path}' in ${label} of skill '${name}'`);

@@ -24,7 +24,12 @@ function fromRow(row: typeof toolchainAgents.$inferSelect): Agent {
 }
 
 export async function listAgents(env: Env, workspaceId: string): Promise<Agent[]> {
-  const rows = await makeDb(env.DB).select().from(toolchainAgents).where(eq(toolchainAgents.workspaceId, workspaceId)).orderBy(toolchainAgents.id).all();
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(toolchainAgents)
+    .where(eq(toolchainAgents.workspaceId, workspaceId))
+    .orderBy(toolchainAgents.id)
+    .all();
   return rows.map(fromRow);
 }
 
@@ -47,9 +52,16 @@ async function usernameTaken(env: Env, workspaceId: string, username: string, ex
 }
 
 /** Why an agent with this id or user name cannot be written, or null when nothing stands in the way. */
-async function conflictFor(env: Env, workspaceId: string, id: string | null, username: string | undefined, exceptId?: string): Promise<AppError | null> {
+async function conflictFor(
+  env: Env,
+  workspaceId: string,
+  id: string | null,
+  username: string | undefined,
+  exceptId?: string,
+): Promise<AppError | null> {
   if (id && (await getAgent(env, workspaceId, id))) return new AppError("conflict", `Agent '${id}' already exists`);
-  if (username && (await usernameTaken(env, workspaceId, username, exceptId))) return new AppError("conflict", `Gitea user '${username}' already belongs to another agent`);
+  if (username && (await usernameTaken(env, workspaceId, username, exceptId)))
+    return new AppError("conflict", `Gitea user '${username}' already belongs to another agent`);
   return null;
 }
 

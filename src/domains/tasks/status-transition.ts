@@ -30,7 +30,13 @@ export interface StatusChange<S extends string, P extends object> {
  * False when it was not in `from` (someone else moved it first): then nothing changed and nothing
  * was recorded.
  */
-export async function changeStatus<S extends string, P extends object>(env: Env, t: StatusTables, workspaceId: string, id: string, c: StatusChange<S, P>): Promise<boolean> {
+export async function changeStatus<S extends string, P extends object>(
+  env: Env,
+  t: StatusTables,
+  workspaceId: string,
+  id: string,
+  c: StatusChange<S, P>,
+): Promise<boolean> {
   const now = c.now ?? Date.now();
   const patch = { ...c.set, status: c.to, updated_at: now } as Record<string, string | number | null>;
   const cols = Object.keys(patch);

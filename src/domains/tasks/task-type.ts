@@ -16,5 +16,9 @@ export async function dispatchTaskTypes(env: Env, now: number, types: readonly T
   const passes = await Promise.all(types.map(async (type) => ({ type, workspaces: await type.openWorkspaces(env, now) })));
   const results = await Promise.allSettled(passes.flatMap(({ type, workspaces }) => workspaces.map((ws) => type.dispatch(env, ws, now))));
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed.length) throw new AggregateError(failed.map((f) => f.reason), `${failed.length} task dispatch pass(es) failed`);
+  if (failed.length)
+    throw new AggregateError(
+      failed.map((f) => f.reason),
+      `${failed.length} task dispatch pass(es) failed`,
+    );
 }

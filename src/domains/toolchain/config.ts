@@ -39,7 +39,12 @@ const TimeoutsSchema = z.strictObject({
   /** How long one dispatch waits for a run before leaving it to the cron tick. */
   run_wait_ms: z.number().int().min(1_000).max(900_000).default(120_000),
   /** A working task without a report after this long gets one reminder run, then fails. */
-  report_window_ms: z.number().int().min(1_000).max(7 * 24 * 3_600_000).default(30 * 60_000),
+  report_window_ms: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 24 * 3_600_000)
+    .default(30 * 60_000),
 });
 
 const RetrySchema = z.strictObject({
@@ -48,7 +53,12 @@ const RetrySchema = z.strictObject({
   /** Business failures (verification failed) in a row that make a system failure. */
   business_failures_before_system: z.number().int().min(1).max(10).default(3),
   /** Delay before a retried task becomes pending again. */
-  backoff_ms: z.number().int().min(0).max(24 * 3_600_000).default(60_000),
+  backoff_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3_600_000)
+    .default(60_000),
 });
 
 const ConcurrencySchema = z.strictObject({

@@ -17,7 +17,16 @@ import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { applyFailure, type ApplyContext } from "./failure-apply.ts";
 import { toolchainHandler } from "./handler.ts";
 import { awaitRun, isRunOver, sessionIdOf, startAgentRun } from "../tasks/agent-run.ts";
-import { addHistory, loadComments, loadHistory, loadOutputs, readyTasks, transition, workingTasks, workspacesWithOpenTasks } from "./task-store.ts";
+import {
+  addHistory,
+  loadComments,
+  loadHistory,
+  loadOutputs,
+  readyTasks,
+  transition,
+  workingTasks,
+  workspacesWithOpenTasks,
+} from "./task-store.ts";
 import type { TaskType } from "../tasks/task-type.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import type { RunKind } from "./prompt-sections.ts";
@@ -63,7 +72,11 @@ async function finishTask(c: Ctx, task: ToolchainTask, result: RunResult): Promi
   const outages = await giteaOutages(c.env, c.workspaceId, task.id, result.run_id);
   if (outages.length) {
     const last = outages[outages.length - 1]!;
-    return applyFailure(c, task, { kind: "infrastructure", reason: String(last.detail.error ?? "Gitea unreachable"), operation: String(last.detail.operation ?? "Gitea call") });
+    return applyFailure(c, task, {
+      kind: "infrastructure",
+      reason: String(last.detail.error ?? "Gitea unreachable"),
+      operation: String(last.detail.operation ?? "Gitea call"),
+    });
   }
   return applyFailure(c, task, { kind: "business", reason: `verification failed (${verdict.detail})` });
 }
@@ -87,7 +100,9 @@ function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run
 
 function runKindOf(task: ToolchainTask, c: Ctx): RunKind {
   // `attempts` was already incremented by the claim.
-  return task.attempts <= 1 ? { kind: "start" } : { kind: "retry", attempt: task.attempts, maxAttempts: c.config.retry.max_attempts, reason: task.lastError ?? "no report" };
+  return task.attempts <= 1
+    ? { kind: "start" }
+    : { kind: "retry", attempt: task.attempts, maxAttempts: c.config.retry.max_attempts, reason: task.lastError ?? "no report" };
 }
 
 /** Claim one pending task and run it; returns whether this dispatcher started it. */
@@ -96,7 +111,13 @@ async function startTask(c: Ctx, pending: ToolchainTask): Promise<boolean> {
   const claimed = await transition(c.env, c.workspaceId, pending.id, {
     from: ["pending"],
     to: "working",
-    set: { attempts: attempt, deadline_at: c.now + c.config.timeouts.report_window_ms, session_id: sessionIdOf(pending.id), run_id: null, reminder_sent: 0 },
+    set: {
+      attempts: attempt,
+      deadline_at: c.now + c.config.timeouts.report_window_ms,
+      session_id: sessionIdOf(pending.id),
+      run_id: null,
+      reminder_sent: 0,
+    },
     event: "claimed",
     detail: { attempt },
     now: c.now,
@@ -117,7 +138,14 @@ async function startTask(c: Ctx, pending: ToolchainTask): Promise<boolean> {
     await applyFailure(c, task, { kind: "system", reason });
     return true;
   }
-  await transition(c.env, c.workspaceId, task.id, { from: ["working"], to: "working", set: { run_id: runId }, event: "run_started", detail: { run_id: runId, session_id: sessionId, attempt }, now: c.now });
+  await transition(c.env, c.workspaceId, task.id, {
+    from: ["working"],
+    to: "working",
+    set: { run_id: runId },
+    event: "run_started",
+    detail: { run_id: runId, session_id: sessionId, attempt },
+    now: c.now,
+  });
   const result = await awaitRun(c.env, c.workspaceId, sessionId, runId, c.config.timeouts.run_wait_ms);
   if (isRunOver(result)) await finishTask({ ...c, now: Date.now() }, { ...task, runId }, result);
   return true;
@@ -140,7 +168,15 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
     }
   }
   if (task.deadlineAt === null || c.now < task.deadlineAt) return "waiting";
-  if (unreadable) await addHistory(c.env, c.workspaceId, task.id, "run_unreadable", { run_id: task.runId, session_id: task.sessionId, error: unreadable }, c.now);
+  if (unreadable)
+    await addHistory(
+      c.env,
+      c.workspaceId,
+      task.id,
+      "run_unreadable",
+      { run_id: task.runId, session_id: task.sessionId, error: unreadable },
+      c.now,
+    );
   const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, c.workspaceId, task.id));
   if (verdict.passed) {
     const done = await transition(c.env, c.workspaceId, task.id, {
@@ -165,7 +201,13 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
     });
     if (!moved) return "waiting";
     try {
-      const { runId, sessionId } = await startTaskRun(c, task, agent?.model ?? null, { kind: "reminder" }, `${task.id}:attempt:${task.attempts}:reminder`);
+      const { runId, sessionId } = await startTaskRun(
+        c,
+        task,
+        agent?.model ?? null,
+        { kind: "reminder" },
+        `${task.id}:attempt:${task.attempts}:reminder`,
+      );
       await transition(c.env, c.workspaceId, task.id, {
         from: ["working"],
         to: "working",
@@ -175,12 +217,18 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
         now: c.now,
       });
     } catch (err) {
-      await applyFailure(c, task, { kind: "system", reason: `could not start the reminder run: ${err instanceof Error ? err.message : String(err)}` });
+      await applyFailure(c, task, {
+        kind: "system",
+        reason: `could not start the reminder run: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
     return "reminded";
   }
   if (task.sessionId) await cancelRun(c.env, task.sessionId, c.workspaceId).catch(() => undefined);
-  await applyFailure(c, task, { kind: "system", reason: `no report within the report window, even after a reminder (attempt ${task.attempts})` });
+  await applyFailure(c, task, {
+    kind: "system",
+    reason: `no report within the report window, even after a reminder (attempt ${task.attempts})`,
+  });
   return "finished";
 }
 

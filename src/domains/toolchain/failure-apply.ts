@@ -39,7 +39,14 @@ async function raiseInfra(c: ApplyContext, task: ToolchainTask, operation: strin
       break;
     case "add":
       await addComment(c.env, c.workspaceId, route.taskId, route.observation, c.now);
-      await addHistory(c.env, c.workspaceId, task.id, "routed_infrastructure", { infra_task_id: route.taskId, operation, added_to_open_task: true }, c.now);
+      await addHistory(
+        c.env,
+        c.workspaceId,
+        task.id,
+        "routed_infrastructure",
+        { infra_task_id: route.taskId, operation, added_to_open_task: true },
+        c.now,
+      );
       break;
     case "none":
       await addHistory(c.env, c.workspaceId, task.id, "route_skipped", { route: "infrastructure", reason: route.reason }, c.now);
@@ -49,14 +56,26 @@ async function raiseInfra(c: ApplyContext, task: ToolchainTask, operation: strin
 type Outage = { operation: string; error: string };
 
 /** Runs one Gitea route and records it; returns the outage when Gitea could not be reached. */
-async function giteaRoute(c: ApplyContext, task: ToolchainTask, route: "comment" | "issue", run: () => Promise<Record<string, unknown>>): Promise<Outage | null> {
+async function giteaRoute(
+  c: ApplyContext,
+  task: ToolchainTask,
+  route: "comment" | "issue",
+  run: () => Promise<Record<string, unknown>>,
+): Promise<Outage | null> {
   try {
     const detail = await run();
     await addHistory(c.env, c.workspaceId, task.id, route === "comment" ? "routed_comment" : "routed_supervisor_issue", detail, c.now);
     return null;
   } catch (err) {
     if (!(err instanceof GiteaError)) throw err;
-    await addHistory(c.env, c.workspaceId, task.id, "route_failed", { route, kind: err.kind, status: err.status, operation: err.operation, error: err.message }, c.now);
+    await addHistory(
+      c.env,
+      c.workspaceId,
+      task.id,
+      "route_failed",
+      { route, kind: err.kind, status: err.status, operation: err.operation, error: err.message },
+      c.now,
+    );
     return err.kind === "infrastructure" ? { operation: err.operation, error: err.message } : null;
   }
 }

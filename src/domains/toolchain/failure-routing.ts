@@ -20,9 +20,7 @@ import { fill } from "../tasks/handler.ts";
 import type { FailureKind, ToolchainTask } from "./task-model.ts";
 
 export type FailureCause =
-  | { kind: "business"; reason: string }
-  | { kind: "system"; reason: string }
-  | { kind: "infrastructure"; reason: string; operation: string };
+  { kind: "business"; reason: string } | { kind: "system"; reason: string } | { kind: "infrastructure"; reason: string; operation: string };
 
 export interface GiteaComment {
   repo: string;
@@ -94,12 +92,26 @@ export function decideFailure(ctx: FailureContext): FailureDecision {
     case "system":
       return systemDecision(ctx, cause.reason);
     case "infrastructure": {
-      const base: FailureDecision = { kind: "infrastructure", reason: cause.reason, retry: false, comment: null, issue: null, infraTask: null, notRouted: null };
+      const base: FailureDecision = {
+        kind: "infrastructure",
+        reason: cause.reason,
+        retry: false,
+        comment: null,
+        issue: null,
+        infraTask: null,
+        notRouted: null,
+      };
       if (task.actionType === "infrastructure_failure") return { ...base, notRouted: "infrastructure tasks are never routed again" };
       const infraTask = { operation: cause.operation, error: cause.reason };
       if (attemptsLeft) return { ...base, retry: true, infraTask };
       // Attempts used up: a system failure for the supervisor too, besides reporting the outage.
-      return { ...systemDecision(ctx, `${task.attempts} of ${config.retry.max_attempts} attempts used, the last ended by an outage: ${cause.reason}`), infraTask };
+      return {
+        ...systemDecision(
+          ctx,
+          `${task.attempts} of ${config.retry.max_attempts} attempts used, the last ended by an outage: ${cause.reason}`,
+        ),
+        infraTask,
+      };
     }
     case "business": {
       const failures = task.businessFailures + 1;
@@ -119,7 +131,8 @@ export function decideFailure(ctx: FailureContext): FailureDecision {
           ? { repo: task.repo, number: task.number, body: fill(escalate ? BUSINESS_FAILURE_COMMENT_FINAL : BUSINESS_FAILURE_COMMENT, vars) }
           : null;
       const noComment = comment ? null : "no pull request or issue to comment on";
-      if (!escalate) return { kind: "business", reason: cause.reason, retry: true, comment, issue: null, infraTask: null, notRouted: noComment };
+      if (!escalate)
+        return { kind: "business", reason: cause.reason, retry: true, comment, issue: null, infraTask: null, notRouted: noComment };
       const why = `${failures} business failure(s)${attemptsLeft ? "" : `, ${task.attempts} of ${config.retry.max_attempts} attempts used`}: ${cause.reason}`;
       const system = systemDecision(ctx, why);
       return { ...system, comment, notRouted: [noComment, system.notRouted].filter(Boolean).join("; ") || null };

@@ -20,5 +20,11 @@ export async function giteaFor(
   if (!config.gitea_base_url) return null;
   const secretName = agent?.giteaTokenSecret ?? config.gitea_token_secret;
   const token = secretName ? await resolveSecret(env, workspaceId, secretName) : undefined;
-  return giteaClient({ baseUrl: config.gitea_base_url, token, timeoutMs: config.timeouts.gitea_request_ms, signal, fetch: outboundFetch(env) });
+  return giteaClient({
+    baseUrl: config.gitea_base_url,
+    token,
+    timeoutMs: config.timeouts.gitea_request_ms,
+    signal,
+    fetch: outboundFetch(env),
+  });
 }

@@ -11,12 +11,16 @@ import { giteaFor } from "./gitea-access.ts";
 import { addHistory } from "./task-store.ts";
 import { withWorkingTask } from "./tool-context.ts";
 
-const Repo = z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "must be owner/name").describe("Repository as owner/name");
+const Repo = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "must be owner/name")
+  .describe("Repository as owner/name");
 const Num = z.number().int().positive().describe("Pull request or issue number");
 const MAX_DIFF = 60_000;
 const MAX_FILE = 60_000;
 
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters not shown)` : text);
+const clip = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters not shown)` : text;
 
 function withGitea(ctx: ToolContext, run: (gitea: GiteaClient) => Promise<string>): Promise<ToolResult> {
   return withWorkingTask(ctx, async (t) => {
@@ -27,7 +31,11 @@ function withGitea(ctx: ToolContext, run: (gitea: GiteaClient) => Promise<string
     } catch (err) {
       if (!(err instanceof GiteaError)) throw err;
       if (err.kind === "infrastructure") {
-        await addHistory(ctx.env, ctx.workspaceId, t.task.id, "gitea_unreachable", { run_id: ctx.runId, operation: err.operation, error: err.message });
+        await addHistory(ctx.env, ctx.workspaceId, t.task.id, "gitea_unreachable", {
+          run_id: ctx.runId,
+          operation: err.operation,
+          error: err.message,
+        });
         return fail("gitea_unreachable", `${err.message}. Gitea is not reachable; Beaver records this as an infrastructure failure.`);
       }
       return fail("gitea_error", err.message);
@@ -94,7 +102,8 @@ export const giteaReadFileTool = defineTool({
   execute: ({ repo, path, ref }, ctx) =>
     withGitea(ctx, async (g) => {
       const file = await g.getContents(repo, path, ref);
-      if (Array.isArray(file) || file.type !== "file" || typeof file.content !== "string") return `${path} is not a file (type ${Array.isArray(file) ? "dir" : file.type})`;
+      if (Array.isArray(file) || file.type !== "file" || typeof file.content !== "string")
+        return `${path} is not a file (type ${Array.isArray(file) ? "dir" : file.type})`;
       return clip(file.encoding === "base64" ? base64ToUtf8(file.content) : file.content, MAX_FILE);
     }),
 });
@@ -175,11 +184,17 @@ export const giteaChangeFilesTool = defineTool({
     withGitea(ctx, async (g) => {
       const ops = [];
       for (const f of files) {
-        if (f.operation !== "delete" && f.content === undefined) throw new GiteaError("business", null, "gitea_change_files", `${f.path}: content is required to ${f.operation} a file`);
+        if (f.operation !== "delete" && f.content === undefined)
+          throw new GiteaError("business", null, "gitea_change_files", `${f.path}: content is required to ${f.operation} a file`);
         // Gitea wants the current blob sha of a file it updates or deletes.
         const current = f.operation === "create" ? null : await g.getContents(repo, f.path, branch);
         const sha = current && !Array.isArray(current) ? current.sha : undefined;
-        ops.push({ operation: f.operation, path: f.path, ...(f.content !== undefined ? { content: utf8ToBase64(f.content) } : {}), ...(sha ? { sha } : {}) });
+        ops.push({
+          operation: f.operation,
+          path: f.path,
+          ...(f.content !== undefined ? { content: utf8ToBase64(f.content) } : {}),
+          ...(sha ? { sha } : {}),
+        });
       }
       const res = await g.changeFiles(repo, { branch, newBranch: new_branch, message, files: ops });
       return `Committed ${files.length} file change(s) to ${new_branch ?? branch} in ${repo}${res.commit?.sha ? ` as ${res.commit.sha}` : ""}.`;

@@ -28,7 +28,13 @@ export type InfraRoute =
 const INFRA_KEY = "infrastructure_failure:gitea";
 
 /** Where an outage goes. Reads only: the caller writes the new task or the observation. */
-export async function routeInfraFailure(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], f: InfraFailure): Promise<InfraRoute> {
+export async function routeInfraFailure(
+  env: Env,
+  workspaceId: string,
+  config: ToolchainConfig,
+  agents: Agent[],
+  f: InfraFailure,
+): Promise<InfraRoute> {
   const open = await openTaskByDedupeKey(env, workspaceId, INFRA_KEY);
   if (open) {
     const body = `Gitea still unreachable: ${f.operation}: ${f.error}${f.originTaskId ? ` (task ${f.originTaskId})` : ""}`;

@@ -61,7 +61,14 @@ interface Routed {
   observations: { taskId: string; comment: NewComment }[];
 }
 
-async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, agents: Agent[], c: Classified, deliveryId: string): Promise<Routed> {
+async function routeAll(
+  env: Env,
+  workspaceId: string,
+  config: ToolchainConfig,
+  agents: Agent[],
+  c: Classified,
+  deliveryId: string,
+): Promise<Routed> {
   const drafts: TaskDraft[] = [];
   const ignored: string[] = c.ignored ? [c.ignored] : [];
   const pulls = [...c.pulls];
@@ -103,7 +110,11 @@ async function routeAll(env: Env, workspaceId: string, config: ToolchainConfig, 
 
 /** Drafts whose work is already an open task are dropped, each with its reason. */
 async function withoutOpenWork(env: Env, workspaceId: string, r: Routed): Promise<Routed> {
-  const open = await openDedupeKeys(env, workspaceId, r.drafts.map((d) => d.dedupeKey).filter((k): k is string => k !== null));
+  const open = await openDedupeKeys(
+    env,
+    workspaceId,
+    r.drafts.map((d) => d.dedupeKey).filter((k): k is string => k !== null),
+  );
   if (!open.size) return r;
   const ignored = [...r.ignored];
   const drafts = r.drafts.filter((d) => {
@@ -130,7 +141,14 @@ function deliveryOf(base: Delivery, r: Routed): Delivery {
  * the first outcome) and the open-task dedupe index (another delivery about the same work won —
  * drop that work and write again, so this delivery records its own outcome instead of failing).
  */
-async function persist(env: Env, workspaceId: string, base: Delivery, routed: Routed, now: number, dispatchOnIntake = false): Promise<IntakeResult> {
+async function persist(
+  env: Env,
+  workspaceId: string,
+  base: Delivery,
+  routed: Routed,
+  now: number,
+  dispatchOnIntake = false,
+): Promise<IntakeResult> {
   const db = makeDb(env.DB);
   let r = await withoutOpenWork(env, workspaceId, routed);
   // Each refusal by the dedupe index drops at least one draft, so this ends.
@@ -188,7 +206,8 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
     receivedAt: now,
   };
   const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };
-  const reject = (reason: string) => persist(env, req.workspaceId, { ...base, outcome: "rejected", statusCode: 400 }, { ...nothing, ignored: [reason] }, now);
+  const reject = (reason: string) =>
+    persist(env, req.workspaceId, { ...base, outcome: "rejected", statusCode: 400 }, { ...nothing, ignored: [reason] }, now);
 
   if (!EVENT_TYPE.test(eventType)) return reject("X-Gitea-Event-Type header missing or malformed");
   let payload: unknown;

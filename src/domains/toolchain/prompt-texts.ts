@@ -31,29 +31,29 @@ export const DEFAULT_ACTION_HINT = "You have received a toolchain event. This is
 /** Step templates per scenario variant. The last step of every list is the report. */
 export const STEP_TEMPLATES: Record<string, string[]> = {
   review_result_approved: [
-    "Merge the pull request {repo}#{number}: call gitea_merge_pull with repo \"{repo}\" and number {number} (Gitea API: POST /repos/{repo}/pulls/{number}/merge).",
+    'Merge the pull request {repo}#{number}: call gitea_merge_pull with repo "{repo}" and number {number} (Gitea API: POST /repos/{repo}/pulls/{number}/merge).',
     "Report what you did: call toolchain_report for task {task_id}, naming the merge result.",
   ],
   review_result_changes: [
-    "Read the review of {repo}#{number} and the current diff: call gitea_get_pull_diff with repo \"{repo}\" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff).",
-    "Change the code point by point as the review asks, committing to the pull request's branch {head_ref}: call gitea_change_files with repo \"{repo}\" and branch \"{head_ref}\" (Gitea API: POST /repos/{repo}/contents). The push re-runs CI.",
+    'Read the review of {repo}#{number} and the current diff: call gitea_get_pull_diff with repo "{repo}" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff).',
+    'Change the code point by point as the review asks, committing to the pull request\'s branch {head_ref}: call gitea_change_files with repo "{repo}" and branch "{head_ref}" (Gitea API: POST /repos/{repo}/contents). The push re-runs CI.',
     "Tell the reviewer the changes are in: call gitea_comment on {repo}#{number} (Gitea API: POST /repos/{repo}/issues/{number}/comments) so the review can be repeated once CI passes.",
     "Report what you did: call toolchain_report for task {task_id}, listing each review point and how you addressed it.",
   ],
   review_request: [
-    "Read the changes: call gitea_get_pull_diff with repo \"{repo}\" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff) and gitea_list_pull_files (GET /repos/{repo}/pulls/{number}/files).",
+    'Read the changes: call gitea_get_pull_diff with repo "{repo}" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff) and gitea_list_pull_files (GET /repos/{repo}/pulls/{number}/files).',
     "Review them against the checklist: correctness, tests, error handling, security, readability.",
-    "Submit your review: call gitea_submit_review with repo \"{repo}\", number {number} and event APPROVED or REQUEST_CHANGES (Gitea API: POST /repos/{repo}/pulls/{number}/reviews).",
+    'Submit your review: call gitea_submit_review with repo "{repo}", number {number} and event APPROVED or REQUEST_CHANGES (Gitea API: POST /repos/{repo}/pulls/{number}/reviews).',
     "Report what you did: call toolchain_report for task {task_id} with your verdict and its main reasons.",
   ],
   review_updated: [
-    "Read the new changes: call gitea_get_pull_diff with repo \"{repo}\" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff); the head is now {new_sha}.",
+    'Read the new changes: call gitea_get_pull_diff with repo "{repo}" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff); the head is now {new_sha}.',
     "Check first that the points of your previous review were addressed, then review what else changed.",
-    "Submit a new review: call gitea_submit_review with repo \"{repo}\", number {number} and event APPROVED or REQUEST_CHANGES (Gitea API: POST /repos/{repo}/pulls/{number}/reviews).",
+    'Submit a new review: call gitea_submit_review with repo "{repo}", number {number} and event APPROVED or REQUEST_CHANGES (Gitea API: POST /repos/{repo}/pulls/{number}/reviews).',
     "Report what you did: call toolchain_report for task {task_id} with your verdict.",
   ],
   review_comment: [
-    "Read the review comment on {repo}#{number} and the code it refers to: call gitea_get_pull_diff with repo \"{repo}\" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff).",
+    'Read the review comment on {repo}#{number} and the code it refers to: call gitea_get_pull_diff with repo "{repo}" and number {number} (Gitea API: GET /repos/{repo}/pulls/{number}.diff).',
     "Respond to every point: change the code on branch {head_ref} with gitea_change_files (Gitea API: POST /repos/{repo}/contents) or answer with gitea_comment (Gitea API: POST /repos/{repo}/issues/{number}/comments).",
     "Report what you did: call toolchain_report for task {task_id}.",
   ],
@@ -64,8 +64,8 @@ export const STEP_TEMPLATES: Record<string, string[]> = {
     "Report what you did: call toolchain_report for task {task_id}, naming the cause and the fix.",
   ],
   issue_assigned: [
-    "Create a branch {branch} from {default_branch}: call gitea_create_branch with repo \"{repo}\" (Gitea API: POST /repos/{repo}/branches).",
-    "Implement issue #{number} with unit tests on that branch: call gitea_change_files with branch \"{branch}\" (Gitea API: POST /repos/{repo}/contents).",
+    'Create a branch {branch} from {default_branch}: call gitea_create_branch with repo "{repo}" (Gitea API: POST /repos/{repo}/branches).',
+    'Implement issue #{number} with unit tests on that branch: call gitea_change_files with branch "{branch}" (Gitea API: POST /repos/{repo}/contents).',
     "Let CI run on the branch and fix it until it passes.",
     "Open a pull request from {branch} to {default_branch} that closes #{number}: call gitea_create_pull (Gitea API: POST /repos/{repo}/pulls).",
     "Wait for the review: the review result will come to you as a new task.",
@@ -77,10 +77,7 @@ export const STEP_TEMPLATES: Record<string, string[]> = {
     "Fix the cause and deploy again (commit fixes with gitea_change_files, Gitea API: POST /repos/{repo}/contents).",
     "Report what you did: call toolchain_report for task {task_id}, naming the cause, the fix and the new deployment state.",
   ],
-  mention: [
-    "{guidance}",
-    "Report what you did: call toolchain_report for task {task_id}.",
-  ],
+  mention: ["{guidance}", "Report what you did: call toolchain_report for task {task_id}."],
   review_merged: [],
   infrastructure_failure: [
     "Check whether Gitea at {gitea_url} answers (the failing call was {operation}: {error}).",
@@ -123,14 +120,17 @@ export const EVENT_TEMPLATES: Record<string, string> = {
     "Event: review result REQUEST_CHANGES\nRepository: {repo}\nPull request: #{number} {title} ({url})\nBranch: {head_ref}\nReviewer: {reviewer}\nReview: {review_body}",
   review_request:
     "Event: review request ({trigger})\nRepository: {repo}\nPull request: #{number} {title} ({url})\nAuthor: {author}\nBranch: {head_ref} → {base_ref}\nHead: {head_sha}",
-  review_updated: "Event: new commits on a pull request under review\nRepository: {repo}\nPull request: #{number} {title} ({url})\nAuthor: {author}\nNew head: {new_sha}",
-  review_comment: "Event: review comment\nRepository: {repo}\nPull request: #{number} {title} ({url})\nReviewer: {reviewer}\nComment: {review_body}",
+  review_updated:
+    "Event: new commits on a pull request under review\nRepository: {repo}\nPull request: #{number} {title} ({url})\nAuthor: {author}\nNew head: {new_sha}",
+  review_comment:
+    "Event: review comment\nRepository: {repo}\nPull request: #{number} {title} ({url})\nReviewer: {reviewer}\nComment: {review_body}",
   ci_failure:
     "Event: CI failure\nRepository: {repo}\nPull request: #{number} {title} ({url})\nBranch: {head_ref}\nCommit: {sha}\nCheck: {check_name} ({check_source}) → {check_state}\nDetails: {check_description}\nFailed steps: {failed_steps}\nLink: {check_url}",
   issue_assigned: "Event: issue assigned\nRepository: {repo}\nIssue: #{number} {title} ({url})\nLabels: {labels}\n\n{issue_body}",
   deploy_failure:
     "Event: deployment failure\nRepository: {repo}\nCommit: {sha}\nBranch: {branch}\nCheck: {check_name} ({check_source}) → {check_state}\nDetails: {check_description}\nLink: {check_url}",
-  mention: "Event: mention ({source_type})\nRepository: {repo}\nOn: #{number} {title} ({url})\nFrom: {commenter}\nIntent: {intent}\n\n{content}",
+  mention:
+    "Event: mention ({source_type})\nRepository: {repo}\nOn: #{number} {title} ({url})\nFrom: {commenter}\nIntent: {intent}\n\n{content}",
   review_merged: "Event: pull request merged\nRepository: {repo}\nPull request: #{number} {title} ({url})\nMerged by: {merged_by}",
   infrastructure_failure:
     "Event: Gitea unreachable\nGitea: {gitea_url}\nFailed call: {operation}\nError: {error}\nWhile working on: task {origin_task_id} ({origin_title})",
@@ -156,12 +156,12 @@ export const CONSTRAINT_RULES: string[] = [
 
 /** Thoughts an agent may have that mean it is about to fail, with the answer to each. */
 export const RED_FLAGS: [thought: string, answer: string][] = [
-  ["\"I'll just take note of this.\"", "Wrong. This is an instruction to act: carry out every listed step."],
-  ["\"There is nothing for me to do here.\"", "Wrong. Look at the numbered steps: each one is yours to do."],
-  ["\"I'll handle it later.\"", "Wrong. Act now; there is no later in this run."],
-  ["\"I already know about it.\"", "Knowing is not doing. Only the steps plus a report complete the task."],
-  ["\"There are too many steps, a few will do.\"", "Wrong. Do all of them, one after the other."],
-  ["\"This step does not apply here.\"", "Then say why in your report — and still do every other step."],
+  ['"I\'ll just take note of this."', "Wrong. This is an instruction to act: carry out every listed step."],
+  ['"There is nothing for me to do here."', "Wrong. Look at the numbered steps: each one is yours to do."],
+  ['"I\'ll handle it later."', "Wrong. Act now; there is no later in this run."],
+  ['"I already know about it."', "Knowing is not doing. Only the steps plus a report complete the task."],
+  ['"There are too many steps, a few will do."', "Wrong. Do all of them, one after the other."],
+  ['"This step does not apply here."', "Then say why in your report — and still do every other step."],
 ];
 
 export const REPORT_TEXT: string[] = [
@@ -176,7 +176,8 @@ export const REPORT_TEXT: string[] = [
 export const REPORT_TEXT_NO_STEPS = "Task id: {task_id}. Nothing to report: this task completes on its own once you have read it.";
 
 export const RUN_CONTENT = {
-  start: "Carry out toolchain task {task_id} now: {title}. The event, the steps and the rules are in your instructions. Finish with toolchain_report.",
+  start:
+    "Carry out toolchain task {task_id} now: {title}. The event, the steps and the rules are in your instructions. Finish with toolchain_report.",
   startNoSteps: "Read toolchain task {task_id}: {title}. It needs no action.",
   retry:
     "Carry out toolchain task {task_id} again (attempt {attempt} of {max_attempts}): {title}. The previous attempt failed: {reason}. Do every step and finish with toolchain_report.",

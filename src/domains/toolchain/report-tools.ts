@@ -19,7 +19,11 @@ export const toolchainReportTool = defineTool({
   }),
   async execute({ summary }, ctx) {
     return withWorkingTask(ctx, async ({ task }) => {
-      const comment = await addComment(ctx.env, ctx.workspaceId, task.id, { author: task.agentId, commentType: "action_report", body: summary });
+      const comment = await addComment(ctx.env, ctx.workspaceId, task.id, {
+        author: task.agentId,
+        commentType: "action_report",
+        body: summary,
+      });
       await addHistory(ctx.env, ctx.workspaceId, task.id, "reported", { comment_id: comment.id, run_id: ctx.runId });
       return ok(`Action report ${comment.id} recorded for task ${task.id}.`);
     });

@@ -13,12 +13,16 @@ import { pullFacts, type PullFacts, type Scenario } from "./scenarios.ts";
 
 export type PullLookup =
   /** `fromGitea`: Gitea named it, so the index should learn it. */
-  | { pr: PullFacts | null; fromGitea: boolean; outage: null }
-  | { pr: null; fromGitea: false; outage: GiteaError };
+  { pr: PullFacts | null; fromGitea: boolean; outage: null } | { pr: null; fromGitea: false; outage: GiteaError };
 
 const none: PullLookup = { pr: null, fromGitea: false, outage: null };
 
-export async function resolvePull(env: Env, workspaceId: string, config: ToolchainConfig, s: Extract<Scenario, { kind: "ci_failure" | "deploy_failure" }>): Promise<PullLookup> {
+export async function resolvePull(
+  env: Env,
+  workspaceId: string,
+  config: ToolchainConfig,
+  s: Extract<Scenario, { kind: "ci_failure" | "deploy_failure" }>,
+): Promise<PullLookup> {
   if (s.pr) return { pr: s.pr, fromGitea: false, outage: null };
   const indexed = await pullByHeadSha(env, workspaceId, s.repo, s.sha);
   if (indexed) return { pr: indexed, fromGitea: false, outage: null };

@@ -50,7 +50,10 @@ function defaultAgents(s: Scenario, enabled: Agent[]): { agents: Agent[]; none: 
       const author = key(s.pr.author);
       const candidates = enabled.filter((a) => key(a.giteaUsername) !== author);
       if (s.kind === "review_request" && s.trigger === "review_requested") {
-        return { agents: namedAgents(candidates, s.requested ? [s.requested] : []), none: `requested reviewer '${s.requested ?? "?"}' is not an enabled agent` };
+        return {
+          agents: namedAgents(candidates, s.requested ? [s.requested] : []),
+          none: `requested reviewer '${s.requested ?? "?"}' is not an enabled agent`,
+        };
       }
       const requested = namedAgents(candidates, s.pr.requestedReviewers);
       return { agents: requested.length ? requested : withRole(candidates, "reviewer"), none: "no enabled agent with the reviewer role" };
@@ -58,10 +61,16 @@ function defaultAgents(s: Scenario, enabled: Agent[]): { agents: Agent[]; none: 
     case "review_result":
     case "review_comment":
     case "review_merged":
-      return { agents: namedAgents(enabled, s.pr.author ? [s.pr.author] : []), none: `PR author '${s.pr.author ?? "?"}' is not an enabled agent` };
+      return {
+        agents: namedAgents(enabled, s.pr.author ? [s.pr.author] : []),
+        none: `PR author '${s.pr.author ?? "?"}' is not an enabled agent`,
+      };
     case "ci_failure":
       if (!s.pr) return { agents: [], none: `no pull request found for commit ${s.sha.slice(0, 12)}` };
-      return { agents: namedAgents(enabled, s.pr.author ? [s.pr.author] : []), none: `PR author '${s.pr.author ?? "?"}' is not an enabled agent` };
+      return {
+        agents: namedAgents(enabled, s.pr.author ? [s.pr.author] : []),
+        none: `PR author '${s.pr.author ?? "?"}' is not an enabled agent`,
+      };
     case "issue_assigned":
       return { agents: namedAgents(enabled, s.assignees), none: `no assignee (${s.assignees.join(", ")}) is an enabled agent` };
     case "deploy_failure":

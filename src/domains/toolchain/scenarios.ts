@@ -188,7 +188,14 @@ function mentionScenario(
   return mentioned.length ? { kind: "mention", ...base, mentioned } : null;
 }
 
-function done(repo: string, action: string | null, actor: string | null, scenarios: Scenario[], pulls: PullFacts[], reasonIfNone: string): Classified {
+function done(
+  repo: string,
+  action: string | null,
+  actor: string | null,
+  scenarios: Scenario[],
+  pulls: PullFacts[],
+  reasonIfNone: string,
+): Classified {
   return { repo, action, actor, scenarios, pulls, ignored: scenarios.length ? null : reasonIfNone };
 }
 
@@ -302,7 +309,9 @@ function classifyComment(eventType: "issue_comment" | "pull_request_comment", bo
     commenter: actor,
     body: p.comment.body,
   });
-  const reason = p.comment.body.includes(BEAVER_MARKER) ? "a Beaver notice (routed directly, not as a mention)" : "the comment mentions nobody";
+  const reason = p.comment.body.includes(BEAVER_MARKER)
+    ? "a Beaver notice (routed directly, not as a mention)"
+    : "the comment mentions nobody";
   return done(repo, p.action, actor, mention ? [mention] : [], [], reason);
 }
 
@@ -429,7 +438,14 @@ export function classify(eventType: string, body: unknown, opts: ClassifyOptions
   }
   if (NO_ACTION_EVENTS.has(eventType)) {
     const repo = (body as { repository?: { full_name?: unknown } }).repository?.full_name;
-    return { scenarios: [], actor: null, repo: typeof repo === "string" ? repo : "", action: null, pulls: [], ignored: `event type '${eventType}' needs no agent action` };
+    return {
+      scenarios: [],
+      actor: null,
+      repo: typeof repo === "string" ? repo : "",
+      action: null,
+      pulls: [],
+      ignored: `event type '${eventType}' needs no agent action`,
+    };
   }
   throw new UnsupportedEventError(eventType);
 }

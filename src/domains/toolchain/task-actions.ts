@@ -21,7 +21,17 @@ export async function retryTask(env: Env, workspaceId: string, id: string, by: s
     moved = await transition(env, workspaceId, id, {
       from: ["failed", "cancelled"],
       to: "pending",
-      set: { attempts: 0, business_failures: 0, reminder_sent: 0, not_before: now, deadline_at: null, failure_kind: null, last_error: null, completed_at: null, run_id: null },
+      set: {
+        attempts: 0,
+        business_failures: 0,
+        reminder_sent: 0,
+        not_before: now,
+        deadline_at: null,
+        failure_kind: null,
+        last_error: null,
+        completed_at: null,
+        run_id: null,
+      },
       event: "manual_retry",
       detail: { by, previous_status: task.status },
       now,
@@ -29,7 +39,10 @@ export async function retryTask(env: Env, workspaceId: string, id: string, by: s
   } catch (err) {
     // The open-task dedupe index refused to reopen it: a newer task is already doing this work.
     const open = task.dedupeKey ? await openTaskByDedupeKey(env, workspaceId, task.dedupeKey) : null;
-    if (open) throw new AppError("conflict", `Task '${id}' cannot be retried: task '${open.id}' is already open for the same work`, { details: { open_task_id: open.id } });
+    if (open)
+      throw new AppError("conflict", `Task '${id}' cannot be retried: task '${open.id}' is already open for the same work`, {
+        details: { open_task_id: open.id },
+      });
     throw err;
   }
   if (!moved) throw new AppError("conflict", `Task '${id}' is ${task.status}; only failed or cancelled tasks can be retried`);

@@ -144,6 +144,19 @@ export function taskView(t: ToolchainTask) {
   };
 }
 
-export const commentView = (c: TaskComment) => ({ id: c.id, author: c.author, comment_type: c.commentType, body: c.body, created_at: c.createdAt });
+export const commentView = (c: TaskComment) => ({
+  id: c.id,
+  author: c.author,
+  comment_type: c.commentType,
+  body: c.body,
+  created_at: c.createdAt,
+});
 export const outputView = (o: TaskOutput) => ({ id: o.id, type: o.type, content: o.content, created_at: o.createdAt });
-export const historyView = (h: TaskHistoryEntry) => ({ id: h.id, event: h.event, from_status: h.fromStatus, to_status: h.toStatus, detail: h.detail, at: h.at });
+export const historyView = (h: TaskHistoryEntry) => ({
+  id: h.id,
+  event: h.event,
+  from_status: h.fromStatus,
+  to_status: h.toStatus,
+  detail: h.detail,
+  at: h.at,
+});

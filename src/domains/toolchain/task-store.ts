@@ -123,7 +123,13 @@ export async function openDedupeKeys(env: Env, workspaceId: string, keys: string
   const rows = await makeDb(env.DB)
     .select({ key: toolchainTasks.dedupeKey })
     .from(toolchainTasks)
-    .where(and(eq(toolchainTasks.workspaceId, workspaceId), inArray(toolchainTasks.dedupeKey, keys), inArray(toolchainTasks.status, OPEN_STATUSES)))
+    .where(
+      and(
+        eq(toolchainTasks.workspaceId, workspaceId),
+        inArray(toolchainTasks.dedupeKey, keys),
+        inArray(toolchainTasks.status, OPEN_STATUSES),
+      ),
+    )
     .all();
   return new Set(rows.map((r) => r.key).filter((k): k is string => k !== null));
 }
@@ -133,7 +139,9 @@ export async function openTaskByDedupeKey(env: Env, workspaceId: string, key: st
   const row = await makeDb(env.DB)
     .select()
     .from(toolchainTasks)
-    .where(and(eq(toolchainTasks.workspaceId, workspaceId), eq(toolchainTasks.dedupeKey, key), inArray(toolchainTasks.status, OPEN_STATUSES)))
+    .where(
+      and(eq(toolchainTasks.workspaceId, workspaceId), eq(toolchainTasks.dedupeKey, key), inArray(toolchainTasks.status, OPEN_STATUSES)),
+    )
     .get();
   return row ? taskFromRow(row) : null;
 }
@@ -184,7 +192,9 @@ export interface NewComment {
 
 /** The insert statement for a comment (to run inside a batch). */
 export function commentInsertQuery(db: Db, workspaceId: string, taskId: string, c: NewComment, now: number) {
-  return db.insert(toolchainTaskComments).values({ id: newId("tcc"), taskId, workspaceId, author: c.author, commentType: c.commentType, body: c.body, createdAt: now });
+  return db
+    .insert(toolchainTaskComments)
+    .values({ id: newId("tcc"), taskId, workspaceId, author: c.author, commentType: c.commentType, body: c.body, createdAt: now });
 }
 
 export async function addComment(env: Env, workspaceId: string, taskId: string, c: NewComment, now = Date.now()): Promise<TaskComment> {
@@ -192,13 +202,26 @@ export async function addComment(env: Env, workspaceId: string, taskId: string, 
   return { id: row!.id, author: row!.author, commentType: row!.commentType, body: row!.body, createdAt: now };
 }
 
-export async function addOutput(env: Env, workspaceId: string, taskId: string, o: { type: string; content: string }, now = Date.now()): Promise<TaskOutput> {
+export async function addOutput(
+  env: Env,
+  workspaceId: string,
+  taskId: string,
+  o: { type: string; content: string },
+  now = Date.now(),
+): Promise<TaskOutput> {
   const row = { id: newId("tco"), taskId, workspaceId, type: o.type, content: o.content, createdAt: now };
   await makeDb(env.DB).insert(toolchainTaskOutputs).values(row).run();
   return { id: row.id, type: row.type, content: row.content, createdAt: now };
 }
 
-export async function addHistory(env: Env, workspaceId: string, taskId: string, event: string, detail: Record<string, unknown>, now = Date.now()): Promise<void> {
+export async function addHistory(
+  env: Env,
+  workspaceId: string,
+  taskId: string,
+  event: string,
+  detail: Record<string, unknown>,
+  now = Date.now(),
+): Promise<void> {
   await makeDb(env.DB)
     .insert(toolchainTaskHistory)
     .values({ id: newId("tch"), taskId, workspaceId, event, fromStatus: null, toStatus: null, detail: JSON.stringify(detail), at: now })
@@ -221,7 +244,12 @@ export interface TaskPatch {
 
 export type Transition = StatusChange<TaskStatus, TaskPatch>;
 
-const TASK_TABLES: StatusTables = { table: "toolchain_tasks", history: "toolchain_task_history", historyKey: "task_id", historyIdPrefix: "tch" };
+const TASK_TABLES: StatusTables = {
+  table: "toolchain_tasks",
+  history: "toolchain_task_history",
+  historyKey: "task_id",
+  historyIdPrefix: "tch",
+};
 
 /** Move a task between statuses and record it (see `changeStatus`); false if someone else moved it first. */
 export function transition(env: Env, workspaceId: string, taskId: string, t: Transition): Promise<boolean> {

@@ -35,7 +35,8 @@ async function taskToolContext(ctx: ToolContext): Promise<TaskToolContext> {
   const task = await loadTask(ctx.env, ctx.workspaceId, taskId);
   if (!task) throw new ToolContextError("no_task", `Toolchain task ${taskId} not found`);
   // Only the task's own session acts for it (runs of other sessions cannot borrow a task id).
-  if (task.sessionId !== ctx.sessionId) throw new ToolContextError("not_task_session", `This run's session does not belong to task ${taskId}`);
+  if (task.sessionId !== ctx.sessionId)
+    throw new ToolContextError("not_task_session", `This run's session does not belong to task ${taskId}`);
   const [agent, config] = await Promise.all([getAgent(ctx.env, ctx.workspaceId, task.agentId), loadConfig(ctx.env, ctx.workspaceId)]);
   return { task, agent, config: toolchainConfigOf(config) };
 }
@@ -49,6 +50,7 @@ export async function withWorkingTask(ctx: ToolContext, run: (t: TaskToolContext
     if (err instanceof ToolContextError) return fail(err.code, err.message);
     throw err;
   }
-  if (t.task.status !== "working") return fail("task_not_working", `Task ${t.task.id} is ${t.task.status}; only a working task's run may act for it`);
+  if (t.task.status !== "working")
+    return fail("task_not_working", `Task ${t.task.id} is ${t.task.status}; only a working task's run may act for it`);
   return run(t);
 }

@@ -12,7 +12,6 @@ export interface Evidence {
   outputs: number;
 }
 
-
 export const SYSTEM_AUTHOR = "system";
 export const MIN_COMMENT_CHARS = 20;
 const AUTO_PASS = new Set<ActionType>(["review_merged", "infrastructure_failure"]);

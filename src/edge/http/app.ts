@@ -67,5 +67,3 @@ export function createApp() {
   });
   return app;
 }
-
-

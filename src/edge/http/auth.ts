@@ -15,7 +15,6 @@ import { makeDb } from "../../storage/db/client.ts";
 import { apiTokens } from "../../storage/db/schema.ts";
 import { ensureDefaultWorkspace } from "../../storage/workspaces.ts";
 
-
 const RANK: Record<Scope, number> = { read: 1, member: 2, admin: 3 };
 
 export function hasScope(principal: Principal, needed: Scope): boolean {

@@ -20,13 +20,15 @@ export function normalizeRelativePath(raw: string): NormalizedPath {
   if (p === "" || p === ".") return { ok: false, problem: "empty", message: "empty path" };
   if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return { ok: false, problem: "absolute", message: `absolute path '${raw}'` };
   if (p.includes("\\")) return { ok: false, problem: "backslash", message: `backslash in path '${raw}'` };
-  if (/[\u0000-\u001f\u007f]/.test(p)) return { ok: false, problem: "control_char", message: `control character in path '${JSON.stringify(raw)}'` };
+  if (/[\u0000-\u001f\u007f]/.test(p))
+    return { ok: false, problem: "control_char", message: `control character in path '${JSON.stringify(raw)}'` };
   const segments = p.split("/");
   for (const s of segments) {
     if (s === "") return { ok: false, problem: "empty_segment", message: `empty segment in path '${raw}'` };
     if (s === "." || s === "..") return { ok: false, problem: "dot_segment", message: `'${s}' segment in path '${raw}'` };
   }
-  if (new TextEncoder().encode(p).byteLength > MAX_PATH_BYTES) return { ok: false, problem: "too_long", message: `path longer than ${MAX_PATH_BYTES} bytes` };
+  if (new TextEncoder().encode(p).byteLength > MAX_PATH_BYTES)
+    return { ok: false, problem: "too_long", message: `path longer than ${MAX_PATH_BYTES} bytes` };
   return { ok: true, path: p };
 }
 

@@ -40,7 +40,8 @@ export function conversationForModel(messages: readonly Message[]): Message[] {
   for (const message of messages) {
     switch (message.role) {
       case "tool_result":
-        if (pending.delete(message.tool_call_id)) out.push(toolResult(message.tool_call_id, message.tool_name, message.content, message.is_error));
+        if (pending.delete(message.tool_call_id))
+          out.push(toolResult(message.tool_call_id, message.tool_name, message.content, message.is_error));
         break;
       case "user":
         closeToolTurn();
@@ -48,7 +49,8 @@ export function conversationForModel(messages: readonly Message[]): Message[] {
         break;
       case "assistant": {
         closeToolTurn();
-        if (message.text.length > 0 || message.tool_calls.length > 0) out.push({ role: "assistant", text: message.text, tool_calls: message.tool_calls });
+        if (message.text.length > 0 || message.tool_calls.length > 0)
+          out.push({ role: "assistant", text: message.text, tool_calls: message.tool_calls });
         for (const call of message.tool_calls) pending.set(call.id, call.name);
         break;
       }

@@ -139,7 +139,13 @@ async function streamAttempt(args: ModelStepArgs, handle: ModelHandle, role: "ma
   }
 }
 
-async function streamAttemptWithin(args: ModelStepArgs, handle: ModelHandle, role: "main" | "fallback", maxRetries: number, idle: IdleTimer): Promise<StepOutput> {
+async function streamAttemptWithin(
+  args: ModelStepArgs,
+  handle: ModelHandle,
+  role: "main" | "fallback",
+  maxRetries: number,
+  idle: IdleTimer,
+): Promise<StepOutput> {
   const { callbacks, signal } = args;
   callbacks.onStart({ provider: handle.provider, model: handle.modelId, role });
   const tools = args.tools.toAiTools();

@@ -81,7 +81,12 @@ export function runSystemPrompt(args: {
 
 function runtimeSection(now: Date, timezone: string): string {
   const t = describeTime(now, isTimeZone(timezone) ? timezone : "UTC");
-  return ["# Runtime context", `Current time (UTC): ${t.utc}`, `Local time: ${t.local} (${t.weekday})`, `Time zone: ${t.timezone} (UTC${t.offset})`].join("\n");
+  return [
+    "# Runtime context",
+    `Current time (UTC): ${t.utc}`,
+    `Local time: ${t.local} (${t.weekday})`,
+    `Time zone: ${t.timezone} (UTC${t.offset})`,
+  ].join("\n");
 }
 
 function sessionSection(session: SystemPromptInput["session"]): string {
@@ -93,6 +98,8 @@ function sessionSection(session: SystemPromptInput["session"]): string {
 /** JSON with object keys sorted, so the same metadata always renders the same prompt. */
 function stableJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }

@@ -69,7 +69,12 @@ export interface ResolveOptions {
   factory?: ModelFactory;
 }
 
-export async function resolveModels(env: Env, workspaceId: string, config: WorkspaceConfig, options: ResolveOptions = {}): Promise<ResolvedModels> {
+export async function resolveModels(
+  env: Env,
+  workspaceId: string,
+  config: WorkspaceConfig,
+  options: ResolveOptions = {},
+): Promise<ResolvedModels> {
   const mainEntry = options.override ?? config.model ?? defaultMainEntry(env);
   const factory = options.factory ?? providerModel;
   const [main, fallback, auxiliary] = await Promise.all([
@@ -87,16 +92,31 @@ function defaultMainEntry(env: Env): ModelEntry {
 
 const CONFIG_KEY: Record<ModelHandle["role"], string> = { main: "model", fallback: "fallback_model", auxiliary: "auxiliary_model" };
 
-async function buildHandle(env: Env, workspaceId: string, entry: ModelEntry, role: ModelHandle["role"], factory: ModelFactory): Promise<ModelHandle> {
+async function buildHandle(
+  env: Env,
+  workspaceId: string,
+  entry: ModelEntry,
+  role: ModelHandle["role"],
+  factory: ModelFactory,
+): Promise<ModelHandle> {
   const where = CONFIG_KEY[role];
   if (entry.provider === "openai-compatible" && !entry.base_url) {
-    throw new AppError("no_model_configured", `${where}: provider 'openai-compatible' needs base_url (the server's /v1 address). ${HOW_TO_CONFIGURE}`);
+    throw new AppError(
+      "no_model_configured",
+      `${where}: provider 'openai-compatible' needs base_url (the server's /v1 address). ${HOW_TO_CONFIGURE}`,
+    );
   }
   if (entry.provider === "workers-ai" && !env.AI) {
-    throw new AppError("no_model_configured", `${where}: provider 'workers-ai' needs the Worker's AI binding, which is not bound here. ${HOW_TO_CONFIGURE}`);
+    throw new AppError(
+      "no_model_configured",
+      `${where}: provider 'workers-ai' needs the Worker's AI binding, which is not bound here. ${HOW_TO_CONFIGURE}`,
+    );
   }
   if (NEEDS_API_KEY.has(entry.provider) && !entry.api_key_secret) {
-    throw new AppError("no_model_configured", `${where}: provider '${entry.provider}' needs api_key_secret naming a secret that holds the API key. ${HOW_TO_CONFIGURE}`);
+    throw new AppError(
+      "no_model_configured",
+      `${where}: provider '${entry.provider}' needs api_key_secret naming a secret that holds the API key. ${HOW_TO_CONFIGURE}`,
+    );
   }
   const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
   if (entry.api_key_secret && apiKey === undefined) {

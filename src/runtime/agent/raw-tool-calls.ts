@@ -40,7 +40,10 @@ export function extractRawToolCalls(text: string, knownToolNames: Iterable<strin
       if (!inner) return null;
       values.push(...inner);
     }
-    remaining = text.replace(TAGGED, "").replace(/\n{3,}/g, "\n\n").trim();
+    remaining = text
+      .replace(TAGGED, "")
+      .replace(/\n{3,}/g, "\n\n")
+      .trim();
   } else {
     values = parseSegments(text.replace(/^\s*<\|python_tag\|>/, ""));
   }

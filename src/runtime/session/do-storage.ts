@@ -205,7 +205,8 @@ export class SessionStorage {
 
   /** Every event in seq order (used once per activation to rebuild the in-memory tree). */
   *allEvents(): Generator<PersistentEvent> {
-    for (const row of this.#sql.exec<{ body: string }>(`SELECT body FROM events ORDER BY seq`)) yield JSON.parse(row.body) as PersistentEvent;
+    for (const row of this.#sql.exec<{ body: string }>(`SELECT body FROM events ORDER BY seq`))
+      yield JSON.parse(row.body) as PersistentEvent;
   }
 
   eventsAfter(afterSeq: number, opts: { includeHidden: boolean; limit?: number; runId?: string }): PersistentEvent[] {
@@ -335,7 +336,13 @@ export class SessionStorage {
   /** Queues a steer for its run; its idempotency key (if any) is kept for good, like a run's. */
   queueSteer(steer: Omit<PendingSteer, "id">, idempotencyKey?: string): void {
     this.atomically(() => {
-      this.#write(`INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`, steer.run_id, steer.client_id, steer.content, steer.source);
+      this.#write(
+        `INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`,
+        steer.run_id,
+        steer.client_id,
+        steer.content,
+        steer.source,
+      );
       if (idempotencyKey !== undefined) this.#write(`INSERT INTO steer_keys (k, run_id) VALUES (?, ?)`, idempotencyKey, steer.run_id);
     });
   }

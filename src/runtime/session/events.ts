@@ -89,24 +89,17 @@ export type SkillActivationSnapshottedEvent = PersistentBase & {
   skills: { name: string; version: string; content_hash?: string }[];
 };
 export type RunCompletedEvent = PersistentBase & { type: "run_completed"; result: Record<string, unknown> };
-export type RunFailedEvent = PersistentBase & { type: "run_failed"; error: { code: string; message: string }; result?: Record<string, unknown> };
+export type RunFailedEvent = PersistentBase & {
+  type: "run_failed";
+  error: { code: string; message: string };
+  result?: Record<string, unknown>;
+};
 
 export type VisibleEvent =
-  | MessageEvent
-  | RewindEvent
-  | BranchEvent
-  | CompactEvent
-  | ChannelInjectEvent
-  | SessionInfoEvent
-  | CustomEvent
-  | CustomMessageEvent;
+  MessageEvent | RewindEvent | BranchEvent | CompactEvent | ChannelInjectEvent | SessionInfoEvent | CustomEvent | CustomMessageEvent;
 
 export type HiddenEvent =
-  | RunStartedEvent
-  | SystemPromptSnapshottedEvent
-  | SkillActivationSnapshottedEvent
-  | RunCompletedEvent
-  | RunFailedEvent;
+  RunStartedEvent | SystemPromptSnapshottedEvent | SkillActivationSnapshottedEvent | RunCompletedEvent | RunFailedEvent;
 
 export type PersistentEvent = VisibleEvent | HiddenEvent;
 export type PersistentType = PersistentEvent["type"];

@@ -123,7 +123,12 @@ export class Replicator {
             })
             .onConflictDoUpdate({
               target: sessionRuns.id,
-              set: { status: run.status, startedAt: run.started_at, endedAt: run.ended_at, result: run.result ? JSON.stringify(run.result) : null },
+              set: {
+                status: run.status,
+                startedAt: run.started_at,
+                endedAt: run.ended_at,
+                result: run.result ? JSON.stringify(run.result) : null,
+              },
             }),
         ),
         projectionUpsert(db, session, store.usageTotals(), throughSeq, events.at(-1)?.event.ts),
@@ -149,7 +154,13 @@ export class Replicator {
   }
 }
 
-function projectionUpsert(db: ReturnType<typeof makeDb>, session: SessionInfo, usage: Usage, throughSeq: number | null, lastTs: number | undefined) {
+function projectionUpsert(
+  db: ReturnType<typeof makeDb>,
+  session: SessionInfo,
+  usage: Usage,
+  throughSeq: number | null,
+  lastTs: number | undefined,
+) {
   const updatedAt = Math.max(session.updated_at, lastTs ?? 0);
   const row = {
     id: session.id,

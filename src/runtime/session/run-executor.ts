@@ -76,11 +76,15 @@ export class RunExecutor {
     log.emit({ type: "runtime_start", run_id: this.run.id });
     let result: RunResult;
     try {
-      if (state.attempts > MAX_RUN_ATTEMPTS) throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
+      if (state.attempts > MAX_RUN_ATTEMPTS)
+        throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
       const config = await this.#deps.loadConfig();
       if (state.user_event_id === undefined) this.#open(config);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
-      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, { override: this.run.input.model_override, factory: this.#deps.services.modelFactory });
+      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
+        override: this.run.input.model_override,
+        factory: this.#deps.services.modelFactory,
+      });
       const registry = new ToolRegistry(toolsFor(this.#deps.services, this.run.input.toolset));
       result = await this.#loop(config, models, registry);
     } catch (err) {
@@ -153,7 +157,12 @@ export class RunExecutor {
     const steers = log.store.pendingSteers(this.run.id);
     if (steers.length === 0) return 0;
     log.append(
-      steers.map((s) => ({ type: "message", run_id: this.run.id, client_id: s.client_id, message: { role: "user", content: s.content, meta: { source: s.source } } })),
+      steers.map((s) => ({
+        type: "message",
+        run_id: this.run.id,
+        client_id: s.client_id,
+        message: { role: "user", content: s.content, meta: { source: s.source } },
+      })),
       () => steers.forEach((s) => log.store.dropSteer(s.id)),
     );
     return steers.length;
@@ -178,13 +187,28 @@ export class RunExecutor {
         callbacks: {
           onStart: (info) => {
             eventId = newId("evt");
-            log.emit({ type: "message_start", run_id: runId, event_id: eventId, parent_id: parentId, role: "assistant", model: info.model });
+            log.emit({
+              type: "message_start",
+              run_id: runId,
+              event_id: eventId,
+              parent_id: parentId,
+              role: "assistant",
+              model: info.model,
+            });
           },
           onTextDelta: (delta) => eventId && log.emit({ type: "text_delta", run_id: runId, event_id: eventId, delta }),
-          onReasoningDelta: (delta) => eventId && log.emit({ type: "thinking_delta", run_id: runId, event_id: eventId, delta, block_index: 0 }),
+          onReasoningDelta: (delta) =>
+            eventId && log.emit({ type: "thinking_delta", run_id: runId, event_id: eventId, delta, block_index: 0 }),
           onToolCallDelta: (d) =>
             eventId &&
-            log.emit({ type: "tool_call_delta", run_id: runId, event_id: eventId, tool_call_id: d.tool_call_id, delta: d.delta, ...(d.tool_name ? { tool_name: d.tool_name } : {}) }),
+            log.emit({
+              type: "tool_call_delta",
+              run_id: runId,
+              event_id: eventId,
+              tool_call_id: d.tool_call_id,
+              delta: d.delta,
+              ...(d.tool_name ? { tool_name: d.tool_name } : {}),
+            }),
           onAbandon: () => {
             if (eventId) log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: "error" });
             eventId = null;
@@ -192,7 +216,8 @@ export class RunExecutor {
         },
       });
     } catch (err) {
-      if (eventId) log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: this.#cancelRequested ? "user_cancel" : "error" });
+      if (eventId)
+        log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: this.#cancelRequested ? "user_cancel" : "error" });
       throw err;
     }
 
@@ -215,10 +240,13 @@ export class RunExecutor {
     if (output.tool_calls.length > 0) state.tool_iterations++;
     state.steps = turnIndex + 1;
     const totals = addUsage(log.store.usageTotals(), output.usage);
-    log.appendOne({ type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message }, () => {
-      log.store.updateRun(this.run);
-      log.store.setMeta("usage", totals);
-    });
+    log.appendOne(
+      { type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message },
+      () => {
+        log.store.updateRun(this.run);
+        log.store.setMeta("usage", totals);
+      },
+    );
     log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
 
@@ -240,13 +268,24 @@ export class RunExecutor {
 
     if (earlier && !spec?.idempotent) {
       // Started before a restart, no result: it may or may not have had its effect. Say so.
-      const result = fail("interrupted", `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`);
+      const result = fail(
+        "interrupted",
+        `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`,
+      );
       this.#persistToolResult(eventId, call, result.content, true);
       return;
     }
 
     if (!earlier) store.markToolStarted({ tool_call_id: call.id, run_id: runId, event_id: eventId, started_at: Date.now() });
-    log.emit({ type: "tool_execution_start", run_id: runId, event_id: eventId, parent_id: parentId, tool_call_id: call.id, tool_name: call.name, args: call.args });
+    log.emit({
+      type: "tool_execution_start",
+      run_id: runId,
+      event_id: eventId,
+      parent_id: parentId,
+      tool_call_id: call.id,
+      tool_name: call.name,
+      args: call.args,
+    });
     const result = await executeToolCall(registry, call, {
       env,
       workspaceId: this.run.input.workspace_id,
@@ -257,16 +296,31 @@ export class RunExecutor {
       data: this.run.input.tool_data ?? {},
       // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
       timezone: config.runtime.timezone,
-      emitUpdate: (partial) => log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
+      emitUpdate: (partial) =>
+        log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
     });
     this.#persistToolResult(eventId, call, result.content, !result.ok);
-    log.emit({ type: "tool_execution_end", run_id: runId, event_id: eventId, tool_call_id: call.id, tool_name: call.name, duration_ms: result.duration_ms, is_error: !result.ok });
+    log.emit({
+      type: "tool_execution_end",
+      run_id: runId,
+      event_id: eventId,
+      tool_call_id: call.id,
+      tool_name: call.name,
+      duration_ms: result.duration_ms,
+      is_error: !result.ok,
+    });
   }
 
   #persistToolResult(eventId: string, call: ToolCall, content: string, isError: boolean): void {
     const { log } = this.#deps;
     log.appendOne(
-      { type: "message", id: eventId, run_id: this.run.id, client_id: "tool", message: { role: "tool_result", tool_call_id: call.id, tool_name: call.name, content, is_error: isError } },
+      {
+        type: "message",
+        id: eventId,
+        run_id: this.run.id,
+        client_id: "tool",
+        message: { role: "tool_result", tool_call_id: call.id, tool_name: call.name, content, is_error: isError },
+      },
       () => log.store.clearToolStart(call.id),
     );
   }
@@ -302,9 +356,21 @@ export class RunExecutor {
       message: { role: "user" as const, content: s.content, meta: { source: s.source } },
     }));
     if (end.status === "failed" && end.error) {
-      events.push({ type: "message", run_id: run.id, client_id: "assistant", message: { role: "assistant", text: "", tool_calls: [], error: end.error, finish_reason: "error" } });
+      events.push({
+        type: "message",
+        run_id: run.id,
+        client_id: "assistant",
+        message: { role: "assistant", text: "", tool_calls: [], error: end.error, finish_reason: "error" },
+      });
     }
-    if (end.status === "failed") events.push({ type: "run_failed", run_id: run.id, client_id: clientId, error: end.error ?? { code: "internal", message: "failed" }, result: { ...result } });
+    if (end.status === "failed")
+      events.push({
+        type: "run_failed",
+        run_id: run.id,
+        client_id: clientId,
+        error: end.error ?? { code: "internal", message: "failed" },
+        result: { ...result },
+      });
     else events.push({ type: "run_completed", run_id: run.id, client_id: clientId, result: { ...result } });
     log.append(events, () => {
       log.store.updateRun(run);
@@ -325,11 +391,19 @@ function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
 }
 
 function addUsage(a: Usage, b: Usage): Usage {
-  return { input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens, total_tokens: a.total_tokens + b.total_tokens };
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
 }
 
 /** What `run_started` records: the submission minus its content (that is the user message). */
 function describeInput(run: RunRow): Record<string, unknown> {
   const { content: _content, model_override, ...rest } = run.input;
-  return { ...rest, ...(model_override ? { model_override: { provider: model_override.provider, id: model_override.id } } : {}), content_chars: run.input.content.length };
+  return {
+    ...rest,
+    ...(model_override ? { model_override: { provider: model_override.provider, id: model_override.id } } : {}),
+    content_chars: run.input.content.length,
+  };
 }

@@ -11,9 +11,7 @@ import type { AssistantMessage, ToolCall } from "./events.ts";
 import type { SessionTree } from "./tree.ts";
 
 export type RunProgress =
-  | { next: "model" }
-  | { next: "tools"; assistantId: string; pending: ToolCall[] }
-  | { next: "done"; assistant: AssistantMessage };
+  { next: "model" } | { next: "tools"; assistantId: string; pending: ToolCall[] } | { next: "done"; assistant: AssistantMessage };
 
 export function runProgress(tree: SessionTree, leafId: string | null, runId: string): RunProgress {
   const results = new Set<string>();

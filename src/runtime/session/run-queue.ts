@@ -52,7 +52,10 @@ export class RunQueue {
   submit(input: SubmitRunInput): SubmitOutcome {
     const running = this.#store.openRuns().find((r) => r.status === "running");
     if (input.source === "steer" && running) {
-      this.#store.queueSteer({ run_id: running.id, client_id: input.client_id ?? "api", content: input.content, source: "steer" }, input.idempotency_key);
+      this.#store.queueSteer(
+        { run_id: running.id, client_id: input.client_id ?? "api", content: input.content, source: "steer" },
+        input.idempotency_key,
+      );
       return { run_id: running.id, status: running.status, deduplicated: false, steered: true };
     }
     const run = this.#store.insertRun({

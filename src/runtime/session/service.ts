@@ -28,7 +28,10 @@ export const MAX_MESSAGE_BYTES = 64 * 1024;
  * types through `Serializable`, which turns JSON fields typed `unknown` (metadata, tool args) into
  * `never`; the values themselves cross RPC intact (structured clone).
  */
-export async function rpc<K extends keyof SessionDO>(_method: K, result: Promise<unknown>): Promise<SessionDO[K] extends (...args: never[]) => infer R ? Awaited<R> : never> {
+export async function rpc<K extends keyof SessionDO>(
+  _method: K,
+  result: Promise<unknown>,
+): Promise<SessionDO[K] extends (...args: never[]) => infer R ? Awaited<R> : never> {
   return (await result) as SessionDO[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
 }
 
@@ -55,7 +58,12 @@ export async function createSession(env: Env, input: CreateSessionInput): Promis
   const sessionId = input.id ?? newId("ses");
   if (!SESSION_ID_PATTERN.test(sessionId)) throw new AppError("validation_failed", `Invalid session id '${sessionId}'`);
   const stub = sessionStub(env, sessionId);
-  const out = unwrap(await rpc("create", stub.create({ workspaceId: input.workspaceId, sessionId, title: input.title ?? "", metadata: input.metadata ?? {} })));
+  const out = unwrap(
+    await rpc(
+      "create",
+      stub.create({ workspaceId: input.workspaceId, sessionId, title: input.title ?? "", metadata: input.metadata ?? {} }),
+    ),
+  );
   return { ...out.session, created: out.created };
 }
 
@@ -66,7 +74,9 @@ export async function getSession(env: Env, workspaceId: string, sessionId: strin
 export function assertMessageSize(content: string): void {
   const bytes = new TextEncoder().encode(content).byteLength;
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}`, { details: { limit_bytes: MAX_MESSAGE_BYTES } });
+    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}`, {
+      details: { limit_bytes: MAX_MESSAGE_BYTES },
+    });
   }
 }
 

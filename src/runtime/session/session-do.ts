@@ -94,7 +94,12 @@ export class SessionObject extends DurableObject<Env> {
     this.#services = services;
     this.#store = new SessionStorage(ctx.storage);
     this.#live = new LiveClients(ctx);
-    this.#replicator = new Replicator({ env, store: this.#store, scheduleRetry: (at) => this.#scheduleAlarm(at), fault: services.replicationFault });
+    this.#replicator = new Replicator({
+      env,
+      store: this.#store,
+      scheduleRetry: (at) => this.#scheduleAlarm(at),
+      fault: services.replicationFault,
+    });
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
@@ -165,12 +170,21 @@ export class SessionObject extends DurableObject<Env> {
   async create(args: CreateArgs): Promise<Outcome<{ session: SessionView; created: boolean }>> {
     const existing = this.#store.session();
     if (existing) {
-      if (existing.workspace_id !== args.workspaceId) return { ok: false, error: { code: "conflict", message: "This session id is taken" } };
+      if (existing.workspace_id !== args.workspaceId)
+        return { ok: false, error: { code: "conflict", message: "This session id is taken" } };
       const { log, queue } = this.#require(args.workspaceId);
       return success({ session: this.#view(log, queue), created: false });
     }
     const now = Date.now();
-    this.#store.saveSession({ id: args.sessionId, workspace_id: args.workspaceId, title: args.title, status: "open", metadata: args.metadata, created_at: now, updated_at: now });
+    this.#store.saveSession({
+      id: args.sessionId,
+      workspace_id: args.workspaceId,
+      title: args.title,
+      status: "open",
+      metadata: args.metadata,
+      created_at: now,
+      updated_at: now,
+    });
     const { log, queue } = this.#require(args.workspaceId);
     // Listed in D1 right away when D1 is up; otherwise the alarm retries like any replication.
     await this.#replicator.flush();
@@ -258,7 +272,9 @@ export class SessionObject extends DurableObject<Env> {
    * Exactly what the model would get now: the running run's system prompt, tools and messages, or
    * those of a run opened now; the messages as `conversationForModel` settles them for the provider.
    */
-  async context(workspaceId: string): Promise<Outcome<{ system: string; tools: ToolDeclaration[]; messages: Message[]; active_leaf: string | null }>> {
+  async context(
+    workspaceId: string,
+  ): Promise<Outcome<{ system: string; tools: ToolDeclaration[]; messages: Message[]; active_leaf: string | null }>> {
     return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
       const config = await this.#config(workspaceId);
@@ -312,9 +328,13 @@ export class SessionObject extends DurableObject<Env> {
   #navigate(workspaceId: string, clientId: string, kind: "rewind" | "branch", target: string) {
     const { log } = this.#require(workspaceId);
     assertOpen(log.session);
-    if (this.#store.openRuns().length > 0) throw new AppError("busy", `Cannot ${kind} while a run is queued or running; cancel it or wait`, { retryAfter: 1 });
+    if (this.#store.openRuns().length > 0)
+      throw new AppError("busy", `Cannot ${kind} while a run is queued or running; cancel it or wait`, { retryAfter: 1 });
     const check = kind === "rewind" ? validateRewindTarget(log.tree, target) : validateBranchTarget(log.tree, target);
-    if (!check.ok) throw new AppError("unprocessable", `Cannot ${kind} to ${target}: ${describeRejection(check.reason)}`, { details: { reason: check.reason } });
+    if (!check.ok)
+      throw new AppError("unprocessable", `Cannot ${kind} to ${target}: ${describeRejection(check.reason)}`, {
+        details: { reason: check.reason },
+      });
     const event =
       kind === "rewind"
         ? log.appendOne({ type: "rewind", run_id: null, client_id: clientId, target_event_id: target })
@@ -449,7 +469,11 @@ function runView(sessionId: string, run: RunRow): RunView {
 }
 
 function sseResponse(body: ReadableStream<Uint8Array>, outcome?: SubmitOutcome): Response {
-  const headers = new Headers({ "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache, no-transform", Connection: "keep-alive" });
+  const headers = new Headers({
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache, no-transform",
+    Connection: "keep-alive",
+  });
   if (outcome) {
     headers.set("X-Run-Id", outcome.run_id);
     headers.set("X-Run-Status", outcome.status);

@@ -16,7 +16,11 @@ import { InProgressMessage } from "./in-progress.ts";
 import type { Replicator } from "./replicator.ts";
 
 /** A transient event as the loop hands it over: the log adds seq, session, ts. */
-export type TransientInput = TransientEvent extends infer T ? (T extends TransientEvent ? Omit<T, "seq" | "session_id" | "ts" | "client_id"> & { client_id?: string } : never) : never;
+export type TransientInput = TransientEvent extends infer T
+  ? T extends TransientEvent
+    ? Omit<T, "seq" | "session_id" | "ts" | "client_id"> & { client_id?: string }
+    : never
+  : never;
 
 export const SERVER_CLIENT_ID = "beaver";
 
@@ -37,7 +41,9 @@ export class SessionLog {
     this.#session = session;
     this.tree = SessionTree.fromEvents(store.allEvents());
     this.#leaf = store.getMeta<string | null>("leaf");
-    this.#seq = new SeqCounter(store.maxEventSeq(), store.getMeta<number>("seq_reserved") ?? 0, (reserved) => store.setMeta("seq_reserved", reserved));
+    this.#seq = new SeqCounter(store.maxEventSeq(), store.getMeta<number>("seq_reserved") ?? 0, (reserved) =>
+      store.setMeta("seq_reserved", reserved),
+    );
   }
 
   get session(): SessionInfo {
@@ -98,14 +104,22 @@ export class SessionLog {
   }
 
   emit(input: TransientInput): TransientEvent {
-    const event = { client_id: SERVER_CLIENT_ID, ...input, seq: this.#seq.take(), session_id: this.#session.id, ts: Date.now() } as TransientEvent;
+    const event = {
+      client_id: SERVER_CLIENT_ID,
+      ...input,
+      seq: this.#seq.take(),
+      session_id: this.#session.id,
+      ts: Date.now(),
+    } as TransientEvent;
     this.#broadcast({ persistent: false, ...event });
     return event;
   }
 
   /** Persistent events after `lastSeq` (from storage), then the in-progress message so far; optionally one run's only. */
   replay(lastSeq: number, includeHidden: boolean, runId?: string): StreamFrame[] {
-    const persisted: StreamFrame[] = this.store.eventsAfter(lastSeq, { includeHidden, ...(runId !== undefined ? { runId } : {}) }).map((e) => ({ persistent: true, ...e }));
+    const persisted: StreamFrame[] = this.store
+      .eventsAfter(lastSeq, { includeHidden, ...(runId !== undefined ? { runId } : {}) })
+      .map((e) => ({ persistent: true, ...e }));
     const inProgress: StreamFrame[] = this.inProgress.framesAfter(lastSeq).filter((f) => runId === undefined || f.run_id === runId);
     return [...persisted, ...inProgress];
   }

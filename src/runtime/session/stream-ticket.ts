@@ -34,7 +34,11 @@ function keyOf(env: Env): string {
 const b64url = (text: string) => btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 const fromB64url = (text: string) => atob(text.replace(/-/g, "+").replace(/_/g, "/"));
 
-export async function issueTicket(env: Env, claims: Omit<TicketClaims, "e" | "n">, now = Date.now()): Promise<{ ticket: string; expires_at: number }> {
+export async function issueTicket(
+  env: Env,
+  claims: Omit<TicketClaims, "e" | "n">,
+  now = Date.now(),
+): Promise<{ ticket: string; expires_at: number }> {
   const full: TicketClaims = { ...claims, e: now + TICKET_TTL_MS, n: randomToken(24) };
   const body = b64url(JSON.stringify(full));
   const sig = await hmacSha256Hex(keyOf(env), body);

@@ -50,7 +50,9 @@ export class ToolRegistry {
 
   /** The declarations the model is given, as API data (`GET /context`). */
   async declarations(): Promise<ToolDeclaration[]> {
-    return Promise.all(this.list().map(async (spec) => ({ name: spec.name, description: spec.description, input_schema: await inputJsonSchema(spec) })));
+    return Promise.all(
+      this.list().map(async (spec) => ({ name: spec.name, description: spec.description, input_schema: await inputJsonSchema(spec) })),
+    );
   }
 }
 

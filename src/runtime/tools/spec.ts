@@ -44,4 +44,8 @@ export function defineTool<I>(spec: ToolSpec<I>): ToolSpec<unknown> {
 }
 
 export const ok = (content: string): ToolResult => ({ ok: true, content });
-export const fail = (code: string, message: string): ToolResult => ({ ok: false, content: `Error (${code}): ${message}`, error: { code, message } });
+export const fail = (code: string, message: string): ToolResult => ({
+  ok: false,
+  content: `Error (${code}): ${message}`,
+  error: { code, message },
+});

@@ -75,7 +75,8 @@ export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): C
     if (dirs.has(f.path)) problems.push(problem(f.path, "is both a file and a directory"));
   }
   if (files.length > limits.maxFiles) problems.push(problem(".", `too many files: ${files.length} (limit ${limits.maxFiles})`));
-  if (bytes > limits.maxUnpackedBytes) problems.push(problem(".", `too many bytes once unpacked: ${bytes} (limit ${limits.maxUnpackedBytes})`));
+  if (bytes > limits.maxUnpackedBytes)
+    problems.push(problem(".", `too many bytes once unpacked: ${bytes} (limit ${limits.maxUnpackedBytes})`));
   return problems.length > 0 ? { ok: false, problems: dedupe(problems) } : { ok: true, archive: { files, ignored } };
 }
 

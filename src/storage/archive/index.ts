@@ -17,14 +17,19 @@ export type { CheckedArchive } from "./check.ts";
 
 export function detectFormat(bytes: Uint8Array): ArchiveFormat | null {
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) return "tar.gz";
-  if (bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 0x03 || bytes[2] === 0x05) && (bytes[3] === 0x04 || bytes[3] === 0x06)) return "zip";
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 0x03 || bytes[2] === 0x05) && (bytes[3] === 0x04 || bytes[3] === 0x06))
+    return "zip";
   if (bytes.length >= 262 && new TextDecoder().decode(bytes.subarray(257, 262)) === "ustar") return "tar";
   return null;
 }
 
-export async function readArchive(bytes: Uint8Array, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<CheckedArchive & { format: ArchiveFormat }> {
+export async function readArchive(
+  bytes: Uint8Array,
+  limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+): Promise<CheckedArchive & { format: ArchiveFormat }> {
   if (bytes.byteLength === 0) throw archiveUnreadable("empty body");
-  if (bytes.byteLength > limits.maxArchiveBytes) throw archiveRejected([problem(".", `archive is ${bytes.byteLength} bytes (limit ${limits.maxArchiveBytes})`)]);
+  if (bytes.byteLength > limits.maxArchiveBytes)
+    throw archiveRejected([problem(".", `archive is ${bytes.byteLength} bytes (limit ${limits.maxArchiveBytes})`)]);
   const format = detectFormat(bytes);
   if (!format) throw archiveUnreadable("not a tar.gz, tar or zip archive (unrecognised magic bytes)");
   let raw: RawEntry[];
@@ -36,7 +41,8 @@ export async function readArchive(bytes: Uint8Array, limits: ArchiveLimits = DEF
       raw = await readTar(tarBytes);
     }
   } catch (e) {
-    if (e instanceof OutputTooLarge) throw archiveRejected([problem(".", `too many bytes once unpacked (limit ${limits.maxUnpackedBytes})`)]);
+    if (e instanceof OutputTooLarge)
+      throw archiveRejected([problem(".", `too many bytes once unpacked (limit ${limits.maxUnpackedBytes})`)]);
     throw e;
   }
   const checked = checkEntries(raw, limits);

@@ -24,14 +24,19 @@ const KIND_BY_MODE: Record<number, EntryKind> = {
 
 function kindOf(e: Entry): EntryKind {
   if (e.symlink) return "symlink";
-  const mode = e.unixMode ?? (e.externalFileAttributes >>> 16);
+  const mode = e.unixMode ?? e.externalFileAttributes >>> 16;
   const fmt = mode & S_IFMT;
   if (fmt !== 0 && KIND_BY_MODE[fmt]) return KIND_BY_MODE[fmt];
   return e.directory ? "directory" : "file";
 }
 
 export async function readZip(bytes: Uint8Array, maxUnpackedBytes: number): Promise<RawEntry[]> {
-  const reader = new ZipReader(new Uint8ArrayReader(bytes), { useWebWorkers: false, checkCrc32: true, checkOverlappingEntry: true, filenameValidation: "tolerant" });
+  const reader = new ZipReader(new Uint8ArrayReader(bytes), {
+    useWebWorkers: false,
+    checkCrc32: true,
+    checkOverlappingEntry: true,
+    filenameValidation: "tolerant",
+  });
   let entries: Entry[];
   try {
     entries = await reader.getEntries();

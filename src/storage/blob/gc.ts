@@ -32,11 +32,15 @@ export async function collectOrphans(env: Env, workspaceId: string, now: number,
   await mapLimit(trees.results, 6, (t) => env.BLOBS.delete(treeKey(workspaceId, t.tree_hash)));
 
   // Blobs still needed: those of every remaining tree (referenced or still within its grace window).
-  const remaining = await env.DB.prepare("SELECT tree_hash FROM skill_trees WHERE workspace_id = ?1").bind(workspaceId).all<{ tree_hash: string }>();
+  const remaining = await env.DB.prepare("SELECT tree_hash FROM skill_trees WHERE workspace_id = ?1")
+    .bind(workspaceId)
+    .all<{ tree_hash: string }>();
   const keep = new Set<string>();
   const manifests = await mapLimit(remaining.results, 6, (t) => readManifest(env, workspaceId, t.tree_hash));
   for (const m of manifests) for (const f of m?.files ?? []) keep.add(f.sha256);
-  const stale = await env.DB.prepare("SELECT sha256 FROM skill_blobs WHERE workspace_id = ?1 AND last_seen_at < ?2").bind(workspaceId, cutoff).all<{ sha256: string }>();
+  const stale = await env.DB.prepare("SELECT sha256 FROM skill_blobs WHERE workspace_id = ?1 AND last_seen_at < ?2")
+    .bind(workspaceId, cutoff)
+    .all<{ sha256: string }>();
   const doomed = stale.results.map((r) => r.sha256).filter((s) => !keep.has(s));
   let blobsDeleted = 0;
   if (doomed.length > 0) {
@@ -49,7 +53,8 @@ export async function collectOrphans(env: Env, workspaceId: string, now: number,
     blobsDeleted = gone.results.length;
   }
 
-  const unindexedDeleted = (await sweepUnindexed(env, workspaceId, "blobs", cutoff)) + (await sweepUnindexed(env, workspaceId, "trees", cutoff));
+  const unindexedDeleted =
+    (await sweepUnindexed(env, workspaceId, "blobs", cutoff)) + (await sweepUnindexed(env, workspaceId, "trees", cutoff));
   return { treesDeleted: trees.results.length, blobsDeleted, unindexedDeleted };
 }
 
@@ -66,7 +71,9 @@ async function sweepUnindexed(env: Env, workspaceId: string, kind: "blobs" | "tr
         kind === "blobs"
           ? "SELECT sha256 AS h FROM skill_blobs WHERE workspace_id = ?1 AND sha256 IN (SELECT value FROM json_each(?2))"
           : "SELECT tree_hash AS h FROM skill_trees WHERE workspace_id = ?1 AND tree_hash IN (SELECT value FROM json_each(?2))";
-      const indexed = new Set((await env.DB.prepare(sql).bind(workspaceId, JSON.stringify(hashes)).all<{ h: string }>()).results.map((r) => r.h));
+      const indexed = new Set(
+        (await env.DB.prepare(sql).bind(workspaceId, JSON.stringify(hashes)).all<{ h: string }>()).results.map((r) => r.h),
+      );
       const orphanKeys = old.filter((o) => {
         const h = hashOfKey(o.key);
         return h !== null && !indexed.has(h);

@@ -46,10 +46,21 @@ export async function storeTree(env: Env, workspaceId: string, files: readonly T
   const now = Date.now();
 
   const treeKnown =
-    (await env.DB.prepare("UPDATE skill_trees SET last_seen_at = ? WHERE workspace_id = ? AND tree_hash = ? RETURNING tree_hash").bind(now, workspaceId, treeHash).all()).results.length > 0;
+    (
+      await env.DB.prepare("UPDATE skill_trees SET last_seen_at = ? WHERE workspace_id = ? AND tree_hash = ? RETURNING tree_hash")
+        .bind(now, workspaceId, treeHash)
+        .all()
+    ).results.length > 0;
   // Touched with their tree, so the collector never splits them. A known tree is not trusted on its
   // own: a blob the collector took (and `verifyTreeStored` un-indexed) is written again below.
-  const present = new Set(await touchBlobs(env, workspaceId, entries.map((e) => e.sha256), now));
+  const present = new Set(
+    await touchBlobs(
+      env,
+      workspaceId,
+      entries.map((e) => e.sha256),
+      now,
+    ),
+  );
   const shaByPath = new Map(entries.map((e) => [e.path, e.sha256]));
   const bySha = new Map<string, TreeFile>();
   for (const f of files) {
@@ -123,9 +134,13 @@ export async function verifyTreeStored(env: Env, workspaceId: string, treeHash: 
     await env.DB.prepare("DELETE FROM skill_trees WHERE workspace_id = ? AND tree_hash = ?").bind(workspaceId, treeHash).run();
     return false;
   }
-  const heads = await mapLimit(manifest.files, PUT_CONCURRENCY, async (e) => ((await env.BLOBS.head(blobKey(workspaceId, e.sha256))) === null ? e.sha256 : null));
+  const heads = await mapLimit(manifest.files, PUT_CONCURRENCY, async (e) =>
+    (await env.BLOBS.head(blobKey(workspaceId, e.sha256))) === null ? e.sha256 : null,
+  );
   const missing = heads.filter((h): h is string => h !== null);
   if (missing.length === 0) return true;
-  await env.DB.prepare("DELETE FROM skill_blobs WHERE workspace_id = ?1 AND sha256 IN (SELECT value FROM json_each(?2))").bind(workspaceId, JSON.stringify(missing)).run();
+  await env.DB.prepare("DELETE FROM skill_blobs WHERE workspace_id = ?1 AND sha256 IN (SELECT value FROM json_each(?2))")
+    .bind(workspaceId, JSON.stringify(missing))
+    .run();
   return false;
 }

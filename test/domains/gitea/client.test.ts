@@ -4,7 +4,8 @@ import { FakeGitea } from "../../support/fake-gitea.ts";
 import { swaggerProblems } from "../../support/swagger.ts";
 
 let fake: FakeGitea;
-const client = (timeoutMs = 2_000) => giteaClient({ baseUrl: "http://gitea.test/", token: "tok-1", timeoutMs, fetch: (input, init) => fake.fetch(input, init) });
+const client = (timeoutMs = 2_000) =>
+  giteaClient({ baseUrl: "http://gitea.test/", token: "tok-1", timeoutMs, fetch: (input, init) => fake.fetch(input, init) });
 
 beforeEach(() => {
   fake = new FakeGitea();
@@ -36,7 +37,11 @@ describe("Gitea client on gitea-js", () => {
     await g.comment("acme/app", 7, "hi @a_nice_user");
     await g.submitReview("acme/app", 7, { event: "APPROVED", body: "lgtm" });
     await g.createBranch("acme/app", "fix/1-x", "main");
-    await g.changeFiles("acme/app", { branch: "fix/1-x", message: "fix", files: [{ operation: "create", path: "b.ts", content: btoa("b") }] });
+    await g.changeFiles("acme/app", {
+      branch: "fix/1-x",
+      message: "fix",
+      files: [{ operation: "create", path: "b.ts", content: btoa("b") }],
+    });
     const created = await g.createPull("acme/app", { title: "Fix", head: "fix/1-x", base: "main" });
     expect(created.number).toBe(8);
     await g.merge("acme/app", 7, { method: "squash", deleteBranch: true });

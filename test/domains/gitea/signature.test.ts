@@ -17,7 +17,9 @@ describe("webhook signature", () => {
     expect(await verifySignature("s3cret", body, { giteaSignature: null, hubSignature256: null })).toBe(false);
     expect(await verifySignature("s3cret", body, { giteaSignature: hex.slice(0, 40), hubSignature256: null })).toBe(false);
     expect(await verifySignature("other", body, { giteaSignature: hex, hubSignature256: null })).toBe(false);
-    expect(await verifySignature("s3cret", new TextEncoder().encode('{"action":"closed"}'), { giteaSignature: hex, hubSignature256: null })).toBe(false);
+    expect(
+      await verifySignature("s3cret", new TextEncoder().encode('{"action":"closed"}'), { giteaSignature: hex, hubSignature256: null }),
+    ).toBe(false);
     expect(await verifySignature("s3cret", body, { giteaSignature: null, hubSignature256: hex })).toBe(false);
     // One bad header does not hide a good one, and a good one does not excuse nothing.
     expect(await verifySignature("s3cret", body, { giteaSignature: "00", hubSignature256: `sha256=${hex}` })).toBe(true);

@@ -7,12 +7,24 @@ import { sendMail } from "../../../src/domains/mail/store.ts";
 import { ScriptedModel, registerModel, text, toolCalls } from "../../support/sessions.ts";
 import { listTasks, toolchainWorkspace } from "../../support/toolchain-setup.ts";
 
-type Mail = { id: string; status: string; performative: string; from_agent: string; to_agent: string; in_reply_to: string | null; subject: string; last_error: string | null };
+type Mail = {
+  id: string;
+  status: string;
+  performative: string;
+  from_agent: string;
+  to_agent: string;
+  in_reply_to: string | null;
+  subject: string;
+  last_error: string | null;
+};
 type Err = { error: { code: string; details?: { path: string }[] } };
 
 async function useModel(ws: { admin: string }, agentId: string, scripted: ScriptedModel) {
   const id = registerModel(scripted);
-  await call("PATCH", `/api/agents/${agentId}`, { token: ws.admin, body: { model: { provider: "openai-compatible", id, base_url: "http://scripted.test/v1" } } });
+  await call("PATCH", `/api/agents/${agentId}`, {
+    token: ws.admin,
+    body: { model: { provider: "openai-compatible", id, base_url: "http://scripted.test/v1" } },
+  });
 }
 
 async function send(token: string, body: Record<string, unknown>) {
@@ -27,7 +39,13 @@ async function get(token: string, id: string) {
 describe("/api/mail", () => {
   it("sends, lists, filters and reads mail; validates agents and bodies", async () => {
     const ws = await toolchainWorkspace();
-    const sent = await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Status?", body: "Where are we on #13?" });
+    const sent = await send(ws.member, {
+      from_agent: "boss",
+      to_agent: "jony",
+      performative: "request",
+      subject: "Status?",
+      body: "Where are we on #13?",
+    });
     expect(sent.status).toBe(201);
     expect(sent.mail).toMatchObject({ status: "pending", performative: "request", from_agent: "boss", to_agent: "jony" });
     await send(ws.member, { from_agent: "jony", to_agent: "nice", performative: "inform", subject: "FYI", body: "I rebased #7." });
@@ -37,9 +55,19 @@ describe("/api/mail", () => {
 
     const unknown = await send(ws.member, { from_agent: "boss", to_agent: "ghost", performative: "inform", subject: "x", body: "y" });
     expect(unknown.status).toBe(422);
-    const badType = await call("POST", "/api/mail", { token: ws.member, body: { from_agent: "boss", to_agent: "jony", performative: "order", subject: "x", body: "y" } });
+    const badType = await call("POST", "/api/mail", {
+      token: ws.member,
+      body: { from_agent: "boss", to_agent: "jony", performative: "order", subject: "x", body: "y" },
+    });
     expect((await json<Err>(badType)).error.details?.[0]?.path).toBe("performative");
-    expect((await call("POST", "/api/mail", { token: ws.read, body: { from_agent: "boss", to_agent: "jony", performative: "inform", subject: "x", body: "y" } })).status).toBe(403);
+    expect(
+      (
+        await call("POST", "/api/mail", {
+          token: ws.read,
+          body: { from_agent: "boss", to_agent: "jony", performative: "inform", subject: "x", body: "y" },
+        })
+      ).status,
+    ).toBe(403);
     const other = await toolchainWorkspace();
     expect((await call("GET", `/api/mail/${sent.mail.id}`, { token: other.read })).status).toBe(404);
     expect((await call("POST", `/api/mail/${sent.mail.id}/reply`, { token: other.member, body: { body: "hi" } })).status).toBe(404);
@@ -51,11 +79,17 @@ describe("/api/mail", () => {
     const ws = await toolchainWorkspace();
     const now = Date.now();
     const sent: string[] = [];
-    for (let i = 0; i < 5; i++) sent.push((await sendMail(env, ws.id, { fromAgent: "boss", toAgent: "jony", performative: "inform", subject: `FYI ${i}`, body: "x" }, now)).id);
+    for (let i = 0; i < 5; i++)
+      sent.push(
+        (await sendMail(env, ws.id, { fromAgent: "boss", toAgent: "jony", performative: "inform", subject: `FYI ${i}`, body: "x" }, now))
+          .id,
+      );
     const seen: string[] = [];
     let cursor = "";
     for (let guard = 0; guard < 10; guard++) {
-      const page = await json<{ mail: Mail[]; next_before: number | null; next_before_id: string | null }>(await call("GET", `/api/mail?limit=2${cursor}`, { token: ws.read }));
+      const page = await json<{ mail: Mail[]; next_before: number | null; next_before_id: string | null }>(
+        await call("GET", `/api/mail?limit=2${cursor}`, { token: ws.read }),
+      );
       seen.push(...page.mail.map((m) => m.id));
       if (page.next_before === null) break;
       cursor = `&before=${page.next_before}&before_id=${page.next_before_id}`;
@@ -65,10 +99,22 @@ describe("/api/mail", () => {
 
   it("a reply through the API answers the request, and cancel stops open mail", async () => {
     const ws = await toolchainWorkspace();
-    const { mail } = await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Status?", body: "?" });
+    const { mail } = await send(ws.member, {
+      from_agent: "boss",
+      to_agent: "jony",
+      performative: "request",
+      subject: "Status?",
+      body: "?",
+    });
     const reply = await call("POST", `/api/mail/${mail.id}/reply`, { token: ws.member, body: { body: "Almost done." } });
     expect(reply.status).toBe(201);
-    expect(await json(reply)).toMatchObject({ from_agent: "jony", to_agent: "boss", in_reply_to: mail.id, subject: "Re: Status?", performative: "inform" });
+    expect(await json(reply)).toMatchObject({
+      from_agent: "jony",
+      to_agent: "boss",
+      in_reply_to: mail.id,
+      subject: "Re: Status?",
+      performative: "inform",
+    });
     expect((await get(ws.read, mail.id)).replies).toHaveLength(1);
     expect((await call("POST", `/api/mail/${mail.id}/cancel`, { token: ws.member })).status).toBe(200);
     expect((await call("POST", `/api/mail/${mail.id}/cancel`, { token: ws.member })).status).toBe(409);
@@ -78,10 +124,19 @@ describe("/api/mail", () => {
 describe("mail runs", () => {
   it("a request is done once the recipient replies with mail_reply; the reply informs the sender", async () => {
     const ws = await toolchainWorkspace();
-    const jony = new ScriptedModel([toolCalls({ id: "m1", name: "mail_reply", args: { body: "Issue #13 is in review as PR #14." } }), text("Replied.")]);
+    const jony = new ScriptedModel([
+      toolCalls({ id: "m1", name: "mail_reply", args: { body: "Issue #13 is in review as PR #14." } }),
+      text("Replied."),
+    ]);
     await useModel(ws, "jony", jony);
     await useModel(ws, "boss", new ScriptedModel([text("Thanks.")]));
-    const { mail } = await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Status?", body: "Where are we on #13?" });
+    const { mail } = await send(ws.member, {
+      from_agent: "boss",
+      to_agent: "jony",
+      performative: "request",
+      subject: "Status?",
+      body: "Where are we on #13?",
+    });
     await dispatchMail(env, ws.id);
     const done = await get(ws.read, mail.id);
     expect(done.mail.status).toBe("done");
@@ -101,8 +156,12 @@ describe("mail runs", () => {
     const ws = await toolchainWorkspace();
     const jony = new ScriptedModel([text("Read it.")]);
     await useModel(ws, "jony", jony);
-    const inform = (await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "inform", subject: "FYI", body: "Release on Friday." })).mail;
-    const request = (await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Need", body: "Please confirm." })).mail;
+    const inform = (
+      await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "inform", subject: "FYI", body: "Release on Friday." })
+    ).mail;
+    const request = (
+      await send(ws.member, { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Need", body: "Please confirm." })
+    ).mail;
     await dispatchMail(env, ws.id);
     expect((await get(ws.read, inform.id)).mail.status).toBe("done");
     expect(jony.promptText(0) + jony.promptText(1)).toContain("no reply and no action are needed");
@@ -110,6 +169,14 @@ describe("mail runs", () => {
     await dispatchMail(env, ws.id);
     const failed = await get(ws.read, request.id);
     expect(failed.mail.status).toBe("failed");
-    expect(failed.history.map((h) => h.event)).toEqual(["sent", "claimed", "run_started", "retry_scheduled", "claimed", "run_started", "failed"]);
+    expect(failed.history.map((h) => h.event)).toEqual([
+      "sent",
+      "claimed",
+      "run_started",
+      "retry_scheduled",
+      "claimed",
+      "run_started",
+      "failed",
+    ]);
   });
 });

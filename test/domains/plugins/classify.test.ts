@@ -23,9 +23,42 @@ describe("upgrade classification", () => {
 const f = (path: string, sha: string, executable = false): ManifestEntry => ({ path, sha256: sha.padEnd(64, "0"), size: 1, executable });
 
 describe("supporting-file merge plan", () => {
-  const B = [f("SKILL.md", "s0"), f("a.md", "a0"), f("b.md", "b0"), f("c.md", "c0"), f("d.md", "d0"), f("e.md", "e0"), f("g.sh", "g0"), f("gone.md", "x0"), f("kept.md", "k0")];
-  const L = [f("SKILL.md", "s1"), f("a.md", "a0"), f("b.md", "b1"), f("c.md", "c1"), f("d.md", "d1"), f("e.md", "e0"), f("g.sh", "g0"), f("local-new.md", "n1"), f("both-same.md", "q1"), f("clash.md", "z1"), f("kept.md", "k1")];
-  const U = [f("SKILL.md", "s2"), f("a.md", "a2"), f("b.md", "b0"), f("c.md", "c1"), f("d.md", "d2"), f("g.sh", "g0", true), f("up-new.md", "u2"), f("both-same.md", "q1"), f("clash.md", "z2"), f("gone.md", "x0")];
+  const B = [
+    f("SKILL.md", "s0"),
+    f("a.md", "a0"),
+    f("b.md", "b0"),
+    f("c.md", "c0"),
+    f("d.md", "d0"),
+    f("e.md", "e0"),
+    f("g.sh", "g0"),
+    f("gone.md", "x0"),
+    f("kept.md", "k0"),
+  ];
+  const L = [
+    f("SKILL.md", "s1"),
+    f("a.md", "a0"),
+    f("b.md", "b1"),
+    f("c.md", "c1"),
+    f("d.md", "d1"),
+    f("e.md", "e0"),
+    f("g.sh", "g0"),
+    f("local-new.md", "n1"),
+    f("both-same.md", "q1"),
+    f("clash.md", "z1"),
+    f("kept.md", "k1"),
+  ];
+  const U = [
+    f("SKILL.md", "s2"),
+    f("a.md", "a2"),
+    f("b.md", "b0"),
+    f("c.md", "c1"),
+    f("d.md", "d2"),
+    f("g.sh", "g0", true),
+    f("up-new.md", "u2"),
+    f("both-same.md", "q1"),
+    f("clash.md", "z2"),
+    f("gone.md", "x0"),
+  ];
   const plan = planSupportingFileMerge(B, L, U);
   const res = (path: string) => plan.files.find((p) => p.path === path)?.resolution;
   const conflict = (path: string) => plan.conflicts.find((c) => c.path === path)?.kind;
@@ -57,7 +90,16 @@ describe("supporting-file merge plan", () => {
     expect(plan.files.some((p) => p.path === "SKILL.md")).toBe(false);
   });
   it("is not blocked without conflicts", () => {
-    const clean = planSupportingFileMerge([f("SKILL.md", "s0"), f("a.md", "a0")], [f("SKILL.md", "s1"), f("a.md", "a0")], [f("SKILL.md", "s2"), f("a.md", "a2")]);
-    expect(clean).toEqual({ skill_md: "needs_synthesis", files: [{ path: "a.md", resolution: "take_upstream", result: { sha256: "a2".padEnd(64, "0"), executable: false, size: 1 } }], conflicts: [], blocked: false });
+    const clean = planSupportingFileMerge(
+      [f("SKILL.md", "s0"), f("a.md", "a0")],
+      [f("SKILL.md", "s1"), f("a.md", "a0")],
+      [f("SKILL.md", "s2"), f("a.md", "a2")],
+    );
+    expect(clean).toEqual({
+      skill_md: "needs_synthesis",
+      files: [{ path: "a.md", resolution: "take_upstream", result: { sha256: "a2".padEnd(64, "0"), executable: false, size: 1 } }],
+      conflicts: [],
+      blocked: false,
+    });
   });
 });

@@ -13,12 +13,18 @@ import { skillMd, toolkitSkill } from "../../fixtures/skills/bundles.ts";
 import { candidates, pluginPackage, post, uploadPackage, versionsOf } from "../../support/plugins.ts";
 import { testServices, workspaceLock } from "../../support/test-services.ts";
 
-const count = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
+const count = async (sql: string, ...binds: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...binds)
+    .first<{ n: number }>())!.n;
 
 describe("workspace write lock", () => {
   it("20 concurrent enables mirror each skill exactly once", async () => {
     const ws = await newWorkspace();
-    await uploadPackage(ws.admin, await pluginPackage("duo", "1", { "duo-a": toolkitSkill("duo-a"), "duo-b": { "SKILL.md": skillMd("duo-b", "B.") } }));
+    await uploadPackage(
+      ws.admin,
+      await pluginPackage("duo", "1", { "duo-a": toolkitSkill("duo-a"), "duo-b": { "SKILL.md": skillMd("duo-b", "B.") } }),
+    );
     const results = await Promise.all(Array.from({ length: 20 }, () => post(ws.admin, "/api/plugins/duo/enable")));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(results.filter((r) => r.body.changed === true)).toHaveLength(1);
@@ -53,10 +59,18 @@ describe("workspace write lock", () => {
   it("20 concurrent updates of a skill allocate distinct version numbers; identical ones publish once", async () => {
     const ws = await newWorkspace();
     const body = (d: string) => ({ files: [{ path: "SKILL.md", content: skillMd("busy", d) }] });
-    const distinct = await Promise.all(Array.from({ length: 20 }, (_, i) => call("PUT", "/api/skills/busy", { token: ws.member, body: body(`Variant ${i}.`) }).then((r) => json<{ version: string }>(r))));
+    const distinct = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call("PUT", "/api/skills/busy", { token: ws.member, body: body(`Variant ${i}.`) }).then((r) => json<{ version: string }>(r)),
+      ),
+    );
     expect(new Set(distinct.map((r) => r.version)).size).toBe(20);
     expect(distinct.map((r) => r.version).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `v${String(i + 1).padStart(4, "0")}`));
-    const same = await Promise.all(Array.from({ length: 20 }, () => call("PUT", "/api/skills/busy", { token: ws.member, body: body("Settled.") }).then((r) => json<{ created: boolean }>(r))));
+    const same = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call("PUT", "/api/skills/busy", { token: ws.member, body: body("Settled.") }).then((r) => json<{ created: boolean }>(r)),
+      ),
+    );
     expect(same.filter((r) => r.created)).toHaveLength(1);
     expect(await versionsOf(ws.id, "busy")).toBe(21);
   });

@@ -35,15 +35,27 @@ function fakeGitea(): FakeGitea {
       const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
       requests.push({ url, auth: new Headers(init?.headers).get("Authorization") });
       const bytes = archives.get(url);
-      return bytes ? new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }) : new Response('{"message":"not found"}', { status: 404 });
+      return bytes
+        ? new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } })
+        : new Response('{"message":"not found"}', { status: 404 });
     },
   };
 }
 
 async function configure(ws: TestWorkspace): Promise<void> {
-  expect((await call("PUT", "/api/config", { token: ws.admin, body: { toolchain: { gitea_base_url: "https://gitea.test/", gitea_token_secret: "GITEA_TOKEN" } } })).status).toBe(200);
+  expect(
+    (
+      await call("PUT", "/api/config", {
+        token: ws.admin,
+        body: { toolchain: { gitea_base_url: "https://gitea.test/", gitea_token_secret: "GITEA_TOKEN" } },
+      })
+    ).status,
+  ).toBe(200);
   expect((await call("PUT", "/api/secrets/GITEA_TOKEN", { token: ws.admin, body: { value: "gitea-secret-token" } })).status).toBe(200);
-  const src = await call("PUT", "/api/plugins/sources/team-skills", { token: ws.admin, body: { owner: "gordon", repo: "hello-world", ref: "main" } });
+  const src = await call("PUT", "/api/plugins/sources/team-skills", {
+    token: ws.admin,
+    body: { owner: "gordon", repo: "hello-world", ref: "main" },
+  });
   expect(await json(src)).toEqual({ id: "team-skills", owner: "gordon", repo: "hello-world", ref: "main", created: true });
 }
 
@@ -56,10 +68,23 @@ describe("Gitea plugin sources", () => {
     const ws = await newWorkspace();
     await configure(ws);
     expect((await call("PUT", "/api/plugins/sources/bad", { token: ws.admin, body: { owner: "a/b", repo: "r" } })).status).toBe(400);
-    expect((await call("PUT", "/api/plugins/sources/bad", { token: ws.admin, body: { owner: "a", repo: "r", ref: "../x" } })).status).toBe(400);
+    expect((await call("PUT", "/api/plugins/sources/bad", { token: ws.admin, body: { owner: "a", repo: "r", ref: "../x" } })).status).toBe(
+      400,
+    );
     expect((await call("PUT", "/api/plugins/sources/x", { token: ws.member, body: { owner: "a", repo: "r" } })).status).toBe(403);
     const listed = await json<{ sources: unknown[] }>(await call("GET", "/api/plugins/sources", { token: ws.read }));
-    expect(listed.sources).toEqual([{ id: "team-skills", owner: "gordon", repo: "hello-world", ref: "main", last_fetched_at: null, last_commit: null, last_status: null, last_error: null }]);
+    expect(listed.sources).toEqual([
+      {
+        id: "team-skills",
+        owner: "gordon",
+        repo: "hello-world",
+        ref: "main",
+        last_fetched_at: null,
+        last_commit: null,
+        last_status: null,
+        last_error: null,
+      },
+    ]);
     expect((await call("DELETE", "/api/plugins/sources/team-skills", { token: ws.admin })).status).toBe(200);
     expect((await call("DELETE", "/api/plugins/sources/team-skills", { token: ws.admin })).status).toBe(404);
   });
@@ -71,7 +96,9 @@ describe("Gitea plugin sources", () => {
     gitea.archives.set(url("main"), await pluginPackage("review-kit", "1.0.0", { reviewer: V1 }, { prefix: "hello-world" }));
     const r = await fetchSource(env, ws.id, "team-skills", { actor: "t", fetchImpl: gitea.fetch });
     expect("recorded" in r && r.recorded.plugins).toEqual([{ id: "review-kit", packageStatus: "present", changed: true, enabled: false }]);
-    expect(gitea.requests).toEqual([{ url: "https://gitea.test/api/v1/repos/gordon/hello-world/archive/main.tar.gz", auth: "token gitea-secret-token" }]);
+    expect(gitea.requests).toEqual([
+      { url: "https://gitea.test/api/v1/repos/gordon/hello-world/archive/main.tar.gz", auth: "token gitea-secret-token" },
+    ]);
     const p = await plugin(ws.read, "review-kit");
     expect(p).toMatchObject({ state: "discovered", discovered_version: "1.0.0" });
     expect(JSON.stringify(p)).not.toContain("gitea-secret-token");
@@ -98,12 +125,16 @@ describe("Gitea plugin sources", () => {
     const c = (await candidates(ws.read, "reviewer")).candidates;
     expect(c).toHaveLength(1);
     expect(c[0]).toMatchObject({ status: "drafted", merge_mode: "fast_forward", evidence: { plugin_version: "1.1.0" } });
-    const src = await json<{ sources: { last_commit: string; last_status: string }[] }>(await call("GET", "/api/plugins/sources", { token: ws.read }));
+    const src = await json<{ sources: { last_commit: string; last_status: string }[] }>(
+      await call("GET", "/api/plugins/sources", { token: ws.read }),
+    );
     expect(src.sources[0]).toMatchObject({ last_commit: hookPush.after, last_status: "ok" });
 
     // Other repositories, other branches and branch deletions are not ours.
     expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, ref: "refs/heads/feature" }, gitea.fetch)).toEqual([]);
-    expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, repository: { full_name: "someone/else" } }, gitea.fetch)).toEqual([]);
+    expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, repository: { full_name: "someone/else" } }, gitea.fetch)).toEqual(
+      [],
+    );
     expect(await handleGiteaPushForPlugins(env, ws.id, { ...hookPush, after: "0".repeat(40) }, gitea.fetch)).toEqual([]);
   });
 
@@ -119,7 +150,9 @@ describe("Gitea plugin sources", () => {
     try {
       const handled = await handleGiteaPushForPlugins(env, ws.id, hookPush, gitea.fetch);
       expect(handled).toEqual([{ sourceId: "team-skills", outcome: "error", message: expect.stringContaining("busy") }]);
-      const src = await json<{ sources: { last_status: string; last_commit: string }[] }>(await call("GET", "/api/plugins/sources", { token: ws.read }));
+      const src = await json<{ sources: { last_status: string; last_commit: string }[] }>(
+        await call("GET", "/api/plugins/sources", { token: ws.read }),
+      );
       expect(src.sources[0]).toMatchObject({ last_status: "deferred", last_commit: hookPush.after });
       // Still busy at the next tick: cron only tries, and keeps it deferred.
       vi.spyOn(globalThis, "fetch").mockImplementation(gitea.fetch);
@@ -162,13 +195,25 @@ describe("Gitea plugin sources", () => {
 
   it("caps the archive size and reports Gitea failures as upstream errors", async () => {
     const big = new Uint8Array(2048);
-    const tooBig = fetchGiteaArchive({ baseUrl: "https://gitea.test", owner: "o", repo: "r", ref: "main", maxBytes: 1024, timeoutMs: 1000 }, async () => new Response(big));
+    const tooBig = fetchGiteaArchive(
+      { baseUrl: "https://gitea.test", owner: "o", repo: "r", ref: "main", maxBytes: 1024, timeoutMs: 1000 },
+      async () => new Response(big),
+    );
     await expect(tooBig).rejects.toMatchObject({ code: "payload_too_large" });
-    const down = fetchGiteaArchive({ baseUrl: "https://gitea.test", owner: "o", repo: "r", ref: "main", maxBytes: 1024, timeoutMs: 1000 }, async () => new Response("boom", { status: 502 }));
-    await expect(down).rejects.toMatchObject({ code: "upstream_unavailable", message: expect.stringContaining("GET /repos/o/r/archive/main.tar.gz") });
-    const offline = fetchGiteaArchive({ baseUrl: "https://gitea.test", owner: "o", repo: "r", ref: "main", maxBytes: 1024, timeoutMs: 1000 }, async () => {
-      throw new TypeError("network down");
+    const down = fetchGiteaArchive(
+      { baseUrl: "https://gitea.test", owner: "o", repo: "r", ref: "main", maxBytes: 1024, timeoutMs: 1000 },
+      async () => new Response("boom", { status: 502 }),
+    );
+    await expect(down).rejects.toMatchObject({
+      code: "upstream_unavailable",
+      message: expect.stringContaining("GET /repos/o/r/archive/main.tar.gz"),
     });
+    const offline = fetchGiteaArchive(
+      { baseUrl: "https://gitea.test", owner: "o", repo: "r", ref: "main", maxBytes: 1024, timeoutMs: 1000 },
+      async () => {
+        throw new TypeError("network down");
+      },
+    );
     await expect(offline).rejects.toMatchObject({ code: "upstream_unavailable" });
   });
 
@@ -183,21 +228,37 @@ describe("Gitea plugin sources", () => {
     gitea.archives.set(url("main"), await pluginPackage("review-kit", "1.0.0", { reviewer: V1 }, { prefix: "hello-world" }));
     vi.spyOn(globalThis, "fetch").mockImplementation(gitea.fetch);
     const res = await call("POST", "/api/plugins/sources/team-skills/fetch", { token: ws.admin });
-    expect(await json(res)).toMatchObject({ source_id: "team-skills", outcome: "recorded", recorded: [{ id: "review-kit", package_status: "present", changed: true }] });
+    expect(await json(res)).toMatchObject({
+      source_id: "team-skills",
+      outcome: "recorded",
+      recorded: [{ id: "review-kit", package_status: "present", changed: true }],
+    });
     expect((await call("POST", "/api/plugins/sources/nope/fetch", { token: ws.admin })).status).toBe(404);
   });
 
   it("a signed push delivery to the webhook target reaches the plugin hook; an unsigned one does not", async () => {
     const ws = await newWorkspace();
     await configure(ws);
-    await call("PUT", "/api/config", { token: ws.admin, body: { toolchain: { gitea_base_url: "https://gitea.test/", gitea_token_secret: "GITEA_TOKEN", webhook_secret: "HOOK_SECRET" } } });
+    await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: { toolchain: { gitea_base_url: "https://gitea.test/", gitea_token_secret: "GITEA_TOKEN", webhook_secret: "HOOK_SECRET" } },
+    });
     await call("PUT", "/api/secrets/HOOK_SECRET", { token: ws.admin, body: { value: "hook-secret" } });
     const gitea = fakeGitea();
     gitea.archives.set(url(hookPush.after), await pluginPackage("review-kit", "1.0.0", { reviewer: V1 }, { prefix: "hello-world" }));
     vi.spyOn(globalThis, "fetch").mockImplementation(gitea.fetch);
     const body = JSON.stringify(hookPush);
     const deliver = async (signature: string, id: string) =>
-      call("POST", `/webhooks/gitea/${ws.id}`, { token: null, rawBody: body, headers: { "Content-Type": "application/json", "X-Gitea-Event-Type": "push", "X-Gitea-Delivery": id, "X-Gitea-Signature": signature } });
+      call("POST", `/webhooks/gitea/${ws.id}`, {
+        token: null,
+        rawBody: body,
+        headers: {
+          "Content-Type": "application/json",
+          "X-Gitea-Event-Type": "push",
+          "X-Gitea-Delivery": id,
+          "X-Gitea-Signature": signature,
+        },
+      });
     expect((await deliver("0".repeat(64), "d-unsigned")).status).toBe(401);
     expect(gitea.requests).toEqual([]);
     expect((await deliver(await hmacSha256Hex("hook-secret", body), "d-1")).status).toBe(202);

@@ -7,12 +7,26 @@ import { AGENT_SKILL_FILES, FIXTURE_SKILLS, MARKETPLACE_JSON, fixtureSkill } fro
 import { beaverManifest, skillMd } from "../../fixtures/skills/bundles.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const files = (m: Record<string, string>): ArchiveFile[] => Object.entries(m).map(([path, text]) => ({ path, bytes: enc(text), executable: false }));
+const files = (m: Record<string, string>): ArchiveFile[] =>
+  Object.entries(m).map(([path, text]) => ({ path, bytes: enc(text), executable: false }));
 
 describe("beaver.plugin.json", () => {
   it("accepts the documented example package", () => {
-    const d = parseBeaverManifest(JSON.stringify({ schema_version: 1, id: "baoyu-comic", name: "Baoyu Comic", version: "1.2.0", skills: [{ name: "baoyu-comic", path: "skills/baoyu-comic" }] }));
-    expect(d).toMatchObject({ id: "baoyu-comic", version: "1.2.0", skills: [{ name: "baoyu-comic", path: "skills/baoyu-comic" }], problems: [] });
+    const d = parseBeaverManifest(
+      JSON.stringify({
+        schema_version: 1,
+        id: "baoyu-comic",
+        name: "Baoyu Comic",
+        version: "1.2.0",
+        skills: [{ name: "baoyu-comic", path: "skills/baoyu-comic" }],
+      }),
+    );
+    expect(d).toMatchObject({
+      id: "baoyu-comic",
+      version: "1.2.0",
+      skills: [{ name: "baoyu-comic", path: "skills/baoyu-comic" }],
+      problems: [],
+    });
   });
 
   it("names the field of every violation", () => {
@@ -26,7 +40,17 @@ describe("beaver.plugin.json", () => {
       [{ ...base, skills: [{ name: "s", path: "../outside/s" }] }, "skills[0].path", /inside the plugin/],
       [{ ...base, skills: [{ name: "s", path: "/abs/s" }] }, "skills[0].path", /inside the plugin/],
       [{ ...base, skills: [{ name: "s", path: "skills/other" }] }, "skills[0].path", /named like the skill/],
-      [{ ...base, skills: [{ name: "s", path: "skills/s" }, { name: "s", path: "x/s" }] }, "skills[1].name", /duplicate skill name/],
+      [
+        {
+          ...base,
+          skills: [
+            { name: "s", path: "skills/s" },
+            { name: "s", path: "x/s" },
+          ],
+        },
+        "skills[1].name",
+        /duplicate skill name/,
+      ],
     ];
     for (const [manifest, field, message] of cases) {
       const d = parseBeaverManifest(JSON.stringify(manifest));
@@ -36,13 +60,23 @@ describe("beaver.plugin.json", () => {
       expect(p!.message).toMatch(message);
       expect(p!.path).toBe("beaver.plugin.json");
     }
-    expect(parseBeaverManifest("{ not json")).toMatchObject({ problems: [{ path: "beaver.plugin.json", message: expect.stringContaining("invalid JSON") }] });
+    expect(parseBeaverManifest("{ not json")).toMatchObject({
+      problems: [{ path: "beaver.plugin.json", message: expect.stringContaining("invalid JSON") }],
+    });
   });
 
   it("finds the package root inside a single top folder (Gitea archives) and requires SKILL.md", async () => {
-    const d = await discoverPlugins(files({ "repo-main/beaver.plugin.json": beaverManifest("p", "1.0.0", ["a", "b"]), "repo-main/skills/a/SKILL.md": skillMd("a", "A."), "repo-main/skills/b/README.md": "no skill here" }));
+    const d = await discoverPlugins(
+      files({
+        "repo-main/beaver.plugin.json": beaverManifest("p", "1.0.0", ["a", "b"]),
+        "repo-main/skills/a/SKILL.md": skillMd("a", "A."),
+        "repo-main/skills/b/README.md": "no skill here",
+      }),
+    );
     if (!d.ok) throw new Error("discovery failed");
-    expect(d.plugins[0]!.problems).toEqual([{ path: "skills/b/SKILL.md", message: "SKILL.md is required at the root of the skill folder" }]);
+    expect(d.plugins[0]!.problems).toEqual([
+      { path: "skills/b/SKILL.md", message: "SKILL.md is required at the root of the skill folder" },
+    ]);
     expect(d.plugins[0]!.skills).toEqual([]);
     const none = await discoverPlugins(files({ "a/x.md": "x", "b/y.md": "y" }));
     expect(none).toMatchObject({ ok: false, reason: "no_manifest" });
@@ -61,8 +95,15 @@ describe("Claude Code packages", () => {
     );
     if (!d.ok) throw new Error("discovery failed");
     const p = d.plugins[0]!;
-    expect(p.declaration).toMatchObject({ id: "doc-tools", version: "0.3.0", manifestKind: "claude_plugin", skills: [{ name: "summarise", path: "skills/summarise" }] });
-    expect(p.declaration.warnings).toEqual([{ path: ".claude-plugin/plugin.json", field: "commands", message: "ignored: Beaver plugins are declarative skill bundles" }]);
+    expect(p.declaration).toMatchObject({
+      id: "doc-tools",
+      version: "0.3.0",
+      manifestKind: "claude_plugin",
+      skills: [{ name: "summarise", path: "skills/summarise" }],
+    });
+    expect(p.declaration.warnings).toEqual([
+      { path: ".claude-plugin/plugin.json", field: "commands", message: "ignored: Beaver plugins are declarative skill bundles" },
+    ]);
     expect(p.problems).toEqual([]);
     expect(p.skills[0]!.prepared.files.map((f) => f.path).sort()).toEqual(["SKILL.md", "ref.md"]);
   });
@@ -75,7 +116,11 @@ describe("Claude Code packages", () => {
     expect(d.plugins.map((p) => p.declaration.id)).toEqual(["document-skills", "example-skills", "claude-api"]);
     const claudeApi = d.plugins[2]!;
     expect(claudeApi.problems).toEqual([]);
-    expect(claudeApi.declaration).toMatchObject({ version: "1.0.0", manifestKind: "claude_marketplace", skills: [{ name: "claude-api", path: "skills/claude-api" }] });
+    expect(claudeApi.declaration).toMatchObject({
+      version: "1.0.0",
+      manifestKind: "claude_marketplace",
+      skills: [{ name: "claude-api", path: "skills/claude-api" }],
+    });
     expect(claudeApi.skills[0]!.prepared.frontmatter.name).toBe("claude-api");
     // example-skills lists twelve skill folders; only three of them are in the fixture bundle.
     const example = d.plugins[1]!;
@@ -89,6 +134,8 @@ describe("Claude Code packages", () => {
     const market = JSON.stringify({ name: "m", plugins: [{ name: "remote", source: { source: "github", repo: "x/y" } }] });
     const d = await discoverPlugins(files({ ".claude-plugin/marketplace.json": market }));
     if (!d.ok) throw new Error("discovery failed");
-    expect(d.plugins[0]!.problems).toEqual([expect.objectContaining({ field: "plugins[0].source", message: expect.stringContaining("remote plugin sources are not fetched") })]);
+    expect(d.plugins[0]!.problems).toEqual([
+      expect.objectContaining({ field: "plugins[0].source", message: expect.stringContaining("remote plugin sources are not fetched") }),
+    ]);
   });
 });

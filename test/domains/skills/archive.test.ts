@@ -20,7 +20,12 @@ const ok = { name: "skill/SKILL.md", data: "---\nname: skill\ndescription: x\n--
 
 describe("archive reading", () => {
   it("reads tar.gz, tar and zip with paths, bytes and executable bits", async () => {
-    const entries = [ok, { name: "skill/run.sh", data: "#!/bin/sh\n", mode: 0o755 }, { name: "skill/assets/", type: "directory" as const }, { name: "skill/assets/a.bin", data: new Uint8Array([0, 255]) }];
+    const entries = [
+      ok,
+      { name: "skill/run.sh", data: "#!/bin/sh\n", mode: 0o755 },
+      { name: "skill/assets/", type: "directory" as const },
+      { name: "skill/assets/a.bin", data: new Uint8Array([0, 255]) },
+    ];
     for (const bytes of [await tarGz(entries), await tar(entries)]) {
       const res = await readArchive(bytes);
       expect(res.files.map((f) => [f.path, f.executable, f.bytes.byteLength])).toEqual([
@@ -39,13 +44,20 @@ describe("archive reading", () => {
   });
 
   it("drops OS litter and reports it", async () => {
-    const res = await readArchive(await zip([ok, { name: "__MACOSX/skill/._SKILL.md", data: "x" }, { name: "skill/.DS_Store", data: "x" }]));
+    const res = await readArchive(
+      await zip([ok, { name: "__MACOSX/skill/._SKILL.md", data: "x" }, { name: "skill/.DS_Store", data: "x" }]),
+    );
     expect(res.files.map((f) => f.path)).toEqual(["skill/SKILL.md"]);
     expect(res.ignored).toEqual(["__MACOSX/skill/._SKILL.md", "skill/.DS_Store"]);
   });
 
   const attacks: [string, () => Promise<Uint8Array>, string, RegExp][] = [
-    ["tar symlink", () => tarGz([ok, { name: "skill/link", type: "symlink", linkname: "/etc/passwd" }]), "skill/link", /symbolic link to '\/etc\/passwd'/],
+    [
+      "tar symlink",
+      () => tarGz([ok, { name: "skill/link", type: "symlink", linkname: "/etc/passwd" }]),
+      "skill/link",
+      /symbolic link to '\/etc\/passwd'/,
+    ],
     ["zip symlink", () => zip([ok, { name: "skill/link", data: "/etc/passwd", unixMode: 0o120777 }]), "skill/link", /symbolic link/],
     ["hard link", () => tarGz([ok, { name: "skill/hard", type: "link", linkname: "skill/SKILL.md" }]), "skill/hard", /hard link/],
     ["character device", () => tarGz([ok, { name: "skill/tty", type: "character-device" }]), "skill/tty", /character-device/],
@@ -57,8 +69,18 @@ describe("archive reading", () => {
     ["zip parent escape", () => zip([ok, { name: "../evil.txt", data: "x" }]), "../evil.txt", /'\.\.' segment/],
     ["windows drive path", () => zip([ok, { name: "C:/evil.txt", data: "x" }]), "C:/evil.txt", /absolute path/],
     ["backslash path", () => zip([ok, { name: "skill\\..\\evil.txt", data: "x" }]), "skill\\..\\evil.txt", /backslash/],
-    ["duplicate path", () => tarGz([ok, { name: "skill/a.md", data: "1" }, { name: "./skill/a.md", data: "2" }]), "skill/a.md", /duplicate path/],
-    ["file and directory", () => tarGz([ok, { name: "skill/x", data: "1" }, { name: "skill/x/y", data: "2" }]), "skill/x", /both a file and a directory/],
+    [
+      "duplicate path",
+      () => tarGz([ok, { name: "skill/a.md", data: "1" }, { name: "./skill/a.md", data: "2" }]),
+      "skill/a.md",
+      /duplicate path/,
+    ],
+    [
+      "file and directory",
+      () => tarGz([ok, { name: "skill/x", data: "1" }, { name: "skill/x/y", data: "2" }]),
+      "skill/x",
+      /both a file and a directory/,
+    ],
   ];
   for (const [label, build, path, message] of attacks) {
     it(`rejects a ${label}`, async () => {
@@ -87,7 +109,11 @@ describe("archive reading", () => {
   });
 
   it("stops a zip whose entries inflate past the limit", async () => {
-    const err = await rejection(await zip([ok, { name: "skill/zeros.bin", data: new Uint8Array(4 * 1024 * 1024) }]), { maxArchiveBytes: 1 << 20, maxFiles: 10, maxUnpackedBytes: 1 << 20 });
+    const err = await rejection(await zip([ok, { name: "skill/zeros.bin", data: new Uint8Array(4 * 1024 * 1024) }]), {
+      maxArchiveBytes: 1 << 20,
+      maxFiles: 10,
+      maxUnpackedBytes: 1 << 20,
+    });
     expect(problemsOf(err)[0]!.message).toMatch(/too many bytes once unpacked/);
   });
 

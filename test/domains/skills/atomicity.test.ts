@@ -42,11 +42,18 @@ describe("atomic publication and orphan collection", () => {
       { path: "orphan.md", bytes: enc("only here"), executable: false },
     ]);
     expect(stored.blobsWritten).toBe(2); // shared.md already existed
-    expect(await json(await call("GET", "/api/skills/atom", { token: ws.read }))).toMatchObject({ current_version: "v0001", description: "Kept." });
+    expect(await json(await call("GET", "/api/skills/atom", { token: ws.read }))).toMatchObject({
+      current_version: "v0001",
+      description: "Kept.",
+    });
     expect(await r2Count(ws.id)).toBe(objectsBefore + 3);
 
     // Within the grace window nothing is collected.
-    expect(await runLocked(env, ws.id, { kind: "collect_garbage", now: Date.now(), graceMs: 3_600_000 })).toEqual({ treesDeleted: 0, blobsDeleted: 0, unindexedDeleted: 0 });
+    expect(await runLocked(env, ws.id, { kind: "collect_garbage", now: Date.now(), graceMs: 3_600_000 })).toEqual({
+      treesDeleted: 0,
+      blobsDeleted: 0,
+      unindexedDeleted: 0,
+    });
     const report = await gc(ws.id);
     expect(report).toEqual({ treesDeleted: 1, blobsDeleted: 2, unindexedDeleted: 0 });
     expect(await r2Count(ws.id)).toBe(objectsBefore);
@@ -58,14 +65,18 @@ describe("atomic publication and orphan collection", () => {
     const ws = await newWorkspace();
     await put(ws.member, "One.");
     const trigger = `fail_switch_${ws.id.replace(/[^a-z0-9]/g, "_")}`;
-    await env.DB.prepare(`CREATE TRIGGER ${trigger} BEFORE UPDATE OF current_version_no ON skills WHEN NEW.workspace_id = '${ws.id}' BEGIN SELECT RAISE(ABORT, 'injected failure at the current switch'); END`).run();
+    await env.DB.prepare(
+      `CREATE TRIGGER ${trigger} BEFORE UPDATE OF current_version_no ON skills WHEN NEW.workspace_id = '${ws.id}' BEGIN SELECT RAISE(ABORT, 'injected failure at the current switch'); END`,
+    ).run();
     try {
       const res = await put(ws.member, "Two.");
       expect(res.status).toBe(500);
     } finally {
       await env.DB.prepare(`DROP TRIGGER ${trigger}`).run();
     }
-    const versions = await json<{ versions: { version: string }[]; current_version: string }>(await call("GET", "/api/skills/atom/versions", { token: ws.read }));
+    const versions = await json<{ versions: { version: string }[]; current_version: string }>(
+      await call("GET", "/api/skills/atom/versions", { token: ws.read }),
+    );
     expect(versions).toMatchObject({ current_version: "v0001", versions: [{ version: "v0001" }] });
     expect((await call("GET", "/api/skills/atom/versions/v0002", { token: ws.read })).status).toBe(404);
     expect(await gc(ws.id)).toMatchObject({ treesDeleted: 1, blobsDeleted: 1 });
@@ -83,7 +94,10 @@ describe("atomic publication and orphan collection", () => {
     const stored = await storeTree(env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Late.")), executable: false }]);
     await gc(ws.id);
     const input = publishInput(stored.treeHash, "Late.", 1);
-    await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input })).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining("send it again") });
+    await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input })).rejects.toMatchObject({
+      code: "conflict",
+      message: expect.stringContaining("send it again"),
+    });
     // Sent again (stored anew), it publishes.
     const epoch2 = await storeEpoch(env, ws.id);
     await storeTree(env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Late.")), executable: false }]);
@@ -103,12 +117,17 @@ describe("atomic publication and orphan collection", () => {
     await env.BLOBS.delete(blobKey(ws.id, refSha));
     await runLocked(env, ws.id, { kind: "collect_garbage", now: Date.now(), graceMs: 3_600_000 });
     const input = (treeHash: string) => publishInput(treeHash, "Raced.", 2);
-    await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input: input(stored.treeHash) })).rejects.toMatchObject({ code: "conflict" });
+    await expect(runLocked(env, ws.id, { kind: "publish_skill", epoch, input: input(stored.treeHash) })).rejects.toMatchObject({
+      code: "conflict",
+    });
     // Sent again: the store must write the missing blob instead of trusting a stale index row.
     const epoch2 = await storeEpoch(env, ws.id);
     const again = await storeTree(env, ws.id, files);
     expect(again.blobsWritten).toBeGreaterThanOrEqual(1);
-    expect(await runLocked(env, ws.id, { kind: "publish_skill", epoch: epoch2, input: input(again.treeHash) })).toMatchObject({ version: "v0001", created: true });
+    expect(await runLocked(env, ws.id, { kind: "publish_skill", epoch: epoch2, input: input(again.treeHash) })).toMatchObject({
+      version: "v0001",
+      created: true,
+    });
     const file = await call("GET", "/api/skills/atom/versions/v0001/file?path=ref.md", { token: ws.read });
     expect(file.status).toBe(200);
     expect(await file.text()).toBe("raced reference");
@@ -124,10 +143,16 @@ describe("atomic publication and orphan collection", () => {
   it("measures R2 writes: storing content counts, locked operations write none", async () => {
     const ws = await newWorkspace();
     const counted = withR2WriteCounter(env);
-    const stored = await storeTree(counted.env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false }, { path: "a.md", bytes: enc("a"), executable: false }]);
+    const stored = await storeTree(counted.env, ws.id, [
+      { path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false },
+      { path: "a.md", bytes: enc("a"), executable: false },
+    ]);
     expect(counted.writes()).toBe(3);
     expect(stored.r2Writes).toBe(3);
-    await storeTree(counted.env, ws.id, [{ path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false }, { path: "a.md", bytes: enc("a"), executable: false }]);
+    await storeTree(counted.env, ws.id, [
+      { path: "SKILL.md", bytes: enc(skillMd("atom", "Counted.")), executable: false },
+      { path: "a.md", bytes: enc("a"), executable: false },
+    ]);
     expect(counted.writes()).toBe(3);
     const input = publishInput(stored.treeHash, "Counted.", 2);
     const published = await runLockedMeasured(env, ws.id, { kind: "publish_skill", epoch: await storeEpoch(env, ws.id), input });

@@ -52,7 +52,11 @@ describe("SKILL.md frontmatter", () => {
   });
 
   it("tolerates Claude Code keys silently and warns about other unknown keys", () => {
-    const res = parseSkillMd(md("name: demo\ndescription: x\nallowed-tools: Read Grep\nargument-hint: '[file]'\ndisable-model-invocation: true\nflavour: mint"), "SKILL.md", "demo");
+    const res = parseSkillMd(
+      md("name: demo\ndescription: x\nallowed-tools: Read Grep\nargument-hint: '[file]'\ndisable-model-invocation: true\nflavour: mint"),
+      "SKILL.md",
+      "demo",
+    );
     expect(res.ok).toBe(true);
     if (!res.ok) return;
     expect(res.warnings.map((w) => w.field)).toEqual(["frontmatter.flavour"]);

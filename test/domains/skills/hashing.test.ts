@@ -4,7 +4,14 @@
  * script over the same bytes); if the form changes, these fail.
  */
 import { describe, expect, it } from "vitest";
-import { canonicalTreeText, contentHashOf, manifestEntriesOf, normalizeSkillMd, treeHashOf, type TreeFile } from "../../../src/kernel/content-tree/hashing.ts";
+import {
+  canonicalTreeText,
+  contentHashOf,
+  manifestEntriesOf,
+  normalizeSkillMd,
+  treeHashOf,
+  type TreeFile,
+} from "../../../src/kernel/content-tree/hashing.ts";
 import { FIXTURE_SKILLS, fixtureSkill } from "../../fixtures/skills/agent-skills.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -25,25 +32,48 @@ describe("skill_tree_hash", () => {
   });
 
   it("depends on the executable bit, not on file order", async () => {
-    expect(await treeHash(DEMO.map((f) => ({ ...f, executable: false })))).toBe("c60fa88156d0dcf08a4591a5ee568beeb99ff373da3157e9148679c208b3914f");
+    expect(await treeHash(DEMO.map((f) => ({ ...f, executable: false })))).toBe(
+      "c60fa88156d0dcf08a4591a5ee568beeb99ff373da3157e9148679c208b3914f",
+    );
     expect(await treeHash([...DEMO].reverse())).toBe("13f148bbba939de603b66725f3bac50ac57b3e1cf1c3961f819fc0d5ba50a388");
   });
 
   it("excludes Beaver metadata and orders paths by UTF-8 bytes", async () => {
-    const withMeta = [...DEMO, { path: "version.json", bytes: enc("{}"), executable: false }, { path: "upstream.json", bytes: enc("{}"), executable: false }];
+    const withMeta = [
+      ...DEMO,
+      { path: "version.json", bytes: enc("{}"), executable: false },
+      { path: "upstream.json", bytes: enc("{}"), executable: false },
+    ];
     expect(await treeHash(withMeta)).toBe(await treeHash(DEMO));
     const text = canonicalTreeText(await manifestEntriesOf(DEMO));
     expect(text.split("\n")[0]).toBe("beaver-skill-tree/v1");
-    expect(text.split("\n").slice(1, -1).map((l) => l.split("\t")[0])).toEqual(["SKILL.md", "assets/logo.bin", "notes/caf\u00e9.md", "scripts/run.sh"]);
+    expect(
+      text
+        .split("\n")
+        .slice(1, -1)
+        .map((l) => l.split("\t")[0]),
+    ).toEqual(["SKILL.md", "assets/logo.bin", "notes/caf\u00e9.md", "scripts/run.sh"]);
     expect(text).toContain("scripts/run.sh\t18\tx\t");
   });
 
   it("hashes the public fixture bundles to their fixed vectors", async () => {
     const expected: Record<string, [string, string]> = {
-      "brand-guidelines": ["01b76a7e5795dc434c2ab1caf812318b3804944fcf3af9c34f85e0142379010f", "1565b6a45de3817f570ac44bc309545042e7e67d5a709595a4c15074bf850ce4"],
-      "claude-api": ["1e5c3862d19fcea22cca99dabbde9c68b6d347944483d617770318d80853bc6c", "01a54826ce0cc09009f2a6a663590d2cb4229cc2c8527d41bc7746c71af707af"],
-      "mcp-builder": ["94952ae682d9434c8aea69dbd05ec0f61c0ba84361b23b69a48c8e159decb4fc", "52ad250de93aa2ff12982266ce410137f56ada2b487cce032e284a2af235de39"],
-      "skill-creator": ["17836713c059a86182ef25bf505613212e82e891c3ef6b1c542594014f5b7d7b", "6ec88d96e6b3d1e203dc82f332dcd5a5f49d0bed87285df167090cffa239c520"],
+      "brand-guidelines": [
+        "01b76a7e5795dc434c2ab1caf812318b3804944fcf3af9c34f85e0142379010f",
+        "1565b6a45de3817f570ac44bc309545042e7e67d5a709595a4c15074bf850ce4",
+      ],
+      "claude-api": [
+        "1e5c3862d19fcea22cca99dabbde9c68b6d347944483d617770318d80853bc6c",
+        "01a54826ce0cc09009f2a6a663590d2cb4229cc2c8527d41bc7746c71af707af",
+      ],
+      "mcp-builder": [
+        "94952ae682d9434c8aea69dbd05ec0f61c0ba84361b23b69a48c8e159decb4fc",
+        "52ad250de93aa2ff12982266ce410137f56ada2b487cce032e284a2af235de39",
+      ],
+      "skill-creator": [
+        "17836713c059a86182ef25bf505613212e82e891c3ef6b1c542594014f5b7d7b",
+        "6ec88d96e6b3d1e203dc82f332dcd5a5f49d0bed87285df167090cffa239c520",
+      ],
     };
     for (const name of FIXTURE_SKILLS) {
       const files = fixtureSkill(name);

@@ -9,17 +9,34 @@ describe("/api/agents", () => {
     const ws = await newWorkspace();
     const created = await call("POST", "/api/agents", {
       token: ws.admin,
-      body: { ...jony, model: { provider: "openai-compatible", id: "m1", base_url: "http://127.0.0.1:9/v1" }, gitea_token_secret: "JONY_TOKEN" },
+      body: {
+        ...jony,
+        model: { provider: "openai-compatible", id: "m1", base_url: "http://127.0.0.1:9/v1" },
+        gitea_token_secret: "JONY_TOKEN",
+      },
     });
     expect(created.status).toBe(201);
-    expect(await json(created)).toMatchObject({ id: "jony", gitea_username: "jony", roles: ["developer"], enabled: true, gitea_token_secret: "JONY_TOKEN", model: { id: "m1" } });
-    await call("POST", "/api/agents", { token: ws.admin, body: { id: "boss", gitea_username: "Boss", roles: ["supervisor", "reviewer"], enabled: false } });
+    expect(await json(created)).toMatchObject({
+      id: "jony",
+      gitea_username: "jony",
+      roles: ["developer"],
+      enabled: true,
+      gitea_token_secret: "JONY_TOKEN",
+      model: { id: "m1" },
+    });
+    await call("POST", "/api/agents", {
+      token: ws.admin,
+      body: { id: "boss", gitea_username: "Boss", roles: ["supervisor", "reviewer"], enabled: false },
+    });
     const list = await json<{ agents: { id: string; enabled: boolean }[] }>(await call("GET", "/api/agents", { token: ws.read }));
     expect(list.agents.map((a) => [a.id, a.enabled])).toEqual([
       ["boss", false],
       ["jony", true],
     ]);
-    const patched = await call("PATCH", "/api/agents/boss", { token: ws.admin, body: { enabled: true, roles: ["supervisor"], model: null } });
+    const patched = await call("PATCH", "/api/agents/boss", {
+      token: ws.admin,
+      body: { enabled: true, roles: ["supervisor"], model: null },
+    });
     expect(patched.status).toBe(200);
     expect(await json(patched)).toMatchObject({ enabled: true, roles: ["supervisor"], model: null, gitea_username: "Boss" });
     expect(await json(await call("GET", "/api/agents/boss", { token: ws.read }))).toMatchObject({ enabled: true });
@@ -30,12 +47,19 @@ describe("/api/agents", () => {
     expect((await call("POST", "/api/agents", { token: ws.admin, body: jony })).status).toBe(201);
     const sameId = await call("POST", "/api/agents", { token: ws.admin, body: { ...jony, gitea_username: "other" } });
     expect(sameId.status).toBe(409);
-    const sameUser = await call("POST", "/api/agents", { token: ws.admin, body: { id: "j2", gitea_username: "JONY", roles: ["developer"] } });
+    const sameUser = await call("POST", "/api/agents", {
+      token: ws.admin,
+      body: { id: "j2", gitea_username: "JONY", roles: ["developer"] },
+    });
     expect(sameUser.status).toBe(409);
     await call("POST", "/api/agents", { token: ws.admin, body: { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] } });
     expect((await call("PATCH", "/api/agents/nice", { token: ws.admin, body: { gitea_username: "Jony" } })).status).toBe(409);
     // Races: concurrent creates of one id make exactly one agent.
-    const burst = await Promise.all(Array.from({ length: 4 }, () => call("POST", "/api/agents", { token: ws.admin, body: { id: "race", gitea_username: "race", roles: ["infra"] } })));
+    const burst = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        call("POST", "/api/agents", { token: ws.admin, body: { id: "race", gitea_username: "race", roles: ["infra"] } }),
+      ),
+    );
     expect(burst.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
   });
 
@@ -50,7 +74,9 @@ describe("/api/agents", () => {
     expect((await json<Err>(name)).error.details?.[0]?.path).toBe("gitea_username");
     const model = await call("POST", "/api/agents", { token: ws.admin, body: { ...jony, model: { provider: "nope", id: "x" } } });
     expect((await json<Err>(model)).error.details?.[0]?.path).toBe("model.provider");
-    expect((await call("POST", "/api/agents", { token: ws.admin, rawBody: "{", headers: { "Content-Type": "application/json" } })).status).toBe(400);
+    expect(
+      (await call("POST", "/api/agents", { token: ws.admin, rawBody: "{", headers: { "Content-Type": "application/json" } })).status,
+    ).toBe(400);
     expect((await call("POST", "/api/agents", { token: ws.member, body: jony })).status).toBe(403);
     expect((await call("POST", "/api/agents", { token: null, body: jony })).status).toBe(401);
     expect((await call("PATCH", "/api/agents/ghost", { token: ws.admin, body: { enabled: false } })).status).toBe(404);

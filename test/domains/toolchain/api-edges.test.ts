@@ -26,12 +26,22 @@ const TOO_BIG = JSON.stringify({ body: "x".repeat(1_100_000) });
 async function seeded() {
   const ws = await toolchainWorkspace();
   const { task_ids } = await deliverOk(ws.id, "issue_assign", fixture("issue_assign"));
-  const mail = await json<{ id: string }>(await call("POST", "/api/mail", { token: ws.member, body: { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Status?", body: "Where are we?" } }));
+  const mail = await json<{ id: string }>(
+    await call("POST", "/api/mail", {
+      token: ws.member,
+      body: { from_agent: "boss", to_agent: "jony", performative: "request", subject: "Status?", body: "Where are we?" },
+    }),
+  );
   const routes: Route[] = [
     { method: "GET", path: "/api/toolchain/deliveries", scope: "read" },
     { method: "GET", path: "/api/toolchain/tasks", scope: "read" },
     { method: "GET", path: `/api/toolchain/tasks/${task_ids[0]}`, scope: "read" },
-    { method: "POST", path: `/api/toolchain/tasks/${task_ids[0]}/comments`, scope: "member", body: { body: "a note on the task", comment_type: "observation" } },
+    {
+      method: "POST",
+      path: `/api/toolchain/tasks/${task_ids[0]}/comments`,
+      scope: "member",
+      body: { body: "a note on the task", comment_type: "observation" },
+    },
     { method: "POST", path: `/api/toolchain/tasks/${task_ids[0]}/outputs`, scope: "member", body: { content: "plan" } },
     { method: "POST", path: `/api/toolchain/tasks/${task_ids[0]}/cancel`, scope: "member" },
     { method: "POST", path: `/api/toolchain/tasks/${task_ids[0]}/retry`, scope: "member" },
@@ -42,7 +52,12 @@ async function seeded() {
     { method: "PATCH", path: "/api/agents/jony", scope: "admin", body: { enabled: false } },
     { method: "GET", path: "/api/mail", scope: "read" },
     { method: "GET", path: `/api/mail/${mail.id}`, scope: "read" },
-    { method: "POST", path: "/api/mail", scope: "member", body: { from_agent: "jony", to_agent: "boss", performative: "inform", subject: "FYI", body: "Done." } },
+    {
+      method: "POST",
+      path: "/api/mail",
+      scope: "member",
+      body: { from_agent: "jony", to_agent: "boss", performative: "inform", subject: "FYI", body: "Done." },
+    },
     { method: "POST", path: `/api/mail/${mail.id}/reply`, scope: "member", body: { body: "Almost there." } },
     { method: "POST", path: `/api/mail/${mail.id}/cancel`, scope: "member" },
   ];
@@ -67,8 +82,15 @@ describe("toolchain, agents and mail routes: authentication and scopes", () => {
     expect(task.task.status).toBe("pending");
     expect(task.comments).toEqual([]);
     expect(task.outputs).toEqual([]);
-    expect((await json<{ agents: { id: string; enabled: boolean }[] }>(await call("GET", "/api/agents", { token: ws.read }))).agents.find((a) => a.id === "jony")?.enabled).toBe(true);
-    expect((await json<{ mail: { status: string }; replies: unknown[] }>(await call("GET", `/api/mail/${mailId}`, { token: ws.read }))).mail.status).toBe("pending");
+    expect(
+      (await json<{ agents: { id: string; enabled: boolean }[] }>(await call("GET", "/api/agents", { token: ws.read }))).agents.find(
+        (a) => a.id === "jony",
+      )?.enabled,
+    ).toBe(true);
+    expect(
+      (await json<{ mail: { status: string }; replies: unknown[] }>(await call("GET", `/api/mail/${mailId}`, { token: ws.read }))).mail
+        .status,
+    ).toBe("pending");
   });
 });
 
@@ -88,7 +110,10 @@ describe("toolchain, agents and mail routes: another workspace", () => {
     expect(deliveries.deliveries).toEqual([]);
     expect((await json<{ mail: unknown[] }>(await call("GET", "/api/mail", { token: other.read }))).mail).toEqual([]);
     // A reply may not point into another workspace either.
-    const reply = await call("POST", "/api/mail", { token: other.member, body: { from_agent: "jony", to_agent: "boss", performative: "inform", subject: "Re", body: "x", in_reply_to: mailId } });
+    const reply = await call("POST", "/api/mail", {
+      token: other.member,
+      body: { from_agent: "jony", to_agent: "boss", performative: "inform", subject: "Re", body: "x", in_reply_to: mailId },
+    });
     expect(reply.status).toBe(404);
     // Agents share ids across workspaces, but a change in one never touches the other.
     expect((await call("PATCH", "/api/agents/jony", { token: other.admin, body: { enabled: false } })).status).toBe(200);
@@ -96,7 +121,9 @@ describe("toolchain, agents and mail routes: another workspace", () => {
     const task = await getTask(ws.read, taskId);
     expect(task.task.status).toBe("pending");
     expect(task.comments).toEqual([]);
-    expect((await json<{ mail: { status: string }; replies: unknown[] }>(await call("GET", `/api/mail/${mailId}`, { token: ws.read }))).replies).toEqual([]);
+    expect(
+      (await json<{ mail: { status: string }; replies: unknown[] }>(await call("GET", `/api/mail/${mailId}`, { token: ws.read }))).replies,
+    ).toEqual([]);
   });
 });
 
@@ -110,7 +137,10 @@ describe("toolchain, agents and mail routes: bad bodies", () => {
       expect(malformed.status, `${where} malformed`).toBe(400);
       const unknown = await call(r.method, r.path, { token, body: { ...r.body, surprise: true } });
       expect(unknown.status, `${where} unknown field`).toBe(400);
-      expect((await json<Err>(unknown)).error.details?.map((d) => d.path), `${where} unknown field`).toContain("surprise");
+      expect(
+        (await json<Err>(unknown)).error.details?.map((d) => d.path),
+        `${where} unknown field`,
+      ).toContain("surprise");
       const text = await call(r.method, r.path, { token, rawBody: JSON.stringify(r.body), headers: { "Content-Type": "text/plain" } });
       expect(text.status, `${where} text/plain`).toBe(415);
       const big = await call(r.method, r.path, { token, rawBody: TOO_BIG, headers: { "Content-Type": "application/json" } });

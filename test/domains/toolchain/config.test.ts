@@ -8,7 +8,14 @@ describe("the toolchain section of /api/config", () => {
     const ws = await newWorkspace();
     const put = await call("PUT", "/api/config", {
       token: ws.admin,
-      body: { toolchain: { gitea_base_url: "https://git.example.org", webhook_secret: "HOOK", routing: { deploy_failure: ["ops"] }, retry: { max_attempts: 5 } } },
+      body: {
+        toolchain: {
+          gitea_base_url: "https://git.example.org",
+          webhook_secret: "HOOK",
+          routing: { deploy_failure: ["ops"] },
+          retry: { max_attempts: 5 },
+        },
+      },
     });
     expect(put.status).toBe(200);
     const got = await json<{ toolchain: Record<string, unknown> }>(await call("GET", "/api/config", { token: ws.read }));
@@ -37,7 +44,10 @@ describe("the toolchain section of /api/config", () => {
     for (const [toolchain, path] of cases) {
       const res = await call("PUT", "/api/config", { token: ws.admin, body: { toolchain } });
       expect(res.status, path).toBe(400);
-      expect((await json<Err>(res)).error.details?.map((d) => d.path), path).toContain(path);
+      expect(
+        (await json<Err>(res)).error.details?.map((d) => d.path),
+        path,
+      ).toContain(path);
     }
   });
 });

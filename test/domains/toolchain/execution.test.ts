@@ -26,7 +26,13 @@ beforeEach(() => {
   fake = new FakeGitea(GITEA_URL);
   fake.addToken("beaver-bot-token", "beaver-bot");
   fake.addRepo(REPO, { files: { "main.go": "package main\n" } });
-  fake.addPull(REPO, { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
+  fake.addPull(REPO, {
+    number: 7,
+    author: "jony",
+    headRef: "jony-patch-1",
+    headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f",
+    title: "somepull",
+  });
   setOutboundFetch(fake.fetch);
 });
 afterEach(() => setOutboundFetch(null));
@@ -34,7 +40,10 @@ afterEach(() => setOutboundFetch(null));
 /** Give an agent its own scripted model (the run's model override). */
 async function useModel(ws: { admin: string }, agentId: string, scripted: ScriptedModel): Promise<void> {
   const id = registerModel(scripted);
-  const res = await call("PATCH", `/api/agents/${agentId}`, { token: ws.admin, body: { model: { provider: "openai-compatible", id, base_url: "http://scripted.test/v1" } } });
+  const res = await call("PATCH", `/api/agents/${agentId}`, {
+    token: ws.admin,
+    body: { model: { provider: "openai-compatible", id, base_url: "http://scripted.test/v1" } },
+  });
   expect(res.status).toBe(200);
 }
 
@@ -67,7 +76,9 @@ describe("a reporting agent: the task is done", () => {
     expect(jony.promptText(0)).toContain("Red Flags");
     // The run has the report and Gitea tools, and no way to send mail.
     const offered = (jony.calls[0]?.tools ?? []).map((t) => t.name);
-    expect(offered).toEqual(expect.arrayContaining(["toolchain_report", "toolchain_output", "toolchain_comment", "gitea_merge_pull", "gitea_create_pull"]));
+    expect(offered).toEqual(
+      expect.arrayContaining(["toolchain_report", "toolchain_output", "toolchain_comment", "gitea_merge_pull", "gitea_create_pull"]),
+    );
     expect(offered).not.toContain("mail_reply");
     expect(fake.merges).toEqual([{ repo: REPO, number: 7, method: "merge" }]);
     expect(swaggerProblems(fake.requests)).toEqual([]);
@@ -76,7 +87,7 @@ describe("a reporting agent: the task is done", () => {
 
   it("runs with toolchain.max_tool_iterations, not the chat limit", async () => {
     const ws = await toolchainWorkspace();
-    const config = await (await call("GET", "/api/config", { token: ws.admin })).json() as Record<string, unknown>;
+    const config = (await (await call("GET", "/api/config", { token: ws.admin })).json()) as Record<string, unknown>;
     const put = await call("PUT", "/api/config", { token: ws.admin, body: { ...config, runtime: { max_tool_iterations: 1 } } });
     expect(put.status).toBe(200);
     const jony = mergeAndReport();
@@ -91,7 +102,15 @@ describe("a reporting agent: the task is done", () => {
     await call("PUT", "/api/secrets/JONY_TOKEN", { token: ws.admin, body: { value: "jony-token" } });
     await call("PATCH", "/api/agents/jony", { token: ws.admin, body: { gitea_token_secret: "JONY_TOKEN" } });
     fake.addToken("jony-token", "jony");
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_comment", args: { repo: REPO, number: 7, body: "Fixed." } }), toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Answered the review." } }), text("ok")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([
+        toolCalls({ id: "c1", name: "gitea_comment", args: { repo: REPO, number: 7, body: "Fixed." } }),
+        toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Answered the review." } }),
+        text("ok"),
+      ]),
+    );
     await deliverOk(ws.id, "pull_request_review_comment", fixture("HookPullRequestReviewComment"));
     await dispatchWorkspace(env, ws.id);
     expect(fake.comments).toEqual([{ repo: REPO, number: 7, body: "Fixed.", author: "jony" }]);
@@ -160,7 +179,14 @@ describe("an agent working while Gitea is down: infrastructure failure", () => {
   it("records the outage, creates an infrastructure task for infra directly, and retries later", async () => {
     const ws = await toolchainWorkspace();
     fake.setDown("503");
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is not answering, I could not merge.")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([
+        toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }),
+        text("Gitea is not answering, I could not merge."),
+      ]),
+    );
     const { task_ids } = await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"));
     await dispatchWorkspace(env, ws.id);
 
@@ -180,7 +206,11 @@ describe("an agent working while Gitea is down: infrastructure failure", () => {
     const ws = await toolchainWorkspace({ concurrency: { max_working: 1, dispatch_on_intake: false } });
     fake.setDown("network");
     await useModel(ws, "ops", new ScriptedModel([{ fail: 500 }]));
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_get_pull_diff", args: { repo: REPO, number: 7 } }), text("no diff")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([toolCalls({ id: "c1", name: "gitea_get_pull_diff", args: { repo: REPO, number: 7 } }), text("no diff")]),
+    );
     await deliverOk(ws.id, "pull_request_review_rejected", fixture("HookPullRequestReviewDeny"));
     await dispatchWorkspace(env, ws.id); // jony fails → infrastructure task
     // Attempt 2: jony just answers (a business failure), and the failure comment cannot reach Gitea:
@@ -192,12 +222,20 @@ describe("an agent working while Gitea is down: infrastructure failure", () => {
     const infra = await listTasks(ws.read, "?action_type=infrastructure_failure");
     expect(infra).toHaveLength(1);
     let detail = await getTask(ws.read, infra[0]!.id);
-    expect(detail.comments).toMatchObject([{ author: "system", comment_type: "observation", body: expect.stringMatching(/^Gitea still unreachable: POST \/repos\/a_nice_user\/hello_world_ci\/issues\/7\/comments/) }]);
+    expect(detail.comments).toMatchObject([
+      {
+        author: "system",
+        comment_type: "observation",
+        body: expect.stringMatching(/^Gitea still unreachable: POST \/repos\/a_nice_user\/hello_world_ci\/issues\/7\/comments/),
+      },
+    ]);
 
     await dispatchWorkspace(env, ws.id); // ops's run crashes: failed, but no route is taken
     detail = await getTask(ws.read, infra[0]!.id);
     expect(detail.task).toMatchObject({ status: "failed", failure_kind: "system" });
-    expect(detail.history.find((h) => h.event === "route_skipped")?.detail).toMatchObject({ reason: "infrastructure tasks are never routed again" });
+    expect(detail.history.find((h) => h.event === "route_skipped")?.detail).toMatchObject({
+      reason: "infrastructure tasks are never routed again",
+    });
     expect(fake.issues).toEqual([]);
     expect(await listTasks(ws.read, "?action_type=infrastructure_failure")).toHaveLength(1);
   });
@@ -207,7 +245,11 @@ describe("an outage through every attempt: a system failure as well", () => {
   it("fails the task as a system failure, tries the supervisor issue, and reports the outage once", async () => {
     const ws = await toolchainWorkspace({ retry: { max_attempts: 1, backoff_ms: 0 } });
     fake.setDown("503");
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]),
+    );
     const [id] = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids;
     await dispatchWorkspace(env, ws.id);
     const d = await getTask(ws.read, id!);
@@ -218,7 +260,10 @@ describe("an outage through every attempt: a system failure as well", () => {
     const infra = await listTasks(ws.read, "?action_type=infrastructure_failure");
     expect(infra).toHaveLength(1);
     expect((await getTask(ws.read, infra[0]!.id)).comments).toEqual([]);
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`POST /api/v1/repos/${REPO}/pulls/7/merge`, `POST /api/v1/repos/${REPO}/issues`]);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /api/v1/repos/${REPO}/pulls/7/merge`,
+      `POST /api/v1/repos/${REPO}/issues`,
+    ]);
   });
 });
 
@@ -226,15 +271,25 @@ describe("two tasks failing on the same Gitea outage at the same moment", () => 
   it("make one infrastructure task; the later failure is added to it, and both show the route", async () => {
     const ws = await toolchainWorkspace({ concurrency: { max_working: 2, dispatch_on_intake: false } });
     fake.setDown("503");
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
-    await useModel(ws, "nice", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_get_pull_diff", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]),
+    );
+    await useModel(
+      ws,
+      "nice",
+      new ScriptedModel([toolCalls({ id: "c1", name: "gitea_get_pull_diff", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]),
+    );
     const a = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids[0]!;
     const b = (await deliverOk(ws.id, "pull_request_review_request", fixture("pull_request_review_requested"))).task_ids[0]!;
     expect((await dispatchWorkspace(env, ws.id)).started).toBe(2);
 
     const infra = await listTasks(ws.read, "?action_type=infrastructure_failure");
     expect(infra).toHaveLength(1);
-    const routed = await Promise.all([a, b].map(async (id) => (await getTask(ws.read, id)).history.find((h) => h.event === "routed_infrastructure")?.detail));
+    const routed = await Promise.all(
+      [a, b].map(async (id) => (await getTask(ws.read, id)).history.find((h) => h.event === "routed_infrastructure")?.detail),
+    );
     expect(routed.map((d) => d?.infra_task_id)).toEqual([infra[0]!.id, infra[0]!.id]);
     expect(routed.filter((d) => d?.added_to_open_task === true)).toHaveLength(1);
     expect((await getTask(ws.read, infra[0]!.id)).comments).toMatchObject([{ author: "system", comment_type: "observation" }]);
@@ -257,7 +312,14 @@ describe("a crashing agent: system failure", () => {
 
     // Gitea announces the new issue's assignment: the supervisor gets it as a task...
     const payload = JSON.parse(fixture("issue_assign")) as Record<string, Record<string, unknown>>;
-    payload.issue = { ...payload.issue, number: issue.number, title: issue.title, body: issue.body, assignee: { login: "boss", username: "boss" }, assignees: [{ login: "boss", username: "boss" }] };
+    payload.issue = {
+      ...payload.issue,
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      assignee: { login: "boss", username: "boss" },
+      assignees: [{ login: "boss", username: "boss" }],
+    };
     payload.sender = { login: "beaver-bot", username: "beaver-bot" };
     const { task_ids: sup } = await deliverOk(ws.id, "issue_assign", JSON.stringify(payload));
     const supTask = await getTask(ws.read, sup[0]!);
@@ -268,7 +330,9 @@ describe("a crashing agent: system failure", () => {
     await dispatchWorkspace(env, ws.id);
     const after = await getTask(ws.read, sup[0]!);
     expect(after.task).toMatchObject({ status: "failed", failure_kind: "system" });
-    expect(after.history.find((h) => h.event === "route_skipped")?.detail).toMatchObject({ reason: `this task is already the escalation of task ${task_ids[0]}` });
+    expect(after.history.find((h) => h.event === "route_skipped")?.detail).toMatchObject({
+      reason: `this task is already the escalation of task ${task_ids[0]}`,
+    });
     expect(fake.issues).toHaveLength(1);
     expect(swaggerProblems(fake.requests)).toEqual([]);
   });
@@ -296,7 +360,10 @@ describe("a failure whose route cannot be taken still shows in the history, with
     await dispatchWorkspace(env, ws.id);
     const d = await getTask(ws.read, id!);
     expect(d.task).toMatchObject({ status: "failed", failure_kind: "system" });
-    expect(d.history.slice(-2)).toMatchObject([{ event: "failed", to_status: "failed" }, { event: "route_skipped", detail: { reason: "no enabled supervisor agent" } }]);
+    expect(d.history.slice(-2)).toMatchObject([
+      { event: "failed", to_status: "failed" },
+      { event: "route_skipped", detail: { reason: "no enabled supervisor agent" } },
+    ]);
     expect(fake.requests).toEqual([]);
   });
 
@@ -316,19 +383,29 @@ describe("a failure whose route cannot be taken still shows in the history, with
     await dispatchWorkspace(env, ws.id);
     const d = await getTask(ws.read, id!);
     expect(d.task).toMatchObject({ status: "pending", failure_kind: "business" });
-    expect(d.history.slice(-2)).toMatchObject([{ event: "retry_scheduled" }, { event: "route_skipped", detail: { reason: "no pull request or issue to comment on" } }]);
+    expect(d.history.slice(-2)).toMatchObject([
+      { event: "retry_scheduled" },
+      { event: "route_skipped", detail: { reason: "no pull request or issue to comment on" } },
+    ]);
   });
 
   it("no infra agent: the outage is retried and the skipped infrastructure task recorded", async () => {
     const ws = await toolchainWorkspace();
     await call("PATCH", "/api/agents/ops", { token: ws.admin, body: { enabled: false } });
     fake.setDown("503");
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([toolCalls({ id: "c1", name: "gitea_merge_pull", args: { repo: REPO, number: 7 } }), text("Gitea is down.")]),
+    );
     const [id] = (await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"))).task_ids;
     await dispatchWorkspace(env, ws.id);
     const d = await getTask(ws.read, id!);
     expect(d.task).toMatchObject({ status: "pending", failure_kind: "infrastructure" });
-    expect(d.history.slice(-2)).toMatchObject([{ event: "retry_scheduled" }, { event: "route_skipped", detail: { route: "infrastructure", reason: "no enabled infra agent" } }]);
+    expect(d.history.slice(-2)).toMatchObject([
+      { event: "retry_scheduled" },
+      { event: "route_skipped", detail: { route: "infrastructure", reason: "no enabled infra agent" } },
+    ]);
     expect(await listTasks(ws.read, "?action_type=infrastructure_failure")).toEqual([]);
   });
 });
@@ -360,10 +437,18 @@ describe("no report within the window: one reminder, then a system failure", () 
     const [id] = (await deliverOk(ws.id, "issue_assign", fixture("issue_assign"))).task_ids;
     await dispatchWorkspace(env, ws.id);
     // The task points at a run in a session that does not exist (lost, or never created).
-    await transition(env, ws.id, id!, { from: ["working"], to: "working", set: { session_id: "task:lost", run_id: "run_lost" }, event: "test_lost_run" });
+    await transition(env, ws.id, id!, {
+      from: ["working"],
+      to: "working",
+      set: { session_id: "task:lost", run_id: "run_lost" },
+      event: "test_lost_run",
+    });
     expect((await dispatchWorkspace(env, ws.id, Date.now() + 5_000)).reminded).toBe(1);
     // The reminder runs in the task's own session again, and the task points there.
-    expect((await getTask(ws.read, id!)).history.at(-1)).toMatchObject({ event: "run_started", detail: { session_id: `task:${id}`, reminder: true } });
+    expect((await getTask(ws.read, id!)).history.at(-1)).toMatchObject({
+      event: "run_started",
+      detail: { session_id: `task:${id}`, reminder: true },
+    });
     await dispatchWorkspace(env, ws.id, Date.now() + 10_000);
     const d = await getTask(ws.read, id!);
     expect(d.task).toMatchObject({ status: "failed", failure_kind: "system" });
@@ -376,7 +461,10 @@ describe("no report within the window: one reminder, then a system failure", () 
     await useModel(ws, "jony", new ScriptedModel([{ hang: true }]));
     const { task_ids } = await deliverOk(ws.id, "issue_assign", fixture("issue_assign"));
     await dispatchWorkspace(env, ws.id);
-    await call("POST", `/api/toolchain/tasks/${task_ids[0]}/comments`, { token: ws.member, body: { author: "jony", comment_type: "action_report", body: "Opened PR #14 for the health endpoint." } });
+    await call("POST", `/api/toolchain/tasks/${task_ids[0]}/comments`, {
+      token: ws.member,
+      body: { author: "jony", comment_type: "action_report", body: "Opened PR #14 for the health endpoint." },
+    });
     await dispatchWorkspace(env, ws.id, Date.now() + 5_000);
     const d = await getTask(ws.read, task_ids[0]!);
     expect(d.task.status).toBe("done");
@@ -387,7 +475,15 @@ describe("no report within the window: one reminder, then a system failure", () 
 describe("dispatch triggers", () => {
   it("runs a task right after intake when the workspace dispatches on intake", async () => {
     const ws = await toolchainWorkspace({ concurrency: { dispatch_on_intake: true } });
-    await useModel(ws, "nice", new ScriptedModel([toolCalls({ id: "c1", name: "gitea_submit_review", args: { repo: REPO, number: 7, event: "APPROVED", body: "LGTM" } }), toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Approved #7." } }), text("ok")]));
+    await useModel(
+      ws,
+      "nice",
+      new ScriptedModel([
+        toolCalls({ id: "c1", name: "gitea_submit_review", args: { repo: REPO, number: 7, event: "APPROVED", body: "LGTM" } }),
+        toolCalls({ id: "c2", name: "toolchain_report", args: { summary: "Approved #7." } }),
+        text("ok"),
+      ]),
+    );
     const { task_ids } = await deliverOk(ws.id, "pull_request_review_request", fixture("pull_request_review_requested"));
     await until(async () => (await getTask(ws.read, task_ids[0]!)).task.status === "done", 10_000, "the task to be done");
     expect(fake.reviews).toMatchObject([{ repo: REPO, number: 7, event: "APPROVED" }]);
@@ -395,8 +491,16 @@ describe("dispatch triggers", () => {
 
   it("the cron tick dispatches every workspace with work, bounded by its concurrency", async () => {
     const ws = await toolchainWorkspace({ concurrency: { max_working: 1, dispatch_on_intake: false } });
-    await useModel(ws, "jony", new ScriptedModel([toolCalls({ id: "c1", name: "toolchain_report", args: { summary: "Handled." } }), text("ok")]));
-    await useModel(ws, "ops", new ScriptedModel([toolCalls({ id: "c1", name: "toolchain_report", args: { summary: "Redeployed." } }), text("ok")]));
+    await useModel(
+      ws,
+      "jony",
+      new ScriptedModel([toolCalls({ id: "c1", name: "toolchain_report", args: { summary: "Handled." } }), text("ok")]),
+    );
+    await useModel(
+      ws,
+      "ops",
+      new ScriptedModel([toolCalls({ id: "c1", name: "toolchain_report", args: { summary: "Redeployed." } }), text("ok")]),
+    );
     await deliverOk(ws.id, "issue_assign", fixture("issue_assign"));
     await deliverOk(ws.id, "status", fixture("status_deploy_error"));
     const tick = () => runScheduled(env, Date.now());

@@ -35,7 +35,8 @@ const task = (over: Partial<ToolchainTask> = {}): ToolchainTask => ({
   completedAt: null,
   ...over,
 });
-const decide = (t: ToolchainTask, cause: FailureCause, supervisor = byId("boss")) => decideFailure({ task: t, cause, config, assignee: byId("jony"), supervisor });
+const decide = (t: ToolchainTask, cause: FailureCause, supervisor = byId("boss")) =>
+  decideFailure({ task: t, cause, config, assignee: byId("jony"), supervisor });
 const business: FailureCause = { kind: "business", reason: "verification failed" };
 
 describe("failure routing (docs/toolchain.md)", () => {
@@ -66,25 +67,48 @@ describe("failure routing (docs/toolchain.md)", () => {
 
   it("infrastructure failure: an infrastructure task, and a retry while attempts are left", () => {
     const cause: FailureCause = { kind: "infrastructure", reason: "timed out", operation: "POST /repos/a/b/pulls/7/merge" };
-    expect(decide(task(), cause)).toMatchObject({ kind: "infrastructure", retry: true, infraTask: { operation: "POST /repos/a/b/pulls/7/merge" }, comment: null, issue: null });
+    expect(decide(task(), cause)).toMatchObject({
+      kind: "infrastructure",
+      retry: true,
+      infraTask: { operation: "POST /repos/a/b/pulls/7/merge" },
+      comment: null,
+      issue: null,
+    });
     // The last attempt ended by an outage: attempts used up is a system failure too (supervisor issue), and the outage is still reported.
     const last = decide(task({ attempts: 3 }), cause);
-    expect(last).toMatchObject({ kind: "system", retry: false, infraTask: { operation: "POST /repos/a/b/pulls/7/merge" }, issue: { repo: "a/b", assignee: "boss" } });
+    expect(last).toMatchObject({
+      kind: "system",
+      retry: false,
+      infraTask: { operation: "POST /repos/a/b/pulls/7/merge" },
+      issue: { repo: "a/b", assignee: "boss" },
+    });
     expect(last.reason).toBe("3 of 3 attempts used, the last ended by an outage: timed out");
   });
 
   it("no route recurses", () => {
     const infra = task({ actionType: "infrastructure_failure", repo: null, number: null });
-    expect(decide(infra, { kind: "system", reason: "crash" })).toMatchObject({ issue: null, notRouted: "infrastructure tasks are never routed again" });
+    expect(decide(infra, { kind: "system", reason: "crash" })).toMatchObject({
+      issue: null,
+      notRouted: "infrastructure tasks are never routed again",
+    });
     expect(decide(infra, { kind: "infrastructure", reason: "down", operation: "x" })).toMatchObject({ infraTask: null, retry: false });
     // The supervisor's task about task X failing does not open another issue.
     const escalation = task({ actionType: "issue_assigned", originTaskId: "tct_0", agentId: "boss" });
-    expect(decide(escalation, { kind: "system", reason: "crash" })).toMatchObject({ issue: null, notRouted: "this task is already the escalation of task tct_0" });
+    expect(decide(escalation, { kind: "system", reason: "crash" })).toMatchObject({
+      issue: null,
+      notRouted: "this task is already the escalation of task tct_0",
+    });
   });
 
   it("says why a route could not be taken", () => {
     expect(decide(task(), { kind: "system", reason: "x" }, null as never).notRouted).toBe("no enabled supervisor agent");
-    expect(decide(task({ repo: null, number: null }), { kind: "system", reason: "x" }).notRouted).toBe("the task has no repository to open an issue in");
-    expect(decide(task({ number: null }), business)).toMatchObject({ retry: true, comment: null, notRouted: "no pull request or issue to comment on" });
+    expect(decide(task({ repo: null, number: null }), { kind: "system", reason: "x" }).notRouted).toBe(
+      "the task has no repository to open an issue in",
+    );
+    expect(decide(task({ number: null }), business)).toMatchObject({
+      retry: true,
+      comment: null,
+      notRouted: "no pull request or issue to comment on",
+    });
   });
 });

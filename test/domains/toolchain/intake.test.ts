@@ -5,7 +5,16 @@ import { FakeGitea } from "../../support/fake-gitea.ts";
 import { GITEA_SWAGGER, swaggerProblems } from "../../support/swagger.ts";
 import { operationOf } from "../../support/swagger-check.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
-import { deliver, deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL, type DeliveryAnswer, type TaskJson } from "../../support/toolchain-setup.ts";
+import {
+  deliver,
+  deliverOk,
+  getTask,
+  listTasks,
+  toolchainWorkspace,
+  GITEA_URL,
+  type DeliveryAnswer,
+  type TaskJson,
+} from "../../support/toolchain-setup.ts";
 
 type Err = { error: { code: string; message: string; details?: unknown } };
 let fake: FakeGitea;
@@ -51,7 +60,8 @@ describe("webhook intake: signature first", () => {
 });
 
 /** Gitea API calls a step names, e.g. `POST /repos/o/r/pulls/7/merge`. */
-const apiCallsIn = (text: string) => [...text.matchAll(/\b(GET|POST|PATCH|PUT|DELETE) (\/repos\/[^\s),]+)/g)].map((m) => ({ method: m[1]!, path: m[2]! }));
+const apiCallsIn = (text: string) =>
+  [...text.matchAll(/\b(GET|POST|PATCH|PUT|DELETE) (\/repos\/[^\s),]+)/g)].map((m) => ({ method: m[1]!, path: m[2]! }));
 
 /**
  * What every stored task must carry (docs/toolchain.md, "Scenarios, action types and `must_haves`"):
@@ -86,18 +96,48 @@ describe("webhook intake: scenarios become tasks for the right agent", () => {
   const cases: [event: string, fixture: string, agent: string, action: string, where: { repo: string; number: number | null }][] = [
     ["pull_request", "HookPullRequest", "nice", "review_request", { repo: "gordon/hello-world", number: 1 }],
     ["pull_request", "HookPullRequestReopened", "nice", "review_request", { repo: "test_it/test_ci_thing", number: 1 }],
-    ["pull_request_review_request", "pull_request_review_requested", "nice", "review_request", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    [
+      "pull_request_review_request",
+      "pull_request_review_requested",
+      "nice",
+      "review_request",
+      { repo: "a_nice_user/hello_world_ci", number: 7 },
+    ],
     ["pull_request_sync", "HookPullRequestUpdated", "nice", "review_updated", { repo: "Test-CI/multi-line-secrets", number: 2 }],
-    ["pull_request_review_approved", "HookPullRequestReviewAck", "jony", "review_result", { repo: "a_nice_user/hello_world_ci", number: 7 }],
-    ["pull_request_review_rejected", "HookPullRequestReviewDeny", "jony", "review_result", { repo: "a_nice_user/hello_world_ci", number: 7 }],
-    ["pull_request_review_comment", "HookPullRequestReviewComment", "jony", "review_comment", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    [
+      "pull_request_review_approved",
+      "HookPullRequestReviewAck",
+      "jony",
+      "review_result",
+      { repo: "a_nice_user/hello_world_ci", number: 7 },
+    ],
+    [
+      "pull_request_review_rejected",
+      "HookPullRequestReviewDeny",
+      "jony",
+      "review_result",
+      { repo: "a_nice_user/hello_world_ci", number: 7 },
+    ],
+    [
+      "pull_request_review_comment",
+      "HookPullRequestReviewComment",
+      "jony",
+      "review_comment",
+      { repo: "a_nice_user/hello_world_ci", number: 7 },
+    ],
     ["workflow_job", "workflow_job_failure", "jony", "ci_failure", { repo: "a_nice_user/hello_world_ci", number: 7 }],
     ["issue_assign", "issue_assign", "jony", "issue_assigned", { repo: "a_nice_user/hello_world_ci", number: 13 }],
     ["status", "status_deploy_error", "ops", "deploy_failure", { repo: "a_nice_user/hello_world_ci", number: null }],
     ["workflow_run", "workflow_run_deploy_failure", "ops", "deploy_failure", { repo: "a_nice_user/hello_world_ci", number: null }],
     ["issue_comment", "issue_comment_mention", "jony", "mention", { repo: "a_nice_user/hello_world_ci", number: 12 }],
     ["pull_request_comment", "pull_request_comment_mention", "nice", "mention", { repo: "a_nice_user/hello_world_ci", number: 7 }],
-    ["pull_request_review_comment", "pull_request_review_comment_mention", "gordon", "mention", { repo: "a_nice_user/hello_world_ci", number: 7 }],
+    [
+      "pull_request_review_comment",
+      "pull_request_review_comment_mention",
+      "gordon",
+      "mention",
+      { repo: "a_nice_user/hello_world_ci", number: 7 },
+    ],
     ["pull_request", "pull_request_merged_by_reviewer", "jony", "review_merged", { repo: "a_nice_user/hello_world_ci", number: 7 }],
   ];
   for (const [event, name, agent, action, where] of cases) {
@@ -107,7 +147,11 @@ describe("webhook intake: scenarios become tasks for the right agent", () => {
       expect(answer.outcome).toBe("tasks_created");
       const tasks = await listTasks(ws.read);
       const mine = tasks.find((t) => t.agent_id === agent);
-      expect(mine, JSON.stringify(tasks.map((t) => [t.agent_id, t.action_type]))).toMatchObject({ action_type: action, status: "pending", attempts: 0 });
+      expect(mine, JSON.stringify(tasks.map((t) => [t.agent_id, t.action_type]))).toMatchObject({
+        action_type: action,
+        status: "pending",
+        attempts: 0,
+      });
       expect(answer.task_ids).toContain(mine!.id);
       const detail = await getTask(ws.read, mine!.id);
       expectConcreteTask(detail.task, where);
@@ -135,7 +179,10 @@ describe("webhook intake: scenarios become tasks for the right agent", () => {
   it("a comment that mentions many agents gives each one a task (one statement per task: D1 binds at most 100 values)", async () => {
     const ws = await toolchainWorkspace();
     const names = Array.from({ length: 8 }, (_, i) => `helper${i}`);
-    for (const n of names) expect((await call("POST", "/api/agents", { token: ws.admin, body: { id: n, gitea_username: n, roles: ["developer"] } })).status).toBe(201);
+    for (const n of names)
+      expect(
+        (await call("POST", "/api/agents", { token: ws.admin, body: { id: n, gitea_username: n, roles: ["developer"] } })).status,
+      ).toBe(201);
     const payload = JSON.parse(fixture("issue_comment_mention")) as { comment: { body: string } };
     payload.comment.body = `${names.map((n) => `@${n}`).join(" ")} please take a look`;
     const answer = await deliverOk(ws.id, "issue_comment", JSON.stringify(payload));
@@ -146,7 +193,11 @@ describe("webhook intake: scenarios become tasks for the right agent", () => {
   it("records why a delivery created nothing: no agent, the agent's own action, nothing to do", async () => {
     const ws = await toolchainWorkspace();
     const own = await deliverOk(ws.id, "pull_request_review_request", fixture("HookPullRequestAddReviewRequest"));
-    expect(own).toMatchObject({ outcome: "ignored", task_ids: [], reason: "review_request: own action of agent 'nice' (no task for itself)" });
+    expect(own).toMatchObject({
+      outcome: "ignored",
+      task_ids: [],
+      reason: "review_request: own action of agent 'nice' (no task for itself)",
+    });
     const self = await deliverOk(ws.id, "pull_request", fixture("HookPullRequestMerged"));
     expect(self.reason).toBe("review_merged: PR author 'anbraten' is not an enabled agent");
     const push = await deliverOk(ws.id, "push", fixture("HookPush"));
@@ -168,7 +219,12 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
     const first = await deliverOk(ws.id, "pull_request_review_rejected", body, { id: "redeliver-1" });
     const again = await deliver(ws.id, "pull_request_review_rejected", body, { id: "redeliver-1" });
     expect(again.status).toBe(200);
-    expect(await json(again)).toMatchObject({ delivery_id: "redeliver-1", outcome: "tasks_created", task_ids: first.task_ids, duplicate: true });
+    expect(await json(again)).toMatchObject({
+      delivery_id: "redeliver-1",
+      outcome: "tasks_created",
+      task_ids: first.task_ids,
+      duplicate: true,
+    });
     expect(await listTasks(ws.read)).toHaveLength(1);
   });
 
@@ -211,7 +267,21 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
 
   it("answers every malformed payload of every handled event type with 400 (never 500) and creates nothing", async () => {
     const ws = await toolchainWorkspace();
-    const events = ["pull_request", "pull_request_review_request", "pull_request_sync", "pull_request_review_approved", "pull_request_review_rejected", "pull_request_review_comment", "issue_assign", "issues", "issue_comment", "pull_request_comment", "status", "workflow_job", "workflow_run"];
+    const events = [
+      "pull_request",
+      "pull_request_review_request",
+      "pull_request_sync",
+      "pull_request_review_approved",
+      "pull_request_review_rejected",
+      "pull_request_review_comment",
+      "issue_assign",
+      "issues",
+      "issue_comment",
+      "pull_request_comment",
+      "status",
+      "workflow_job",
+      "workflow_run",
+    ];
     const review = JSON.parse(fixture("HookPullRequestReviewDeny")) as Record<string, Record<string, unknown>>;
     const bodies: [what: string, body: string][] = [
       ["empty body", ""],
@@ -222,7 +292,21 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
       ["truncated JSON", fixture("HookPullRequestReviewDeny").slice(0, 200)],
       ["deeply nested JSON", "[".repeat(50_000) + "]".repeat(50_000)],
       ["a number too large for JSON", '{"action":"opened","number":1e400}'],
-      ["wrong types everywhere", JSON.stringify({ action: 5, number: "7", pull_request: [], issue: "x", comment: 1, repository: { full_name: 7 }, sha: 1, state: {}, workflow_job: null, workflow_run: "x" })],
+      [
+        "wrong types everywhere",
+        JSON.stringify({
+          action: 5,
+          number: "7",
+          pull_request: [],
+          issue: "x",
+          comment: 1,
+          repository: { full_name: 7 },
+          sha: 1,
+          state: {},
+          workflow_job: null,
+          workflow_run: "x",
+        }),
+      ],
       ["a negative PR number", JSON.stringify({ ...review, number: -7, pull_request: { ...review.pull_request, number: -7 } })],
       ["a repository without an owner", JSON.stringify({ ...review, repository: { full_name: "no-owner" } })],
     ];
@@ -236,7 +320,9 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
       }
     }
     expect(await listTasks(ws.read)).toEqual([]);
-    const recorded = await json<{ deliveries: { outcome: string }[] }>(await call("GET", "/api/toolchain/deliveries?limit=200", { token: ws.read }));
+    const recorded = await json<{ deliveries: { outcome: string }[] }>(
+      await call("GET", "/api/toolchain/deliveries?limit=200", { token: ws.read }),
+    );
     expect(recorded.deliveries.length).toBe(events.length * bodies.length);
     expect(new Set(recorded.deliveries.map((d) => d.outcome))).toEqual(new Set(["rejected"]));
   });
@@ -281,11 +367,19 @@ describe("webhook intake: CI failures find their pull request", () => {
   it("through Gitea's commits/{sha}/pull when the index does not know the commit", async () => {
     const ws = await toolchainWorkspace();
     fake.addRepo("a_nice_user/hello_world_ci");
-    fake.addPull("a_nice_user/hello_world_ci", { number: 21, author: "jony", headRef: "jony-fix", headSha: "5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c", title: "Fix" });
+    fake.addPull("a_nice_user/hello_world_ci", {
+      number: 21,
+      author: "jony",
+      headRef: "jony-fix",
+      headSha: "5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c",
+      title: "Fix",
+    });
     const answer = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
     expect(answer.outcome).toBe("tasks_created");
     expect((await listTasks(ws.read))[0]).toMatchObject({ agent_id: "jony", action_type: "ci_failure", number: 21 });
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/v1/repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull"]);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /api/v1/repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull",
+    ]);
     expect(fake.requests[0]!.authorization).toBe("Bearer beaver-bot-token");
     expect(swaggerProblems(fake.requests)).toEqual([]);
     // Now indexed: the next failure on that commit needs no Gitea call.
@@ -307,13 +401,25 @@ describe("webhook intake: CI failures find their pull request", () => {
     expect(infra.description).toContain("GET /repos/a_nice_user/hello_world_ci/commits/5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c/pull");
     // Created by Beaver itself, not by the webhook: the same six fields, with source "system".
     expect(Object.keys(infra.must_haves).sort()).toEqual(["action_type", "context", "event_type", "from", "source", "steps"]);
-    expect(infra.must_haves).toMatchObject({ event_type: "infrastructure_failure", action_type: "infrastructure_failure", from: "system", source: "system", context: { gitea_url: GITEA_URL } });
+    expect(infra.must_haves).toMatchObject({
+      event_type: "infrastructure_failure",
+      action_type: "infrastructure_failure",
+      from: "system",
+      source: "system",
+      context: { gitea_url: GITEA_URL },
+    });
     expect(infra.must_haves.steps.at(-1)).toContain(`toolchain_report for task ${infra.id}`);
     // A second outage while that task is open is written to it, with the delivery, as an observation.
     const again = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
     expect(again).toMatchObject({ outcome: "ignored", task_ids: [] });
     expect(await listTasks(ws.read)).toHaveLength(1);
-    expect((await getTask(ws.read, infra.id)).comments).toMatchObject([{ author: "system", comment_type: "observation", body: expect.stringContaining("Gitea still unreachable: GET /repos/a_nice_user/hello_world_ci/commits/") }]);
+    expect((await getTask(ws.read, infra.id)).comments).toMatchObject([
+      {
+        author: "system",
+        comment_type: "observation",
+        body: expect.stringContaining("Gitea still unreachable: GET /repos/a_nice_user/hello_world_ci/commits/"),
+      },
+    ]);
     // Without an infra agent the delivery says so instead of dropping the outage silently.
     const bare = await toolchainWorkspace();
     await call("PATCH", "/api/agents/ops", { token: bare.admin, body: { enabled: false } });
@@ -326,7 +432,13 @@ describe("webhook intake: CI failures find their pull request", () => {
     const ws = await toolchainWorkspace();
     // The status payload does not name its PR: Gitea's commits/{sha}/pull answers for it.
     fake.addRepo("a_nice_user/hello_world_ci");
-    fake.addPull("a_nice_user/hello_world_ci", { number: 7, author: "jony", headRef: "jony-patch-1", headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", title: "somepull" });
+    fake.addPull("a_nice_user/hello_world_ci", {
+      number: 7,
+      author: "jony",
+      headRef: "jony-patch-1",
+      headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f",
+      title: "somepull",
+    });
     // A commit status and a workflow job for the same commit, each sent three times with its own delivery id.
     const sends = ["status", "workflow_job", "status", "workflow_job", "status", "workflow_job"].map((event) =>
       deliver(ws.id, event, fixture(event === "status" ? "status_failure" : "workflow_job_failure")),
@@ -337,7 +449,11 @@ describe("webhook intake: CI failures find their pull request", () => {
     const created = bodies.filter((b) => b.body.outcome === "tasks_created");
     expect(created).toHaveLength(1);
     for (const b of bodies.filter((x) => x.body.outcome !== "tasks_created")) {
-      expect(b.body).toMatchObject({ outcome: "ignored", task_ids: [], reason: "ci_failure for jony: the same work is already an open task" });
+      expect(b.body).toMatchObject({
+        outcome: "ignored",
+        task_ids: [],
+        reason: "ci_failure for jony: the same work is already an open task",
+      });
     }
     const tasks = await listTasks(ws.read);
     expect(tasks.map((t) => t.id)).toEqual(created[0]!.body.task_ids);

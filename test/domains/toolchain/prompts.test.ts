@@ -10,16 +10,77 @@ import { CAST } from "../../support/toolchain-cast.ts";
 
 /** One delivery per scenario, with what its steps and context must name. */
 const CASES = [
-  { name: "HookPullRequest", event: "pull_request", action: "review_request", mustSay: ["gordon/hello-world#1", "GET /repos/gordon/hello-world/pulls/1.diff", "POST /repos/gordon/hello-world/pulls/1/reviews", "feature/changes"] },
-  { name: "HookPullRequestUpdated", event: "pull_request_sync", action: "review_updated", mustSay: ["Test-CI/multi-line-secrets", "pulls/2.diff", "788ed8d0"] },
-  { name: "HookPullRequestReviewAck", event: "pull_request_review_approved", action: "review_result", mustSay: ["POST /repos/a_nice_user/hello_world_ci/pulls/7/merge", "gitea_merge_pull", "APPROVED", "juhu thats a great idea"] },
-  { name: "HookPullRequestReviewDeny", event: "pull_request_review_rejected", action: "review_result", mustSay: ["REQUEST_CHANGES", "I decided otherwhies :O", "POST /repos/a_nice_user/hello_world_ci/contents", "jony-patch-1"] },
-  { name: "HookPullRequestReviewComment", event: "pull_request_review_comment", action: "review_comment", mustSay: ["and somethimes you have to comment", "POST /repos/a_nice_user/hello_world_ci/issues/7/comments"] },
-  { name: "workflow_job_failure", event: "workflow_job", action: "ci_failure", mustSay: ["unit-tests", "go test ./...", "a_nice_user/hello_world_ci#7", "jony-patch-1", "07977177c2cd7d46bad37b8472a9d50e7acb9d1f"] },
-  { name: "issue_assign", event: "issue_assign", action: "issue_assigned", mustSay: ["fix/13-add-a-health-endpoint", "POST /repos/a_nice_user/hello_world_ci/pulls", "POST /repos/a_nice_user/hello_world_ci/branches", "Expose GET /health", "enhancement"] },
-  { name: "status_deploy_error", event: "status", action: "deploy_failure", mustSay: ["deploy/production", "health check timed out", "https://deploy.example.org/runs/31"] },
-  { name: "issue_comment_mention", event: "issue_comment", action: "mention", mustSay: ["@jony do you know why the build got slow?", "a_nice_user/hello_world_ci#12", "gordon asked you a question"] },
-  { name: "pull_request_merged_by_reviewer", event: "pull_request", action: "review_merged", mustSay: ["Merged by: a_nice_user", "a_nice_user/hello_world_ci"] },
+  {
+    name: "HookPullRequest",
+    event: "pull_request",
+    action: "review_request",
+    mustSay: [
+      "gordon/hello-world#1",
+      "GET /repos/gordon/hello-world/pulls/1.diff",
+      "POST /repos/gordon/hello-world/pulls/1/reviews",
+      "feature/changes",
+    ],
+  },
+  {
+    name: "HookPullRequestUpdated",
+    event: "pull_request_sync",
+    action: "review_updated",
+    mustSay: ["Test-CI/multi-line-secrets", "pulls/2.diff", "788ed8d0"],
+  },
+  {
+    name: "HookPullRequestReviewAck",
+    event: "pull_request_review_approved",
+    action: "review_result",
+    mustSay: ["POST /repos/a_nice_user/hello_world_ci/pulls/7/merge", "gitea_merge_pull", "APPROVED", "juhu thats a great idea"],
+  },
+  {
+    name: "HookPullRequestReviewDeny",
+    event: "pull_request_review_rejected",
+    action: "review_result",
+    mustSay: ["REQUEST_CHANGES", "I decided otherwhies :O", "POST /repos/a_nice_user/hello_world_ci/contents", "jony-patch-1"],
+  },
+  {
+    name: "HookPullRequestReviewComment",
+    event: "pull_request_review_comment",
+    action: "review_comment",
+    mustSay: ["and somethimes you have to comment", "POST /repos/a_nice_user/hello_world_ci/issues/7/comments"],
+  },
+  {
+    name: "workflow_job_failure",
+    event: "workflow_job",
+    action: "ci_failure",
+    mustSay: ["unit-tests", "go test ./...", "a_nice_user/hello_world_ci#7", "jony-patch-1", "07977177c2cd7d46bad37b8472a9d50e7acb9d1f"],
+  },
+  {
+    name: "issue_assign",
+    event: "issue_assign",
+    action: "issue_assigned",
+    mustSay: [
+      "fix/13-add-a-health-endpoint",
+      "POST /repos/a_nice_user/hello_world_ci/pulls",
+      "POST /repos/a_nice_user/hello_world_ci/branches",
+      "Expose GET /health",
+      "enhancement",
+    ],
+  },
+  {
+    name: "status_deploy_error",
+    event: "status",
+    action: "deploy_failure",
+    mustSay: ["deploy/production", "health check timed out", "https://deploy.example.org/runs/31"],
+  },
+  {
+    name: "issue_comment_mention",
+    event: "issue_comment",
+    action: "mention",
+    mustSay: ["@jony do you know why the build got slow?", "a_nice_user/hello_world_ci#12", "gordon asked you a question"],
+  },
+  {
+    name: "pull_request_merged_by_reviewer",
+    event: "pull_request",
+    action: "review_merged",
+    mustSay: ["Merged by: a_nice_user", "a_nice_user/hello_world_ci"],
+  },
 ] as const;
 
 function draftFor(c: (typeof CASES)[number]) {
@@ -35,7 +96,13 @@ describe("task drafts and prompts, scenario by scenario", () => {
     it(`${c.action} (${c.name}): must_haves, steps and the three prompt sections`, () => {
       const d = draftFor(c);
       expect(d.mustHaves).toMatchObject({ event_type: c.action, action_type: c.action, from: "system", source: "webhook" });
-      const prompt = toolchainSystemPrompt({ id: d.id, title: d.title, description: d.description, actionType: d.actionType, mustHaves: d.mustHaves });
+      const prompt = toolchainSystemPrompt({
+        id: d.id,
+        title: d.title,
+        description: d.description,
+        actionType: d.actionType,
+        mustHaves: d.mustHaves,
+      });
       expect(prompt).toContain(ACTION_HINTS[c.action]!);
       expect(prompt).toContain(d.description);
       for (const text of c.mustSay) expect(`${prompt}\n${JSON.stringify(d.mustHaves.context)}`).toContain(text);
@@ -60,12 +127,34 @@ describe("task drafts and prompts, scenario by scenario", () => {
   }
 
   it("the context carries the per-scenario fields of docs/toolchain.md", () => {
-    expect(draftFor(CASES[2]).mustHaves.context).toMatchObject({ pr_number: 7, repo: "a_nice_user/hello_world_ci", pr_title: "somepull", result: "APPROVED", reviewer: "a_nice_user" });
+    expect(draftFor(CASES[2]).mustHaves.context).toMatchObject({
+      pr_number: 7,
+      repo: "a_nice_user/hello_world_ci",
+      pr_title: "somepull",
+      result: "APPROVED",
+      reviewer: "a_nice_user",
+    });
     expect(draftFor(CASES[0]).mustHaves.context).toMatchObject({ pr_number: 1, pr_author: "gordon", branch: "feature/changes" });
-    expect(draftFor(CASES[5]).mustHaves.context).toMatchObject({ pr_number: 7, branch: "jony-patch-1", error_summary: expect.stringContaining("unit-tests") });
-    expect(draftFor(CASES[6]).mustHaves.context).toMatchObject({ issue_number: 13, issue_title: "Add a health endpoint", labels: ["enhancement"], brief: "add-a-health-endpoint" });
-    expect(draftFor(CASES[7]).mustHaves.context).toMatchObject({ commit_sha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", reason: expect.stringContaining("health check") });
-    expect(draftFor(CASES[8]).mustHaves.context).toMatchObject({ source_type: "issue_comment", commenter: "gordon", intent_hint: "question" });
+    expect(draftFor(CASES[5]).mustHaves.context).toMatchObject({
+      pr_number: 7,
+      branch: "jony-patch-1",
+      error_summary: expect.stringContaining("unit-tests"),
+    });
+    expect(draftFor(CASES[6]).mustHaves.context).toMatchObject({
+      issue_number: 13,
+      issue_title: "Add a health endpoint",
+      labels: ["enhancement"],
+      brief: "add-a-health-endpoint",
+    });
+    expect(draftFor(CASES[7]).mustHaves.context).toMatchObject({
+      commit_sha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f",
+      reason: expect.stringContaining("health check"),
+    });
+    expect(draftFor(CASES[8]).mustHaves.context).toMatchObject({
+      source_type: "issue_comment",
+      commenter: "gordon",
+      intent_hint: "question",
+    });
     expect(draftFor(CASES[9]).mustHaves.context).toMatchObject({ merged_by: "a_nice_user", pr_author: "jony" });
   });
 

@@ -39,17 +39,26 @@ describe("routing: who gets each scenario", () => {
     expect(supervisorOf(CAST, {})?.id).toBe("boss");
     expect(infraAgentOf(CAST, {})?.id).toBe("ops");
     expect(supervisorOf(CAST, { system_failure: ["gordon"] })?.id).toBe("gordon");
-    expect(supervisorOf(CAST.filter((a) => a.id !== "boss"), {})).toBeNull();
+    expect(
+      supervisorOf(
+        CAST.filter((a) => a.id !== "boss"),
+        {},
+      ),
+    ).toBeNull();
   });
 
   it("a routing override replaces the default rule", () => {
-    expect(ids(route("pull_request_review_approved", "HookPullRequestReviewAck", 0, CAST, { review_result: ["gordon"] }))).toEqual(["gordon"]);
+    expect(ids(route("pull_request_review_approved", "HookPullRequestReviewAck", 0, CAST, { review_result: ["gordon"] }))).toEqual([
+      "gordon",
+    ]);
     expect(route("status", "status_deploy_error", 0, CAST, { deploy_failure: ["ghost"] }).ignored).toContain("names no enabled agent");
   });
 
   it("never routes an agent's own action to itself (no loops)", () => {
     // a_nice_user asked a_nice_user for a review; anbraten merged his own PR.
-    expect(route("pull_request_review_request", "HookPullRequestAddReviewRequest").ignored).toBe("own action of agent 'nice' (no task for itself)");
+    expect(route("pull_request_review_request", "HookPullRequestAddReviewRequest").ignored).toBe(
+      "own action of agent 'nice' (no task for itself)",
+    );
     const anbraten = [...CAST, { ...byId("jony"), id: "anb", giteaUsername: "anbraten" }];
     expect(route("pull_request", "HookPullRequestMerged", 0, anbraten).ignored).toContain("own action of agent 'anb'");
     // A CI failure is not "own action" even when the author's push triggered it.
@@ -60,7 +69,14 @@ describe("routing: who gets each scenario", () => {
 
   it("records why nobody gets it: unknown author, no PR for a commit, disabled agents", () => {
     expect(route("pull_request", "HookPullRequestReopened").agents.map((a) => a.id)).toEqual(["nice", "gordon"]);
-    expect(route("pull_request_review_approved", "HookPullRequestReviewAck", 0, CAST.filter((a) => a.id !== "jony")).ignored).toBe("PR author 'jony' is not an enabled agent");
+    expect(
+      route(
+        "pull_request_review_approved",
+        "HookPullRequestReviewAck",
+        0,
+        CAST.filter((a) => a.id !== "jony"),
+      ).ignored,
+    ).toBe("PR author 'jony' is not an enabled agent");
     expect(route("status", "status_failure").ignored).toBe("no pull request found for commit 07977177c2cd");
     const disabled = CAST.map((a) => (a.id === "ops" ? { ...a, enabled: false } : a));
     expect(route("status", "status_deploy_error", 0, disabled).ignored).toBe("no enabled agent with the infra role");

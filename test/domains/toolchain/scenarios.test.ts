@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { classify, extractMentions, PayloadError, riskLevelOf, UnsupportedEventError, type Scenario } from "../../../src/domains/toolchain/scenarios.ts";
+import {
+  classify,
+  extractMentions,
+  PayloadError,
+  riskLevelOf,
+  UnsupportedEventError,
+  type Scenario,
+} from "../../../src/domains/toolchain/scenarios.ts";
 import { draftTask } from "../../../src/domains/toolchain/task-drafts.ts";
 import { fixtureJson } from "../../support/toolchain-fixtures.ts";
 
@@ -14,7 +21,16 @@ const first = <K extends Scenario["kind"]>(eventType: string, name: string, kind
 describe("classify: the ten scenarios from real and written payloads", () => {
   it("review_request from an opened, a reopened and a review-requested PR", () => {
     const opened = first("pull_request", "HookPullRequest", "review_request");
-    expect(opened).toMatchObject({ trigger: "opened", pr: { repo: "gordon/hello-world", number: 1, author: "gordon", headRef: "feature/changes", headSha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c" } });
+    expect(opened).toMatchObject({
+      trigger: "opened",
+      pr: {
+        repo: "gordon/hello-world",
+        number: 1,
+        author: "gordon",
+        headRef: "feature/changes",
+        headSha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+      },
+    });
     expect(first("pull_request", "HookPullRequestReopened", "review_request").trigger).toBe("reopened");
     const requested = first("pull_request_review_request", "pull_request_review_requested", "review_request");
     expect(requested).toMatchObject({ trigger: "review_requested", requested: "a_nice_user", pr: { number: 7, author: "jony" } });
@@ -29,8 +45,22 @@ describe("classify: the ten scenarios from real and written payloads", () => {
     expect(riskLevelOf({ changedFiles: 21, additions: 1, deletions: 0 })).toBe("high");
     expect(riskLevelOf({ changedFiles: 3, additions: 400, deletions: 101 })).toBe("high");
     expect(riskLevelOf({ changedFiles: null, additions: 1, deletions: 1 })).toBe("unknown");
-    const reviewer = { id: "rev", giteaUsername: "a_nice_user", roles: ["reviewer" as const], model: null, giteaTokenSecret: null, enabled: true, createdAt: 0, updatedAt: 0 };
-    expect(draftTask("t1", s, reviewer).mustHaves.context).toMatchObject({ risk_level: "low", changed_files: 1, additions: 1, deletions: 0 });
+    const reviewer = {
+      id: "rev",
+      giteaUsername: "a_nice_user",
+      roles: ["reviewer" as const],
+      model: null,
+      giteaTokenSecret: null,
+      enabled: true,
+      createdAt: 0,
+      updatedAt: 0,
+    };
+    expect(draftTask("t1", s, reviewer).mustHaves.context).toMatchObject({
+      risk_level: "low",
+      changed_files: 1,
+      additions: 1,
+      deletions: 0,
+    });
   });
 
   it("review_updated from pull_request_sync (new head sha)", () => {
@@ -40,8 +70,15 @@ describe("classify: the ten scenarios from real and written payloads", () => {
   });
 
   it("review_result APPROVED and REQUEST_CHANGES from the review event types", () => {
-    expect(first("pull_request_review_approved", "HookPullRequestReviewAck", "review_result")).toMatchObject({ result: "APPROVED", reviewer: "a_nice_user", reviewBody: "juhu thats a great idea" });
-    expect(first("pull_request_review_rejected", "HookPullRequestReviewDeny", "review_result")).toMatchObject({ result: "REQUEST_CHANGES", reviewBody: "I decided otherwhies :O" });
+    expect(first("pull_request_review_approved", "HookPullRequestReviewAck", "review_result")).toMatchObject({
+      result: "APPROVED",
+      reviewer: "a_nice_user",
+      reviewBody: "juhu thats a great idea",
+    });
+    expect(first("pull_request_review_rejected", "HookPullRequestReviewDeny", "review_result")).toMatchObject({
+      result: "REQUEST_CHANGES",
+      reviewBody: "I decided otherwhies :O",
+    });
   });
 
   it("review_comment, and a mention in the review body as a second scenario", () => {
@@ -53,27 +90,54 @@ describe("classify: the ten scenarios from real and written payloads", () => {
 
   it("ci_failure from a failed commit status, a failed workflow job (with its PR) and never from a success", () => {
     const status = first("status", "status_failure", "ci_failure");
-    expect(status).toMatchObject({ repo: "a_nice_user/hello_world_ci", sha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f", pr: null, check: { source: "status", name: "ci/woodpecker/pr/test", state: "failure" } });
+    expect(status).toMatchObject({
+      repo: "a_nice_user/hello_world_ci",
+      sha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f",
+      pr: null,
+      check: { source: "status", name: "ci/woodpecker/pr/test", state: "failure" },
+    });
     const job = first("workflow_job", "workflow_job_failure", "ci_failure");
     expect(job.pr).toMatchObject({ number: 7, author: "jony" });
     expect(job.check.failedSteps).toEqual(["go test ./..."]);
-    expect(classify("status", fixtureJson("status_success"), opts)).toMatchObject({ scenarios: [], ignored: "commit status 'success' is not a failure" });
+    expect(classify("status", fixtureJson("status_success"), opts)).toMatchObject({
+      scenarios: [],
+      ignored: "commit status 'success' is not a failure",
+    });
   });
 
   it("deploy_failure when the status context or workflow name matches the deploy pattern", () => {
     expect(first("status", "status_deploy_error", "deploy_failure").check).toMatchObject({ name: "deploy/production", state: "error" });
-    expect(first("workflow_run", "workflow_run_deploy_failure", "deploy_failure")).toMatchObject({ branch: "main", check: { source: "workflow_run", name: "Deploy production" } });
+    expect(first("workflow_run", "workflow_run_deploy_failure", "deploy_failure")).toMatchObject({
+      branch: "main",
+      check: { source: "workflow_run", name: "Deploy production" },
+    });
     // With another pattern the same workflow is an ordinary CI failure.
-    expect(classify("workflow_run", fixtureJson("workflow_run_deploy_failure"), { deployPattern: /^release/i }).scenarios[0]?.kind).toBe("ci_failure");
+    expect(classify("workflow_run", fixtureJson("workflow_run_deploy_failure"), { deployPattern: /^release/i }).scenarios[0]?.kind).toBe(
+      "ci_failure",
+    );
   });
 
   it("issue_assigned from issue_assign with the assignees and the repository's default branch", () => {
-    expect(first("issue_assign", "issue_assign", "issue_assigned")).toMatchObject({ assignees: ["jony"], defaultBranch: "main", issue: { number: 13, labels: ["enhancement"] } });
+    expect(first("issue_assign", "issue_assign", "issue_assigned")).toMatchObject({
+      assignees: ["jony"],
+      defaultBranch: "main",
+      issue: { number: 13, labels: ["enhancement"] },
+    });
   });
 
   it("mention from issue comments and PR comments", () => {
-    expect(first("issue_comment", "issue_comment_mention", "mention")).toMatchObject({ sourceType: "issue_comment", isPull: false, mentioned: ["jony"], commenter: "gordon" });
-    expect(first("pull_request_comment", "pull_request_comment_mention", "mention")).toMatchObject({ sourceType: "pull_request_comment", isPull: true, mentioned: ["a_nice_user"], number: 7 });
+    expect(first("issue_comment", "issue_comment_mention", "mention")).toMatchObject({
+      sourceType: "issue_comment",
+      isPull: false,
+      mentioned: ["jony"],
+      commenter: "gordon",
+    });
+    expect(first("pull_request_comment", "pull_request_comment_mention", "mention")).toMatchObject({
+      sourceType: "pull_request_comment",
+      isPull: true,
+      mentioned: ["a_nice_user"],
+      number: 7,
+    });
   });
 
   it("review_merged only for a merged close", () => {
@@ -85,7 +149,11 @@ describe("classify: the ten scenarios from real and written payloads", () => {
 describe("classify: what needs no agent", () => {
   it("ignores actions and event types with nothing to do, with a reason", () => {
     expect(classify("pull_request", fixtureJson("HookPullRequestChangeTitle"), opts).ignored).toContain("'edited'");
-    expect(classify("push", fixtureJson("HookPush"), opts)).toMatchObject({ scenarios: [], ignored: "event type 'push' needs no agent action", repo: "gordon/hello-world" });
+    expect(classify("push", fixtureJson("HookPush"), opts)).toMatchObject({
+      scenarios: [],
+      ignored: "event type 'push' needs no agent action",
+      repo: "gordon/hello-world",
+    });
     expect(classify("release", fixtureJson("HookRelease"), opts).scenarios).toEqual([]);
     expect(classify("issue_comment", fixtureJson("go-scm_issue_comment_created"), opts).ignored).toBe("the comment mentions nobody");
   });

@@ -25,7 +25,9 @@ describe("/api/toolchain/tasks", () => {
     expect((await listTasks(ws.read, "?action_type=deploy_failure")).map((t) => t.agent_id)).toEqual(["ops"]);
     expect((await listTasks(ws.read, "?repo=gordon/hello-world")).map((t) => t.number)).toEqual([1]);
     expect(await listTasks(ws.read, "?status=done")).toEqual([]);
-    const page = await json<{ tasks: unknown[]; next_before: number | null }>(await call("GET", "/api/toolchain/tasks?limit=2", { token: ws.read }));
+    const page = await json<{ tasks: unknown[]; next_before: number | null }>(
+      await call("GET", "/api/toolchain/tasks?limit=2", { token: ws.read }),
+    );
     expect(page.tasks).toHaveLength(2);
     expect(page.next_before).not.toBeNull();
     expect((await call("GET", "/api/toolchain/tasks?status=nope", { token: ws.read })).status).toBe(400);
@@ -40,7 +42,11 @@ describe("/api/toolchain/tasks", () => {
       const payload = JSON.parse(fixture("issue_assign")) as { issue: Record<string, unknown> };
       payload.issue = { ...payload.issue, number: 100 + i };
       const body = new TextEncoder().encode(JSON.stringify(payload));
-      const headers = new Headers({ "X-Gitea-Event-Type": "issue_assign", "X-Gitea-Delivery": `same-ms-${i}`, "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, body) });
+      const headers = new Headers({
+        "X-Gitea-Event-Type": "issue_assign",
+        "X-Gitea-Delivery": `same-ms-${i}`,
+        "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, body),
+      });
       const result = await intakeWebhook(env, { workspaceId: ws.id, headers, body }, now);
       if (result.kind !== "accepted") throw new Error(`intake answered ${result.kind}`);
       ids.push(...result.delivery.task_ids);
@@ -57,22 +63,43 @@ describe("/api/toolchain/tasks", () => {
       return seen;
     };
     expect((await pages("/api/toolchain/tasks", "tasks", (t) => t.id as string)).sort()).toEqual([...ids].sort());
-    expect((await pages("/api/toolchain/deliveries", "deliveries", (d) => d.delivery_id as string)).sort()).toEqual(["same-ms-0", "same-ms-1", "same-ms-2", "same-ms-3", "same-ms-4"]);
+    expect((await pages("/api/toolchain/deliveries", "deliveries", (d) => d.delivery_id as string)).sort()).toEqual([
+      "same-ms-0",
+      "same-ms-1",
+      "same-ms-2",
+      "same-ms-3",
+      "same-ms-4",
+    ]);
   });
 
   it("adds comments (types validated in code) and outputs, shown with the task", async () => {
     const ws = await seed();
     const [task] = await listTasks(ws.read, "?agent_id=jony");
-    const ok = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "Started on the endpoint", comment_type: "observation", author: "jony" } });
+    const ok = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, {
+      token: ws.member,
+      body: { body: "Started on the endpoint", comment_type: "observation", author: "jony" },
+    });
     expect(ok.status).toBe(201);
-    const report = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "Done: PR #14", comment_type: "action_report", author: "jony" } });
+    const report = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, {
+      token: ws.member,
+      body: { body: "Done: PR #14", comment_type: "action_report", author: "jony" },
+    });
     expect(report.status).toBe(201);
-    const bad = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "x", comment_type: "gossip" } });
+    const bad = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, {
+      token: ws.member,
+      body: { body: "x", comment_type: "gossip" },
+    });
     expect(bad.status).toBe(400);
     expect((await json<Err>(bad)).error.details?.[0]?.path).toBe("comment_type");
-    const system = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.member, body: { body: "x", author: "system" } });
+    const system = await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, {
+      token: ws.member,
+      body: { body: "x", author: "system" },
+    });
     expect(system.status).toBe(400);
-    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, body: { content: "plan", type: "markdown" } })).status).toBe(201);
+    expect(
+      (await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, body: { content: "plan", type: "markdown" } }))
+        .status,
+    ).toBe(201);
     const detail = await getTask(ws.read, task!.id);
     expect(detail.comments.map((c) => [c.author, c.comment_type])).toEqual([
       ["jony", "observation"],
@@ -80,9 +107,21 @@ describe("/api/toolchain/tasks", () => {
     ]);
     expect(detail.outputs).toMatchObject([{ type: "markdown", content: "plan" }]);
     expect((await call("POST", `/api/toolchain/tasks/${task!.id}/comments`, { token: ws.read, body: { body: "x" } })).status).toBe(403);
-    const big = await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, rawBody: JSON.stringify({ content: "x".repeat(1_100_000) }), headers: { "Content-Type": "application/json" } });
+    const big = await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, {
+      token: ws.member,
+      rawBody: JSON.stringify({ content: "x".repeat(1_100_000) }),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(big.status).toBe(413);
-    expect((await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, { token: ws.member, rawBody: "content=x", headers: { "Content-Type": "text/plain" } })).status).toBe(415);
+    expect(
+      (
+        await call("POST", `/api/toolchain/tasks/${task!.id}/outputs`, {
+          token: ws.member,
+          rawBody: "content=x",
+          headers: { "Content-Type": "text/plain" },
+        })
+      ).status,
+    ).toBe(415);
   });
 
   it("cancels open tasks and retries failed or cancelled ones; anything else is 409", async () => {

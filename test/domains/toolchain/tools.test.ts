@@ -84,16 +84,32 @@ describe("Gitea tools", () => {
     expect(read).toMatchObject({ ok: true, content: "Grüße — old text\n" });
     const change = await run(
       "gitea_change_files",
-      { repo: REPO, branch: "jony-patch-1", message: "Update the guide", files: [{ operation: "update", path: "docs/guide.md", content: "Grüße — new text\n" }, { operation: "create", path: "docs/new.md", content: "new" }] },
+      {
+        repo: REPO,
+        branch: "jony-patch-1",
+        message: "Update the guide",
+        files: [
+          { operation: "update", path: "docs/guide.md", content: "Grüße — new text\n" },
+          { operation: "create", path: "docs/new.md", content: "new" },
+        ],
+      },
       ctx(),
     );
     expect(change.ok, change.content).toBe(true);
     expect(fake.file(REPO, "jony-patch-1", "docs/guide.md")).toBe("Grüße — new text\n");
     const post = fake.requests.find((r) => r.method === "POST")!;
-    expect(post.body).toMatchObject({ branch: "jony-patch-1", files: [{ operation: "update", path: "docs/guide.md", sha: expect.any(String) }, { operation: "create", path: "docs/new.md" }] });
+    expect(post.body).toMatchObject({
+      branch: "jony-patch-1",
+      files: [
+        { operation: "update", path: "docs/guide.md", sha: expect.any(String) },
+        { operation: "create", path: "docs/new.md" },
+      ],
+    });
     expect(swaggerProblems(fake.requests)).toEqual([]);
     expect((await run("gitea_get_pull_diff", { repo: REPO, number: 7 }, ctx())).content).toContain("+new from PR 7");
-    expect(JSON.parse((await run("gitea_list_pull_files", { repo: REPO, number: 7 }, ctx())).content)).toEqual([{ filename: "README.md", status: "modified", additions: 1, deletions: 1 }]);
+    expect(JSON.parse((await run("gitea_list_pull_files", { repo: REPO, number: 7 }, ctx())).content)).toEqual([
+      { filename: "README.md", status: "modified", additions: 1, deletions: 1 },
+    ]);
   });
 
   it("report Gitea's business errors to the model, and record outages on the task", async () => {
@@ -105,7 +121,10 @@ describe("Gitea tools", () => {
     const down = await run("gitea_comment", { repo: REPO, number: 7, body: "hi" }, ctx());
     expect(down).toMatchObject({ ok: false, error: { code: "gitea_unreachable" } });
     const h = (await getTask(ws.read, id)).history.at(-1)!;
-    expect(h).toMatchObject({ event: "gitea_unreachable", detail: { run_id: "run_test", operation: `POST /repos/${REPO}/issues/7/comments` } });
+    expect(h).toMatchObject({
+      event: "gitea_unreachable",
+      detail: { run_id: "run_test", operation: `POST /repos/${REPO}/issues/7/comments` },
+    });
     expect(() => tool("gitea_comment").input.parse({ repo: "not a repo", number: 7, body: "x" })).toThrow();
   });
 

@@ -13,7 +13,9 @@ describe("OpenAPI document", () => {
 
   it("lists every /api route the app serves, with its method", async () => {
     const doc = await json<{ paths: Record<string, Record<string, unknown>> }>(await call("GET", "/api/openapi.json", { token: null }));
-    const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)));
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)),
+    );
     const served = createApp()
       .routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/api/") && r.path !== "/api/openapi.json")
       .map((r) => `${r.method} ${r.path.replace(/\/$/, "").replace(/:([A-Za-z_]+)/g, "{$1}")}`);

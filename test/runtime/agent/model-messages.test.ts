@@ -36,7 +36,12 @@ describe("toModelMessages", () => {
         role: "tool",
         content: [
           { type: "tool-result", toolCallId: "c1", toolName: "echo", output: { type: "text", value: "hi" } },
-          { type: "tool-result", toolCallId: "c2", toolName: "echo", output: { type: "error-text", value: "Error (invalid_arguments): …" } },
+          {
+            type: "tool-result",
+            toolCallId: "c2",
+            toolName: "echo",
+            output: { type: "error-text", value: "Error (invalid_arguments): …" },
+          },
         ],
       },
       { role: "assistant", content: [{ type: "text", text: "hi hi" }] },
@@ -48,11 +53,24 @@ describe("toModelMessages", () => {
   it("gives a call without a recorded result an error result, before the next message", () => {
     const out = toModelMessages([
       { role: "user", content: "go" },
-      { role: "assistant", text: "", tool_calls: [{ id: "c1", name: "echo", args: { text: "x" } }, { id: "c2", name: "echo", args: {} }] },
+      {
+        role: "assistant",
+        text: "",
+        tool_calls: [
+          { id: "c1", name: "echo", args: { text: "x" } },
+          { id: "c2", name: "echo", args: {} },
+        ],
+      },
       { role: "tool_result", tool_call_id: "c2", tool_name: "echo", content: "done", is_error: false },
       { role: "user", content: "what happened?" },
     ]);
-    expect(out[1]).toEqual({ role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "echo", input: { text: "x" } }, { type: "tool-call", toolCallId: "c2", toolName: "echo", input: {} }] });
+    expect(out[1]).toEqual({
+      role: "assistant",
+      content: [
+        { type: "tool-call", toolCallId: "c1", toolName: "echo", input: { text: "x" } },
+        { type: "tool-call", toolCallId: "c2", toolName: "echo", input: {} },
+      ],
+    });
     expect(out[2]).toEqual({
       role: "tool",
       content: [
@@ -88,7 +106,10 @@ describe("toModelMessages", () => {
       { role: "tool_result", tool_call_id: "c1", tool_name: "echo", content: "first", is_error: false },
       { role: "tool_result", tool_call_id: "c1", tool_name: "echo", content: "second", is_error: false },
     ]);
-    expect(out[2]).toEqual({ role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "echo", output: { type: "text", value: "first" } }] });
+    expect(out[2]).toEqual({
+      role: "tool",
+      content: [{ type: "tool-result", toolCallId: "c1", toolName: "echo", output: { type: "text", value: "first" } }],
+    });
   });
 
   it("opens a window that starts mid-turn with a user message saying earlier messages are left out", () => {

@@ -28,7 +28,11 @@ function recorder(): { events: Recorded[]; callbacks: StepCallbacks } {
 const registry = new ToolRegistry(builtinTools());
 const messages: ModelMessage[] = [{ role: "user", content: "hello" }];
 
-function step(m: ResolvedModels, callbacks: StepCallbacks, extra: { signal?: AbortSignal; tools?: ToolRegistry; maxOutputTokens?: number } = {}) {
+function step(
+  m: ResolvedModels,
+  callbacks: StepCallbacks,
+  extra: { signal?: AbortSignal; tools?: ToolRegistry; maxOutputTokens?: number } = {},
+) {
   return runModelStep({
     models: m,
     system: "SYSTEM PROMPT",
@@ -83,10 +87,18 @@ describe("runModelStep: streaming", () => {
   it("streams tool call deltas and returns the structured calls with parsed arguments", async () => {
     const { events, callbacks } = recorder();
     const out = await step(
-      models(streamingModel([...toolCallParts("call_1", "echo", '{"text":"hi there"}', 3), ...toolCallParts("call_2", "current_time", "{}", 1), finish("tool-calls")])),
+      models(
+        streamingModel([
+          ...toolCallParts("call_1", "echo", '{"text":"hi there"}', 3),
+          ...toolCallParts("call_2", "current_time", "{}", 1),
+          finish("tool-calls"),
+        ]),
+      ),
       callbacks,
     );
-    const toolDeltas = events.filter((e) => e.kind === "tool").map((e) => e.value as { tool_call_id: string; tool_name?: string; delta: string });
+    const toolDeltas = events
+      .filter((e) => e.kind === "tool")
+      .map((e) => e.value as { tool_call_id: string; tool_name?: string; delta: string });
     expect(toolDeltas[0]).toEqual({ tool_call_id: "call_1", tool_name: "echo", delta: "" });
     expect(
       toolDeltas
@@ -104,7 +116,16 @@ describe("runModelStep: streaming", () => {
 
   it("passes calls to unknown tools and unparsable arguments through for the executor to answer", async () => {
     const { callbacks } = recorder();
-    const out = await step(models(streamingModel([...toolCallParts("c1", "no_such_tool", '{"a":1}'), ...toolCallParts("c2", "echo", "{not json"), finish("tool-calls")])), callbacks);
+    const out = await step(
+      models(
+        streamingModel([
+          ...toolCallParts("c1", "no_such_tool", '{"a":1}'),
+          ...toolCallParts("c2", "echo", "{not json"),
+          finish("tool-calls"),
+        ]),
+      ),
+      callbacks,
+    );
     expect(out.tool_calls).toEqual([
       { id: "c1", name: "no_such_tool", args: { a: 1 } },
       { id: "c2", name: "echo", args: "{not json" },
@@ -113,7 +134,12 @@ describe("runModelStep: streaming", () => {
 
   it("sends the system prompt, the messages, tool declarations and the output limit to the model", async () => {
     const main = streamingModel(textParts("ok"));
-    const strict = defineTool({ name: "lookup", description: "Look a key up", input: z.strictObject({ key: z.string().min(1) }), execute: async () => ok("v") });
+    const strict = defineTool({
+      name: "lookup",
+      description: "Look a key up",
+      input: z.strictObject({ key: z.string().min(1) }),
+      execute: async () => ok("v"),
+    });
     await step(models(main), recorder().callbacks, { tools: new ToolRegistry([strict]), maxOutputTokens: 321 });
     const call = main.doStreamCalls[0]!;
     expect(call.prompt[0]).toEqual({ role: "system", content: "SYSTEM PROMPT" });
@@ -124,7 +150,12 @@ describe("runModelStep: streaming", () => {
       type: "function",
       name: "lookup",
       description: "Look a key up",
-      inputSchema: { type: "object", properties: { key: { type: "string", minLength: 1 } }, required: ["key"], additionalProperties: false },
+      inputSchema: {
+        type: "object",
+        properties: { key: { type: "string", minLength: 1 } },
+        required: ["key"],
+        additionalProperties: false,
+      },
     });
   });
 
@@ -223,7 +254,10 @@ describe("runModelStep: raw tool calls written as text", () => {
   });
 
   it("keeps the prose around <tool_call> tags as the step text", async () => {
-    const out = await step(models(streamingModel(textParts('Let me check.\n<tool_call>{"name":"current_time","arguments":{}}</tool_call>'))), recorder().callbacks);
+    const out = await step(
+      models(streamingModel(textParts('Let me check.\n<tool_call>{"name":"current_time","arguments":{}}</tool_call>'))),
+      recorder().callbacks,
+    );
     expect(out.tool_calls.map((c) => c.name)).toEqual(["current_time"]);
     expect(out.text).toBe("Let me check.");
   });
@@ -245,18 +279,25 @@ describe("runModelStep: raw tool calls written as text", () => {
 });
 
 describe("runModelStep: what live clients see of raw tool calls", () => {
-  const textOf = (events: Recorded[]) => events.filter((e) => e.kind === "text").map((e) => e.value).join("");
+  const textOf = (events: Recorded[]) =>
+    events
+      .filter((e) => e.kind === "text")
+      .map((e) => e.value)
+      .join("");
 
   it("never streams a JSON call written as text", async () => {
     const { events, callbacks } = recorder();
-    const out = await step(models(streamingModel(textParts("  {\"name\":", "\"echo\",\"arguments\":{\"text\":\"hi\"}}"))), callbacks);
+    const out = await step(models(streamingModel(textParts('  {"name":', '"echo","arguments":{"text":"hi"}}'))), callbacks);
     expect(out.tool_calls).toHaveLength(1);
     expect(textOf(events)).toBe("");
   });
 
   it("streams prose as it comes, holding back only a possible <tool_call> tag", async () => {
     const { events, callbacks } = recorder();
-    const out = await step(models(streamingModel(textParts("Let me check.", " <tool", "_call>{\"name\":\"current_time\",\"arguments\":{}}</tool_call>"))), callbacks);
+    const out = await step(
+      models(streamingModel(textParts("Let me check.", " <tool", '_call>{"name":"current_time","arguments":{}}</tool_call>'))),
+      callbacks,
+    );
     expect(out.tool_calls.map((c) => c.name)).toEqual(["current_time"]);
     expect(events.filter((e) => e.kind === "text").map((e) => e.value)).toEqual(["Let me check.", " "]);
   });

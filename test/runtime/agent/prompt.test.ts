@@ -34,7 +34,13 @@ describe("buildSystemPrompt", () => {
   });
 
   it("omits empty optional sections and marks an untitled session", () => {
-    const sections = systemPromptSections({ now, timezone: "UTC", session: { id: "ses_x", title: null }, workspacePrompt: "   ", extraSections: ["", "  "] });
+    const sections = systemPromptSections({
+      now,
+      timezone: "UTC",
+      session: { id: "ses_x", title: null },
+      workspacePrompt: "   ",
+      extraSections: ["", "  "],
+    });
     expect(sections.map((s) => s.id)).toEqual(["base", "system_reminder", "runtime", "session"]);
     expect(sections[3]!.text).toBe("# Session\nSession id: ses_x\nTitle: (untitled)");
   });

@@ -61,7 +61,16 @@ describe("resolveModels: what is configured", () => {
     expect(noUrl.code).toBe("no_model_configured");
     expect(noUrl.message).toContain("model: provider 'openai-compatible' needs base_url");
     for (const provider of ["openai", "anthropic", "google"] as const) {
-      const noKey = await errorOf(resolveModels(env, "ws-none", config({ model: { provider: "openai-compatible", id: "m", base_url: "https://x.test/v1" }, fallback_model: { provider, id: "m" } })));
+      const noKey = await errorOf(
+        resolveModels(
+          env,
+          "ws-none",
+          config({
+            model: { provider: "openai-compatible", id: "m", base_url: "https://x.test/v1" },
+            fallback_model: { provider, id: "m" },
+          }),
+        ),
+      );
       expect(noKey.message).toContain(`fallback_model: provider '${provider}' needs api_key_secret`);
     }
   });
@@ -122,14 +131,18 @@ describe("resolveModels: what is configured", () => {
 
   it("still checks secrets when another model factory is given", async () => {
     const factory: ModelFactory = () => new MockLanguageModelV4();
-    const err = await errorOf(resolveModels(env, "ws-none", config({ model: { provider: "openai", id: "m", api_key_secret: "NOT_SET_ANYWHERE" } }), { factory }));
+    const err = await errorOf(
+      resolveModels(env, "ws-none", config({ model: { provider: "openai", id: "m", api_key_secret: "NOT_SET_ANYWHERE" } }), { factory }),
+    );
     expect(err.code).toBe("no_model_configured");
   });
 });
 
 describe("resolveModels: API keys reach the provider and never the errors", () => {
   const sse = (chunks: unknown[]) =>
-    new Response(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n", { headers: { "Content-Type": "text/event-stream" } });
+    new Response(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n", {
+      headers: { "Content-Type": "text/event-stream" },
+    });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
     id: "chatcmpl-1",
     object: "chat.completion.chunk",
@@ -137,9 +150,23 @@ describe("resolveModels: API keys reach the provider and never the errors", () =
     model: "m1",
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
-  const callbacks = { onStart: () => {}, onTextDelta: () => {}, onReasoningDelta: () => {}, onToolCallDelta: () => {}, onAbandon: () => {} };
+  const callbacks = {
+    onStart: () => {},
+    onTextDelta: () => {},
+    onReasoningDelta: () => {},
+    onToolCallDelta: () => {},
+    onAbandon: () => {},
+  };
   const step = (models: Awaited<ReturnType<typeof resolveModels>>) =>
-    runModelStep({ models, system: "s", messages: [{ role: "user", content: "hi" }], tools: new ToolRegistry([]), signal: new AbortController().signal, maxRetries: 0, callbacks });
+    runModelStep({
+      models,
+      system: "s",
+      messages: [{ role: "user", content: "hi" }],
+      tools: new ToolRegistry([]),
+      signal: new AbortController().signal,
+      maxRetries: 0,
+      callbacks,
+    });
 
   it("sends the workspace secret as the bearer key of an openai-compatible server", async () => {
     const ws = await newWorkspace();
@@ -151,7 +178,11 @@ describe("resolveModels: API keys reach the provider and never the errors", () =
       seen.push({ url: req.url, auth: req.headers.get("authorization"), body: (await req.json()) as Record<string, unknown> });
       return sse([chunk({ role: "assistant", content: "Hi" }), chunk({ content: " there" }, "stop")]);
     });
-    const models = await resolveModels(env, ws.id, config({ model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "MODEL_KEY" } }));
+    const models = await resolveModels(
+      env,
+      ws.id,
+      config({ model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "MODEL_KEY" } }),
+    );
     const out = await step(models);
     expect(out.text).toBe("Hi there");
     expect(seen).toHaveLength(1);
@@ -162,9 +193,17 @@ describe("resolveModels: API keys reach the provider and never the errors", () =
 
   it("falls back to a Worker var of the same name and redacts the key from provider errors", async () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(
-      async () => new Response(JSON.stringify({ error: { message: "Incorrect API key provided: from-worker-env", type: "invalid_request_error" } }), { status: 401, headers: { "Content-Type": "application/json" } }),
+      async () =>
+        new Response(JSON.stringify({ error: { message: "Incorrect API key provided: from-worker-env", type: "invalid_request_error" } }), {
+          status: 401,
+          headers: { "Content-Type": "application/json" },
+        }),
     );
-    const models = await resolveModels(env, "ws-none", config({ model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "SINGLE_TENANT_KEY" } }));
+    const models = await resolveModels(
+      env,
+      "ws-none",
+      config({ model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "SINGLE_TENANT_KEY" } }),
+    );
     const err = await step(models).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderError);
     const pe = err as ProviderError;

@@ -9,18 +9,44 @@ describe("extractRawToolCalls: converts", () => {
     ["name/arguments", '{"name":"echo","arguments":{"text":"hi"}}', [{ name: "echo", args: { text: "hi" } }]],
     ["tool/args", '{"tool": "echo", "args": {"text": "hi"}}', [{ name: "echo", args: { text: "hi" } }]],
     ["tool_name/tool_input", '{"tool_name":"echo","tool_input":{"text":"hi"}}', [{ name: "echo", args: { text: "hi" } }]],
-    ["llama name/parameters with type", '{"type":"function","name":"echo","parameters":{"text":"hi"}}', [{ name: "echo", args: { text: "hi" } }]],
+    [
+      "llama name/parameters with type",
+      '{"type":"function","name":"echo","parameters":{"text":"hi"}}',
+      [{ name: "echo", args: { text: "hi" } }],
+    ],
     ["arguments as a JSON string", '{"name":"echo","arguments":"{\\"text\\":\\"hi\\"}"}', [{ name: "echo", args: { text: "hi" } }]],
     ["no arguments", '{"name":"current_time"}', [{ name: "current_time", args: {} }]],
-    ["OpenAI function wrapper", '{"type":"function","id":"x","function":{"name":"echo","arguments":"{\\"text\\":\\"hi\\"}"}}', [{ name: "echo", args: { text: "hi" } }]],
+    [
+      "OpenAI function wrapper",
+      '{"type":"function","id":"x","function":{"name":"echo","arguments":"{\\"text\\":\\"hi\\"}"}}',
+      [{ name: "echo", args: { text: "hi" } }],
+    ],
     ["surrounding whitespace", '\n\n  {"name":"echo","arguments":{"text":"hi"}}  \n', [{ name: "echo", args: { text: "hi" } }]],
     ["fenced json block", '```json\n{"name":"echo","arguments":{"text":"hi"}}\n```', [{ name: "echo", args: { text: "hi" } }]],
     ["fence without a language", '```\n{"name":"echo","arguments":{"text":"hi"}}\n```', [{ name: "echo", args: { text: "hi" } }]],
-    ["array of calls", '[{"name":"echo","arguments":{"text":"a"}},{"name":"current_time","arguments":{}}]', [{ name: "echo", args: { text: "a" } }, { name: "current_time", args: {} }]],
+    [
+      "array of calls",
+      '[{"name":"echo","arguments":{"text":"a"}},{"name":"current_time","arguments":{}}]',
+      [
+        { name: "echo", args: { text: "a" } },
+        { name: "current_time", args: {} },
+      ],
+    ],
     ["tool_calls wrapper", '{"tool_calls":[{"name":"echo","arguments":{"text":"a"}}]}', [{ name: "echo", args: { text: "a" } }]],
-    ["two consecutive objects", '{"name":"echo","arguments":{"text":"a"}}\n{"name":"echo","arguments":{"text":"b"}}', [{ name: "echo", args: { text: "a" } }, { name: "echo", args: { text: "b" } }]],
+    [
+      "two consecutive objects",
+      '{"name":"echo","arguments":{"text":"a"}}\n{"name":"echo","arguments":{"text":"b"}}',
+      [
+        { name: "echo", args: { text: "a" } },
+        { name: "echo", args: { text: "b" } },
+      ],
+    ],
     ["python tag prefix", '<|python_tag|>{"name":"echo","parameters":{"text":"hi"}}', [{ name: "echo", args: { text: "hi" } }]],
-    ["braces inside strings", '{"name":"echo","arguments":{"text":"a } and { \\" ]"}}', [{ name: "echo", args: { text: 'a } and { " ]' } }]],
+    [
+      "braces inside strings",
+      '{"name":"echo","arguments":{"text":"a } and { \\" ]"}}',
+      [{ name: "echo", args: { text: 'a } and { " ]' } }],
+    ],
   ])("%s", (_label, text, expected) => {
     expect(calls(text)).toEqual(expected);
   });

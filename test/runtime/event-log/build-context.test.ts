@@ -7,7 +7,11 @@ import { LogBuilder, prng } from "../../support/log-builder.ts";
 /** Compact view of messages: "role:text" (tool results as "tool:<id>:content"). */
 function show(messages: Message[]): string[] {
   return messages.map((m) =>
-    m.role === "user" ? `user:${m.content}` : m.role === "assistant" ? `assistant:${m.text}${m.tool_calls.length ? `[${m.tool_calls.map((c) => c.id).join(",")}]` : ""}` : `tool:${m.tool_call_id}:${m.content}`,
+    m.role === "user"
+      ? `user:${m.content}`
+      : m.role === "assistant"
+        ? `assistant:${m.text}${m.tool_calls.length ? `[${m.tool_calls.map((c) => c.id).join(",")}]` : ""}`
+        : `tool:${m.tool_call_id}:${m.content}`,
   );
 }
 
@@ -337,12 +341,19 @@ describe("assembleMessages", () => {
     const call: Message = { role: "assistant", text: "", tool_calls: [{ id: "c", name: "t", args: {} }] };
     const next: Message = { role: "user", content: "next" };
     const steer: Message = { role: "user", content: "s", meta: { source: "steer" } };
-    expect(assembleMessages([{ action: "include", message: call }, { action: "merge_prev", content: "r", standalone: steer }, { action: "include", message: next }])).toEqual([
-      call,
-      steer,
-      next,
-    ]);
-    expect(assembleMessages([{ action: "include", message: call }, { action: "merge_prev", content: "r", standalone: steer }])).toEqual([call, steer]);
+    expect(
+      assembleMessages([
+        { action: "include", message: call },
+        { action: "merge_prev", content: "r", standalone: steer },
+        { action: "include", message: next },
+      ]),
+    ).toEqual([call, steer, next]);
+    expect(
+      assembleMessages([
+        { action: "include", message: call },
+        { action: "merge_prev", content: "r", standalone: steer },
+      ]),
+    ).toEqual([call, steer]);
   });
 });
 

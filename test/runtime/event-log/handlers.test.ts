@@ -103,7 +103,14 @@ describe("message", () => {
       },
       ctx,
     );
-    expect(assistant).toMatchObject({ kind: "assistant", text: "Done.", reasoning: "thought", model: "m", provider: "p", finish_reason: "stop" });
+    expect(assistant).toMatchObject({
+      kind: "assistant",
+      text: "Done.",
+      reasoning: "thought",
+      model: "m",
+      provider: "p",
+      finish_reason: "stop",
+    });
     const result = convertToDisplay(
       { ...samples.message, message: { role: "tool_result", tool_call_id: "c9", tool_name: "bash", content: "exit 1", is_error: true } },
       ctx,
@@ -168,7 +175,12 @@ describe("navigation and metadata events", () => {
   it("custom stays out of the model's context; custom_message goes in", () => {
     expect(convertToLlm(samples.custom, ctx)).toEqual({ action: "skip" });
     expect(convertToLlm(samples.custom_message, ctx)).toEqual({ action: "include", message: samples.custom_message.message });
-    expect(convertToDisplay(samples.custom, ctx)).toMatchObject({ kind: "custom", custom_kind: "bookmark", data: { label: "here" }, text: "" });
+    expect(convertToDisplay(samples.custom, ctx)).toMatchObject({
+      kind: "custom",
+      custom_kind: "bookmark",
+      data: { label: "here" },
+      text: "",
+    });
     expect(convertToDisplay(samples.custom_message, ctx)).toMatchObject({
       kind: "custom",
       custom_kind: "memory_recall",
@@ -204,4 +216,3 @@ describe("system prompt note", () => {
     expect(SYSTEM_REMINDER_NOTE).toContain("<system-reminder>");
   });
 });
-

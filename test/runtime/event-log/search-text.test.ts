@@ -9,14 +9,23 @@ describe("searchableText", () => {
     expect(searchableText(samples.message)).toBe("hello there");
     expect(searchableText(samples.custom_message)).toContain("user prefers tabs");
     expect(searchableText(samples.compact)).toBe("we fixed the bug");
-    const result = { ...samples.message, message: { role: "tool_result" as const, tool_call_id: "c", tool_name: "grep", content: "src/a.ts:1", is_error: false } };
+    const result = {
+      ...samples.message,
+      message: { role: "tool_result" as const, tool_call_id: "c", tool_name: "grep", content: "src/a.ts:1", is_error: false },
+    };
     expect(searchableText(result)).toBe("src/a.ts:1");
   });
 
   it("indexes an assistant's text and its error, not its reasoning", () => {
     const assistant = {
       ...samples.message,
-      message: { role: "assistant" as const, text: "Partial answer", reasoning: "secret thoughts", tool_calls: [], error: { code: "provider_error", message: "stream cut" } },
+      message: {
+        role: "assistant" as const,
+        text: "Partial answer",
+        reasoning: "secret thoughts",
+        tool_calls: [],
+        error: { code: "provider_error", message: "stream cut" },
+      },
     };
     expect(searchableText(assistant)).toBe("Partial answer\nstream cut");
     const onlyError = { ...assistant, message: { ...assistant.message, text: "" } };
@@ -28,7 +37,9 @@ describe("searchableText", () => {
       expect(searchableText(samples[type])).toBeNull();
     }
     expect(searchableText({ ...samples.message, message: { role: "user", content: "  \n " } })).toBeNull();
-    expect(searchableText({ ...samples.message, message: { role: "assistant", text: "", tool_calls: [{ id: "c", name: "ls", args: {} }] } })).toBeNull();
+    expect(
+      searchableText({ ...samples.message, message: { role: "assistant", text: "", tool_calls: [{ id: "c", name: "ls", args: {} }] } }),
+    ).toBeNull();
   });
 
   it("never indexes hidden run facts", () => {

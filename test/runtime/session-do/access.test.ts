@@ -51,7 +51,8 @@ const routes = (): Route[] => [
 ];
 
 const fill = (text: string, id: string, run = runId) => text.replaceAll(":id", id).replaceAll(":run", run);
-const bodyFor = (route: Route, id: string) => (route.body === undefined ? undefined : (JSON.parse(fill(JSON.stringify(route.body), id)) as Record<string, unknown>));
+const bodyFor = (route: Route, id: string) =>
+  route.body === undefined ? undefined : (JSON.parse(fill(JSON.stringify(route.body), id)) as Record<string, unknown>);
 const sessionRoutes = () => routes().filter((r) => r.path.includes(":id") || r.body?.session_id !== undefined);
 const below: Record<Scope, Scope | null> = { read: null, member: "read", admin: "member" };
 
@@ -67,11 +68,16 @@ beforeAll(async () => {
   sessionId = await newSession(ws);
   const done = await call("POST", `/api/sessions/${sessionId}/messages?wait=true`, { token: ws.member, body: { content: "hello" } });
   runId = (await json<{ run_id: string }>(done)).run_id;
-  const events = (await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${sessionId}/events`, { token: ws.read }))).events;
+  const events = (await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${sessionId}/events`, { token: ws.read })))
+    .events;
   firstEventId = events[0]!.id;
   leafEventId = events.at(-1)!.id;
   const second = await newSession(ws);
-  otherRunId = (await json<{ run_id: string }>(await call("POST", `/api/sessions/${second}/messages?wait=true`, { token: ws.member, body: { content: "elsewhere" } }))).run_id;
+  otherRunId = (
+    await json<{ run_id: string }>(
+      await call("POST", `/api/sessions/${second}/messages?wait=true`, { token: ws.member, body: { content: "elsewhere" } }),
+    )
+  ).run_id;
 });
 
 describe("every session route: authentication and scopes", () => {
@@ -79,8 +85,18 @@ describe("every session route: authentication and scopes", () => {
     for (const route of routes()) {
       const path = fill(route.path, sessionId);
       const what = `${route.method} ${route.path}`;
-      await expectError(await call(route.method, path, { token: null, body: bodyFor(route, sessionId) }), 401, "unauthorized", `${what} (no token)`);
-      await expectError(await call(route.method, path, { token: "bvr_unknown", body: bodyFor(route, sessionId) }), 401, "unauthorized", `${what} (unknown token)`);
+      await expectError(
+        await call(route.method, path, { token: null, body: bodyFor(route, sessionId) }),
+        401,
+        "unauthorized",
+        `${what} (no token)`,
+      );
+      await expectError(
+        await call(route.method, path, { token: "bvr_unknown", body: bodyFor(route, sessionId) }),
+        401,
+        "unauthorized",
+        `${what} (unknown token)`,
+      );
     }
   });
 
@@ -88,7 +104,10 @@ describe("every session route: authentication and scopes", () => {
     const checked = routes().filter((r) => below[r.scope] !== null);
     expect(checked.length).toBeGreaterThan(6);
     for (const route of checked) {
-      const res = await call(route.method, fill(route.path, sessionId), { token: ws[below[route.scope]!], body: bodyFor(route, sessionId) });
+      const res = await call(route.method, fill(route.path, sessionId), {
+        token: ws[below[route.scope]!],
+        body: bodyFor(route, sessionId),
+      });
       await expectError(res, 403, "forbidden", `${route.method} ${route.path} as ${below[route.scope]}`);
     }
   });
@@ -96,7 +115,12 @@ describe("every session route: authentication and scopes", () => {
   it("403 for hidden events without admin, on every route that can show them", async () => {
     for (const path of ["/api/sessions/:id/events", "/api/sessions/:id/runs/:run/events", "/api/sessions/:id/stream"]) {
       for (const token of [ws.read, ws.member]) {
-        await expectError(await call("GET", `${fill(path, sessionId)}?include_hidden=true`, { token }), 403, "forbidden", `${path} include_hidden`);
+        await expectError(
+          await call("GET", `${fill(path, sessionId)}?include_hidden=true`, { token }),
+          403,
+          "forbidden",
+          `${path} include_hidden`,
+        );
       }
     }
   });
@@ -129,7 +153,11 @@ describe("every session route with a body: bad input", () => {
 
   it("400 malformed_json for broken JSON", async () => {
     for (const route of withBody()) {
-      const res = await call(route.method, fill(route.path, sessionId), { token: ws.admin, rawBody: '{"content": ', headers: { "Content-Type": "application/json" } });
+      const res = await call(route.method, fill(route.path, sessionId), {
+        token: ws.admin,
+        rawBody: '{"content": ',
+        headers: { "Content-Type": "application/json" },
+      });
       await expectError(res, 400, "malformed_json", `${route.method} ${route.path}`);
     }
   });
@@ -137,20 +165,34 @@ describe("every session route with a body: bad input", () => {
   it("400 naming the field for an unknown field or a wrong type", async () => {
     for (const route of withBody()) {
       const what = `${route.method} ${route.path}`;
-      const unknown = await call(route.method, fill(route.path, sessionId), { token: ws.admin, body: { ...bodyFor(route, sessionId), colour: "red" } });
+      const unknown = await call(route.method, fill(route.path, sessionId), {
+        token: ws.admin,
+        body: { ...bodyFor(route, sessionId), colour: "red" },
+      });
       expect([what, unknown.status]).toEqual([what, 400]);
-      expect((await json<{ error: { details: { path: string }[] } }>(unknown)).error.details, what).toEqual([expect.objectContaining({ path: "colour" })]);
+      expect((await json<{ error: { details: { path: string }[] } }>(unknown)).error.details, what).toEqual([
+        expect.objectContaining({ path: "colour" }),
+      ]);
       const [field] = Object.keys(route.body!);
       if (field === undefined) continue;
-      const wrongType = await call(route.method, fill(route.path, sessionId), { token: ws.admin, body: { ...bodyFor(route, sessionId), [field]: 42 } });
+      const wrongType = await call(route.method, fill(route.path, sessionId), {
+        token: ws.admin,
+        body: { ...bodyFor(route, sessionId), [field]: 42 },
+      });
       expect([what, wrongType.status]).toEqual([what, 400]);
-      expect((await json<{ error: { details: { path: string }[] } }>(wrongType)).error.details, what).toEqual([expect.objectContaining({ path: field })]);
+      expect((await json<{ error: { details: { path: string }[] } }>(wrongType)).error.details, what).toEqual([
+        expect.objectContaining({ path: field }),
+      ]);
     }
   });
 
   it("415 for a body that is not JSON", async () => {
     for (const route of withBody().filter((r) => r.path !== "/api/sessions/:id/cancel")) {
-      const res = await call(route.method, fill(route.path, sessionId), { token: ws.admin, rawBody: "content=x", headers: { "Content-Type": "text/plain" } });
+      const res = await call(route.method, fill(route.path, sessionId), {
+        token: ws.admin,
+        rawBody: "content=x",
+        headers: { "Content-Type": "text/plain" },
+      });
       await expectError(res, 415, "unsupported_media_type", `${route.method} ${route.path}`);
     }
   });
@@ -158,7 +200,11 @@ describe("every session route with a body: bad input", () => {
   it("413 for a body over the JSON limit, on every POST route", async () => {
     const huge = JSON.stringify({ content: "x".repeat(JSON_BODY_LIMIT) });
     for (const route of routes().filter((r) => r.method === "POST")) {
-      const res = await call(route.method, fill(route.path, sessionId), { token: ws.admin, rawBody: huge, headers: { "Content-Type": "application/json" } });
+      const res = await call(route.method, fill(route.path, sessionId), {
+        token: ws.admin,
+        rawBody: huge,
+        headers: { "Content-Type": "application/json" },
+      });
       await expectError(res, 413, "payload_too_large", `${route.method} ${route.path}`);
     }
   });

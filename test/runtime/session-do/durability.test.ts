@@ -6,13 +6,30 @@ import { setReplicationFault } from "../../support/test-services.ts";
 import { MAX_RUN_ATTEMPTS } from "../../../src/runtime/session/run-executor.ts";
 import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
 import { call } from "../../support/api.ts";
-import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerToolset, runInDurableObject, scriptedWorkspace, stub, text, toolCalls, until } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  countingTool,
+  deferred,
+  doEvents,
+  readSse,
+  registerToolset,
+  runInDurableObject,
+  scriptedWorkspace,
+  stub,
+  text,
+  toolCalls,
+  until,
+} from "../../support/sessions.ts";
 
 const toolResults = (events: PersistentEvent[]) =>
-  events.filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result").map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
+  events
+    .filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result")
+    .map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
 
 async function d1Events(sessionId: string): Promise<{ id: string; seq: number }[]> {
-  const rows = await env.DB.prepare("SELECT id, seq FROM session_events WHERE session_id = ? ORDER BY seq").bind(sessionId).all<{ id: string; seq: number }>();
+  const rows = await env.DB.prepare("SELECT id, seq FROM session_events WHERE session_id = ? ORDER BY seq")
+    .bind(sessionId)
+    .all<{ id: string; seq: number }>();
   return rows.results;
 }
 
@@ -79,7 +96,9 @@ describe("durable runs", () => {
 
     expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed" });
     expect(idem.state.runs).toBe(2);
-    expect(toolResults(await doEvents(session.id, ws.id))).toEqual([expect.objectContaining({ tool_call_id: "i1", is_error: false, content: "idem_tool ran (7)" })]);
+    expect(toolResults(await doEvents(session.id, ws.id))).toEqual([
+      expect.objectContaining({ tool_call_id: "i1", is_error: false, content: "idem_tool ran (7)" }),
+    ]);
   });
 
   it("a run queued behind an interrupted one survives the restart and runs after it", async () => {
@@ -116,11 +135,17 @@ describe("durable runs", () => {
     await runDurableObjectAlarm(stub(session.id));
 
     const result = await waitForRun(env, session.id, run_id, 10_000);
-    expect(result).toMatchObject({ status: "failed", error: { code: "internal", message: expect.stringContaining(`restarted ${MAX_RUN_ATTEMPTS} times`) } });
+    expect(result).toMatchObject({
+      status: "failed",
+      error: { code: "internal", message: expect.stringContaining(`restarted ${MAX_RUN_ATTEMPTS} times`) },
+    });
     expect(main.calls).toHaveLength(1);
     const events = await doEvents(session.id, ws.id);
     expect(events.at(-1)).toMatchObject({ type: "run_failed", run_id });
-    expect(events.filter((e): e is MessageEvent => e.type === "message").at(-1)?.message).toMatchObject({ role: "assistant", error: { code: "internal" } });
+    expect(events.filter((e): e is MessageEvent => e.type === "message").at(-1)?.message).toMatchObject({
+      role: "assistant",
+      error: { code: "internal" },
+    });
   });
 
   it("the alarm stays armed while a run is open (so a dead instance is resumed) and is cleared once all is done", async () => {
@@ -145,7 +170,11 @@ describe("durable runs", () => {
     const ws = await scriptedWorkspace(new ScriptedModel((i) => text(`a${i}`, "b", "c")));
     const session = await createSession(env, { workspaceId: ws.id });
     const stream = async (content: string) => {
-      const res = await call("POST", `/api/sessions/${session.id}/messages`, { token: ws.member, body: { content }, headers: { Accept: "text/event-stream" } });
+      const res = await call("POST", `/api/sessions/${session.id}/messages`, {
+        token: ws.member,
+        body: { content },
+        headers: { Accept: "text/event-stream" },
+      });
       return (await readSse(res)).map((f) => ({ seq: f.seq, persistent: f.persistent }));
     };
     const first = await stream("one");
@@ -184,7 +213,9 @@ describe("replication to D1", () => {
     const local = await doEvents(session.id, ws.id);
     const replicated = await d1Events(session.id);
     expect(replicated.map((e) => e.id)).toEqual(local.map((e) => e.id));
-    const projection = await env.DB.prepare("SELECT last_seq, total_tokens, workspace_id FROM sessions WHERE id = ?").bind(session.id).first();
+    const projection = await env.DB.prepare("SELECT last_seq, total_tokens, workspace_id FROM sessions WHERE id = ?")
+      .bind(session.id)
+      .first();
     expect(projection).toEqual({ last_seq: local.at(-1)!.seq, total_tokens: 28, workspace_id: ws.id });
     const runRow = await env.DB.prepare("SELECT status FROM session_runs WHERE id = ?").bind(run_id).first();
     expect(runRow).toEqual({ status: "completed" });

@@ -3,7 +3,19 @@ import { env } from "cloudflare:workers";
 import { createSession, submitRun, waitForRun, getRun } from "../../../src/runtime/session/service.ts";
 import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
 import { isHidden } from "../../../src/runtime/session/events.ts";
-import { ScriptedModel, countingTool, deferred, doEvents, readSse, registerModel, registerToolset, scriptedWorkspace, text, toolCalls, until } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  countingTool,
+  deferred,
+  doEvents,
+  readSse,
+  registerModel,
+  registerToolset,
+  scriptedWorkspace,
+  text,
+  toolCalls,
+  until,
+} from "../../support/sessions.ts";
 import { call, json } from "../../support/api.ts";
 import { z } from "zod";
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
@@ -22,7 +34,15 @@ describe("agent loop: a turn", () => {
   it("answers a no-tool turn: run facts hidden, user and assistant messages visible, seq strictly increasing", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("Hello", " there")]));
     const { result, events, runId, sessionId } = await runOnce(ws, "hi");
-    expect(result).toMatchObject({ status: "completed", output_text: "Hello there", finish_reason: "stop", tool_iterations: 0, provider: "openai-compatible", session_id: sessionId, run_id: runId });
+    expect(result).toMatchObject({
+      status: "completed",
+      output_text: "Hello there",
+      finish_reason: "stop",
+      tool_iterations: 0,
+      provider: "openai-compatible",
+      session_id: sessionId,
+      run_id: runId,
+    });
     expect(result.usage).toEqual({ input_tokens: 10, output_tokens: 4, total_tokens: 14 });
     expect(events.map((e) => e.type)).toEqual(["run_started", "system_prompt_snapshotted", "message", "message", "run_completed"]);
     expect(events.every((e) => e.run_id === runId)).toBe(true);
@@ -32,7 +52,12 @@ describe("agent loop: a turn", () => {
     expect(assistant!.parent_id).toBe(user!.id);
     const seqs = events.map((e) => e.seq);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]!).toBeGreaterThan(seqs[i - 1]!);
-    expect(messages(events)[1]).toMatchObject({ role: "assistant", text: "Hello there", provider: "openai-compatible", usage: { total_tokens: 14 } });
+    expect(messages(events)[1]).toMatchObject({
+      role: "assistant",
+      text: "Hello there",
+      provider: "openai-compatible",
+      usage: { total_tokens: 14 },
+    });
     const prompt = events.find((e) => e.type === "system_prompt_snapshotted");
     expect(prompt).toMatchObject({ prompt: expect.stringContaining("# Runtime context") });
     expect(ws.main.calls).toHaveLength(1);
@@ -86,10 +111,13 @@ describe("agent loop: a turn", () => {
     expect(starts[1]!.model).toMatch(/^fallback-/);
     const cancelled = frames.find((f) => f.type === "message_cancelled");
     expect(cancelled).toMatchObject({ event_id: starts[0]!.event_id, reason: "error", run_id });
-    expect(frames.indexOf(cancelled!)).toBeLessThan(frames.findIndex((f) => f.type === "message_start" && (f as { event_id: string }).event_id === starts[1]!.event_id));
+    expect(frames.indexOf(cancelled!)).toBeLessThan(
+      frames.findIndex((f) => f.type === "message_start" && (f as { event_id: string }).event_id === starts[1]!.event_id),
+    );
     const assistant = messages(await doEvents(session.id, ws.id)).filter((m) => m.role === "assistant");
     expect(assistant).toEqual([expect.objectContaining({ text: "a whole answer", model: starts[1]!.model })]);
-    const persisted = frames.find((f) => f.persistent && f.type === "message" && f.message.role === "assistant") as { id: string } | undefined;
+    const persisted = frames.find((f) => f.persistent && f.type === "message" && f.message.role === "assistant") as
+      { id: string } | undefined;
     expect(persisted?.id).toBe(starts[1]!.event_id);
   });
 
@@ -106,7 +134,10 @@ describe("agent loop: a turn", () => {
     const { newWorkspace } = await import("../../support/api.ts");
     const ws = await newWorkspace();
     const { result, events } = await runOnce(ws, "hi");
-    expect(result).toMatchObject({ status: "failed", error: { code: "no_model_configured", message: expect.stringContaining("PUT /api/config") } });
+    expect(result).toMatchObject({
+      status: "failed",
+      error: { code: "no_model_configured", message: expect.stringContaining("PUT /api/config") },
+    });
     expect(events.map((e) => e.type)).toContain("run_failed");
   });
 
@@ -126,8 +157,14 @@ describe("agent loop: a turn", () => {
     const raised = await runOnce(ws, "work", { max_tool_iterations: 5 });
     expect(raised.result).toMatchObject({ status: "completed", tool_iterations: 4, output_text: "finished" });
     const looping = new ScriptedModel((i) => toolCalls({ id: `c${i}`, name: "echo", args: { text: `${i}` } }));
-    const lowered = await runOnce(await scriptedWorkspace(looping, { runtime: { max_tool_iterations: 5 } }), "work", { max_tool_iterations: 1 });
-    expect(lowered.result).toMatchObject({ status: "failed", tool_iterations: 1, error: { code: "max_tool_iterations", message: expect.stringContaining("this run's") } });
+    const lowered = await runOnce(await scriptedWorkspace(looping, { runtime: { max_tool_iterations: 5 } }), "work", {
+      max_tool_iterations: 1,
+    });
+    expect(lowered.result).toMatchObject({
+      status: "failed",
+      tool_iterations: 1,
+      error: { code: "max_tool_iterations", message: expect.stringContaining("this run's") },
+    });
   });
 
   it("sends the model at most runtime.max_context_messages of history, in whole groups", async () => {
@@ -138,27 +175,37 @@ describe("agent loop: a turn", () => {
       const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content });
       await waitForRun(env, session.id, run_id, 10_000);
     }
-    const sent = main.calls[2]!.prompt
-      .filter((m) => m.role !== "system")
-      .map((m) => `${m.role}: ${(m.content as { type: string; text?: string }[]).map((p) => p.text ?? p.type).join("")}`);
+    const sent = main.calls[2]!.prompt.filter((m) => m.role !== "system").map(
+      (m) => `${m.role}: ${(m.content as { type: string; text?: string }[]).map((p) => p.text ?? p.type).join("")}`,
+    );
     expect(sent).toEqual(["user: q1", "assistant: answer 1", "user: q2"]);
   });
 
   it("tools see the run's own configuration: current_time tells the zone the system prompt told", async () => {
     const gate = deferred();
-    const main = new ScriptedModel([{ parts: toolCalls({ id: "t1", name: "current_time", args: {} }), gate: gate.promise }, text("it is late")]);
+    const main = new ScriptedModel([
+      { parts: toolCalls({ id: "t1", name: "current_time", args: {} }), gate: gate.promise },
+      text("it is late"),
+    ]);
     const ws = await scriptedWorkspace(main, { runtime: { timezone: "Asia/Tokyo" } });
     const session = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "what time is it?" });
     await until(() => main.calls.length === 1, 5_000, "model call");
     // The workspace changes its zone while the run is under way; the run keeps the one it started with.
     const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
-    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, runtime: { timezone: "Europe/Berlin" } } })).status).toBe(200);
+    expect(
+      (await call("PUT", "/api/config", { token: ws.admin, body: { ...config, runtime: { timezone: "Europe/Berlin" } } })).status,
+    ).toBe(200);
     gate.resolve();
     expect((await waitForRun(env, session.id, run_id, 10_000)).status).toBe("completed");
     const events = await doEvents(session.id, ws.id);
-    expect(events.find((e) => e.type === "system_prompt_snapshotted")).toMatchObject({ prompt: expect.stringContaining("Time zone: Asia/Tokyo") });
-    expect(messages(events).find((m) => m.role === "tool_result")).toMatchObject({ tool_name: "current_time", content: expect.stringContaining("timezone: Asia/Tokyo") });
+    expect(events.find((e) => e.type === "system_prompt_snapshotted")).toMatchObject({
+      prompt: expect.stringContaining("Time zone: Asia/Tokyo"),
+    });
+    expect(messages(events).find((m) => m.role === "tool_result")).toMatchObject({
+      tool_name: "current_time",
+      content: expect.stringContaining("timezone: Asia/Tokyo"),
+    });
   });
 
   it("streams thinking deltas and a tool's progress updates as transient frames, never stored", async () => {
@@ -179,7 +226,9 @@ describe("agent loop: a turn", () => {
       { type: "reasoning-delta", id: "r", delta: "think" },
       { type: "reasoning-end", id: "r" },
     ];
-    const ws = await scriptedWorkspace(new ScriptedModel([[...reasoning, ...toolCalls({ id: "p1", name: "progress_tool", args: {} })], text("ok")]));
+    const ws = await scriptedWorkspace(
+      new ScriptedModel([[...reasoning, ...toolCalls({ id: "p1", name: "progress_tool", args: {} })], text("ok")]),
+    );
     const session = await createSession(env, { workspaceId: ws.id });
     const watching = readSse(await call("GET", `/api/sessions/${session.id}/stream`, { token: ws.read }), (f) => f.type === "runtime_end");
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "go", toolset });
@@ -190,7 +239,10 @@ describe("agent loop: a turn", () => {
     expect(thinking.every((f) => (f as { event_id: string }).event_id === start!.event_id && f.run_id === run_id)).toBe(true);
     const toolStart = frames.find((f) => f.type === "tool_execution_start") as { event_id: string } | undefined;
     const updates = frames.filter((f) => f.type === "tool_execution_update");
-    expect(updates.map((f) => (f as { partial: unknown }).partial)).toEqual([{ done: 1, of: 2 }, { done: 2, of: 2 }]);
+    expect(updates.map((f) => (f as { partial: unknown }).partial)).toEqual([
+      { done: 1, of: 2 },
+      { done: 2, of: 2 },
+    ]);
     expect(updates.every((f) => (f as { event_id: string; tool_call_id: string }).event_id === toolStart!.event_id)).toBe(true);
     const stored = await doEvents(session.id, ws.id);
     expect(stored.map((e) => e.type)).not.toContain("tool_execution_update");
@@ -232,7 +284,9 @@ describe("agent loop: the run queue", () => {
   });
 
   it("concurrent submits run one after another: no run's events interleave with another's", async () => {
-    const main = new ScriptedModel((i) => (i % 2 === 0 ? toolCalls({ id: `c${i}`, name: "echo", args: { text: `x${i}` } }) : text(`answer ${i}`)));
+    const main = new ScriptedModel((i) =>
+      i % 2 === 0 ? toolCalls({ id: `c${i}`, name: "echo", args: { text: `x${i}` } }) : text(`answer ${i}`),
+    );
     const ws = await scriptedWorkspace(main);
     const session = await createSession(env, { workspaceId: ws.id });
     const submitted = await Promise.all([1, 2, 3].map((n) => submitRun(env, session.id, { workspace_id: ws.id, content: `q${n}` })));
@@ -249,7 +303,15 @@ describe("agent loop: the run queue", () => {
   });
 
   it("cancel aborts the running step: message_cancelled, run ends cancelled", async () => {
-    const main = new ScriptedModel([{ before: [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "partial" }], hang: true }]);
+    const main = new ScriptedModel([
+      {
+        before: [
+          { type: "text-start", id: "t" },
+          { type: "text-delta", id: "t", delta: "partial" },
+        ],
+        hang: true,
+      },
+    ]);
     const ws = await scriptedWorkspace(main);
     const session = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "long task" });

@@ -4,7 +4,17 @@ import type { PersistentEvent, StreamFrame } from "../../../src/runtime/session/
 import type { RunResult } from "../../../src/runtime/session/contract.ts";
 import { MAX_MESSAGE_BYTES } from "../../../src/runtime/session/service.ts";
 import type { LanguageModelV4Message } from "@ai-sdk/provider";
-import { ScriptedModel, deferred, doEvents, newSession, readSse, scriptedWorkspace, text, toolCalls, until } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  deferred,
+  doEvents,
+  newSession,
+  readSse,
+  scriptedWorkspace,
+  text,
+  toolCalls,
+  until,
+} from "../../support/sessions.ts";
 
 /** A context message: the log's message shapes as `conversationForModel` leaves them. */
 type ContextMessage =
@@ -18,7 +28,10 @@ function fromContext(m: ContextMessage): string[] {
     case "user":
       return [`user: ${m.content}`];
     case "assistant":
-      return [...(m.text ? [`assistant: ${m.text}`] : []), ...m.tool_calls.map((c) => `assistant: call ${c.id} ${c.name} ${JSON.stringify(c.args)}`)];
+      return [
+        ...(m.text ? [`assistant: ${m.text}`] : []),
+        ...m.tool_calls.map((c) => `assistant: call ${c.id} ${c.name} ${JSON.stringify(c.args)}`),
+      ];
     case "tool_result":
       return [`tool: result ${m.tool_call_id} ${m.tool_name} ${m.is_error ? "error" : "ok"} ${m.content}`];
   }
@@ -44,7 +57,11 @@ function fromPrompt(m: LanguageModelV4Message): string[] {
 type ErrorBody = { error: { code: string; message: string; details?: { path: string }[] } };
 
 async function send(token: string, sessionId: string, content: string, opts: { wait?: boolean; headers?: Record<string, string> } = {}) {
-  return call("POST", `/api/sessions/${sessionId}/messages${opts.wait ? "?wait=true" : ""}`, { token, body: { content }, headers: opts.headers ?? {} });
+  return call("POST", `/api/sessions/${sessionId}/messages${opts.wait ? "?wait=true" : ""}`, {
+    token,
+    body: { content },
+    headers: opts.headers ?? {},
+  });
 }
 
 describe("session routes: happy paths", () => {
@@ -59,12 +76,16 @@ describe("session routes: happy paths", () => {
     expect(res.status).toBe(200);
     expect(await json<RunResult>(res)).toMatchObject({ status: "completed", output_text: "hi back", session_id: session.id });
 
-    const listed = await json<{ sessions: { id: string; last_seq: number; usage: { total_tokens: number } }[] }>(await call("GET", "/api/sessions", { token: ws.read }));
+    const listed = await json<{ sessions: { id: string; last_seq: number; usage: { total_tokens: number } }[] }>(
+      await call("GET", "/api/sessions", { token: ws.read }),
+    );
     expect(listed.sessions).toHaveLength(1);
     expect(listed.sessions[0]).toMatchObject({ id: session.id, title: "First", metadata: { team: "a" }, usage: { total_tokens: 14 } });
     expect(listed.sessions[0]!.last_seq).toBeGreaterThan(0);
 
-    const one = await json<{ usage: { total_tokens: number }; active_run_id: string | null }>(await call("GET", `/api/sessions/${session.id}`, { token: ws.read }));
+    const one = await json<{ usage: { total_tokens: number }; active_run_id: string | null }>(
+      await call("GET", `/api/sessions/${session.id}`, { token: ws.read }),
+    );
     expect(one).toMatchObject({ usage: { total_tokens: 14 }, active_run_id: null });
   });
 
@@ -74,7 +95,11 @@ describe("session routes: happy paths", () => {
     await new Promise((r) => setTimeout(r, 5));
     const newer = await newSession(ws, { title: "newer" });
     const list = async (query: string) =>
-      (await json<{ sessions: { id: string; status: string; updated_at: number }[] }>(await call("GET", `/api/sessions${query}`, { token: ws.read }))).sessions;
+      (
+        await json<{ sessions: { id: string; status: string; updated_at: number }[] }>(
+          await call("GET", `/api/sessions${query}`, { token: ws.read }),
+        )
+      ).sessions;
     expect((await list("")).map((s) => s.id)).toEqual([newer, older]);
     expect((await list("?limit=1")).map((s) => s.id)).toEqual([newer]);
     const [first] = await list("?limit=1");
@@ -93,7 +118,9 @@ describe("session routes: happy paths", () => {
     expect(a.status).toBe(202);
     const first = await json<{ run_id: string; status: string }>(a);
     expect(first).toMatchObject({ session_id: id, status: "queued", deduplicated: false });
-    const b = await json<{ run_id: string; deduplicated: boolean }>(await send(ws.member, id, "hi", { headers: { "Idempotency-Key": "same" } }));
+    const b = await json<{ run_id: string; deduplicated: boolean }>(
+      await send(ws.member, id, "hi", { headers: { "Idempotency-Key": "same" } }),
+    );
     expect(b).toMatchObject({ run_id: first.run_id, deduplicated: true });
     const runs = await json<{ runs: { id: string; status: string }[] }>(await call("GET", `/api/sessions/${id}/runs`, { token: ws.read }));
     expect(runs.runs.map((r) => r.id)).toEqual([first.run_id]);
@@ -103,7 +130,12 @@ describe("session routes: happy paths", () => {
     const gate = deferred();
     const ws = await scriptedWorkspace(new ScriptedModel([{ parts: text("late answer"), gate: gate.promise }]));
     const id = await newSession(ws);
-    const post = () => call("POST", `/api/sessions/${id}/messages`, { token: ws.member, body: { content: "hello" }, headers: { Accept: "text/event-stream", "Idempotency-Key": "sse-1" } });
+    const post = () =>
+      call("POST", `/api/sessions/${id}/messages`, {
+        token: ws.member,
+        body: { content: "hello" },
+        headers: { Accept: "text/event-stream", "Idempotency-Key": "sse-1" },
+      });
     const first = await post();
     const firstFrames = readSse(first);
     await until(() => ws.main.calls.length === 1, 5_000, "model call");
@@ -116,26 +148,51 @@ describe("session routes: happy paths", () => {
     const persistentIds = (frames: StreamFrame[]) => frames.filter((f) => f.persistent).map((f) => (f as PersistentEvent).id);
     expect(persistentIds(a)).toHaveLength(2);
     expect(persistentIds(b)).toEqual(persistentIds(a));
-    expect(b.filter((f) => f.type === "text_delta").map((f) => (f as { delta: string }).delta).join("")).toBe("late answer");
+    expect(
+      b
+        .filter((f) => f.type === "text_delta")
+        .map((f) => (f as { delta: string }).delta)
+        .join(""),
+    ).toBe("late answer");
     expect(ws.main.calls).toHaveLength(1);
   });
 
   it("streams a tool-calling turn as SSE: deltas, tool execution, persistent messages, each with a rising seq", async () => {
-    const ws = await scriptedWorkspace(new ScriptedModel([toolCalls({ id: "e1", name: "echo", args: { text: "ping" } }), text("pong", "!")]));
+    const ws = await scriptedWorkspace(
+      new ScriptedModel([toolCalls({ id: "e1", name: "echo", args: { text: "ping" } }), text("pong", "!")]),
+    );
     const id = await newSession(ws);
-    const res = await call("POST", `/api/sessions/${id}/messages`, { token: ws.member, body: { content: "go" }, headers: { Accept: "text/event-stream" } });
+    const res = await call("POST", `/api/sessions/${id}/messages`, {
+      token: ws.member,
+      body: { content: "go" },
+      headers: { Accept: "text/event-stream" },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toContain("text/event-stream");
     const frames = await readSse(res);
     const types = frames.map((f) => f.type);
     expect(types[0]).toBe("runtime_start");
     expect(types.at(-1)).toBe("runtime_end");
-    for (const t of ["message_start", "tool_call_delta", "tool_execution_start", "tool_execution_end", "text_delta", "turn_start", "turn_end"]) expect(types).toContain(t);
+    for (const t of [
+      "message_start",
+      "tool_call_delta",
+      "tool_execution_start",
+      "tool_execution_end",
+      "text_delta",
+      "turn_start",
+      "turn_end",
+    ])
+      expect(types).toContain(t);
     expect(frames.some((f) => f.type === "run_started")).toBe(false); // hidden: not on a member's stream
     const seqs = frames.map((f) => f.seq);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]!).toBeGreaterThan(seqs[i - 1]!);
     const persisted = frames.filter((f): f is StreamFrame & PersistentEvent & { persistent: true } => f.persistent);
-    expect(persisted.map((f) => (f.type === "message" ? f.message.role : f.type))).toEqual(["user", "assistant", "tool_result", "assistant"]);
+    expect(persisted.map((f) => (f.type === "message" ? f.message.role : f.type))).toEqual([
+      "user",
+      "assistant",
+      "tool_result",
+      "assistant",
+    ]);
     // message_start pre-allocates the id the assistant message is persisted with.
     const starts = frames.filter((f) => f.type === "message_start").map((f) => (f as { event_id: string }).event_id);
     expect(starts).toEqual(persisted.filter((f) => f.type === "message" && f.message.role === "assistant").map((f) => f.id));
@@ -147,19 +204,33 @@ describe("session routes: happy paths", () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("a")]));
     const id = await newSession(ws);
     await send(ws.member, id, "one", { wait: true });
-    const visible = await json<{ events: PersistentEvent[]; has_more: boolean }>(await call("GET", `/api/sessions/${id}/events`, { token: ws.read }));
+    const visible = await json<{ events: PersistentEvent[]; has_more: boolean }>(
+      await call("GET", `/api/sessions/${id}/events`, { token: ws.read }),
+    );
     const all = await doEvents(id, ws.id);
-    expect(visible.events.map((e) => e.id)).toEqual(all.filter((e) => !["run_started", "system_prompt_snapshotted", "run_completed"].includes(e.type)).map((e) => e.id));
+    expect(visible.events.map((e) => e.id)).toEqual(
+      all.filter((e) => !["run_started", "system_prompt_snapshotted", "run_completed"].includes(e.type)).map((e) => e.id),
+    );
     expect((await call("GET", `/api/sessions/${id}/events?include_hidden=true`, { token: ws.member })).status).toBe(403);
-    const withHidden = await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${id}/events?include_hidden=true`, { token: ws.admin }));
+    const withHidden = await json<{ events: PersistentEvent[] }>(
+      await call("GET", `/api/sessions/${id}/events?include_hidden=true`, { token: ws.admin }),
+    );
     expect(withHidden.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
-    const page = await json<{ events: PersistentEvent[]; has_more: boolean; next_after_seq: number }>(await call("GET", `/api/sessions/${id}/events?limit=1`, { token: ws.read }));
+    const page = await json<{ events: PersistentEvent[]; has_more: boolean; next_after_seq: number }>(
+      await call("GET", `/api/sessions/${id}/events?limit=1`, { token: ws.read }),
+    );
     expect(page).toMatchObject({ has_more: true, next_after_seq: visible.events[0]!.seq });
     // Past the end: nothing new, and the next poll starts where this one did (not from the beginning).
     const lastSeq = visible.events.at(-1)!.seq;
-    expect(await json(await call("GET", `/api/sessions/${id}/events?after_seq=${lastSeq}`, { token: ws.read }))).toEqual({ events: [], next_after_seq: lastSeq, has_more: false });
+    expect(await json(await call("GET", `/api/sessions/${id}/events?after_seq=${lastSeq}`, { token: ws.read }))).toEqual({
+      events: [],
+      next_after_seq: lastSeq,
+      has_more: false,
+    });
     const runId = all[0]!.run_id!;
-    const runEvents = await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${id}/runs/${runId}/events?include_hidden=true`, { token: ws.admin }));
+    const runEvents = await json<{ events: PersistentEvent[] }>(
+      await call("GET", `/api/sessions/${id}/runs/${runId}/events?include_hidden=true`, { token: ws.admin }),
+    );
     expect(runEvents.events.map((e) => e.id)).toEqual(all.map((e) => e.id));
   });
 
@@ -167,15 +238,21 @@ describe("session routes: happy paths", () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("first answer")]));
     const id = await newSession(ws);
     await send(ws.member, id, "first question", { wait: true });
-    const ctx = await json<{ system: string; messages: { role: string }[] }>(await call("GET", `/api/sessions/${id}/context`, { token: ws.read }));
+    const ctx = await json<{ system: string; messages: { role: string }[] }>(
+      await call("GET", `/api/sessions/${id}/context`, { token: ws.read }),
+    );
     expect(ctx.system).toContain(`Session id: ${id}`);
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
-    const transcript = await json<{ items: { kind: string; text: string }[] }>(await call("GET", `/api/sessions/${id}/transcript`, { token: ws.read }));
+    const transcript = await json<{ items: { kind: string; text: string }[] }>(
+      await call("GET", `/api/sessions/${id}/transcript`, { token: ws.read }),
+    );
     expect(transcript.items.map((i) => [i.kind, i.text])).toEqual([
       ["user", "first question"],
       ["assistant", "first answer"],
     ]);
-    const tree = await json<{ leaves: { active: boolean; excerpt: string }[] }>(await call("GET", `/api/sessions/${id}/tree`, { token: ws.read }));
+    const tree = await json<{ leaves: { active: boolean; excerpt: string }[] }>(
+      await call("GET", `/api/sessions/${id}/tree`, { token: ws.read }),
+    );
     expect(tree.leaves).toEqual([expect.objectContaining({ active: true, excerpt: "first answer" })]);
   });
 
@@ -189,13 +266,21 @@ describe("session routes: happy paths", () => {
     const id = await newSession(ws);
     const running = send(ws.member, id, "use the tools", { wait: true });
     await until(() => main.calls.length === 2, 5_000, "second model call");
-    const ctx = await json<{ system: string; tools: { name: string; description: string; input_schema: unknown }[]; messages: ContextMessage[] }>(
-      await call("GET", `/api/sessions/${id}/context`, { token: ws.read }),
-    );
+    const ctx = await json<{
+      system: string;
+      tools: { name: string; description: string; input_schema: unknown }[];
+      messages: ContextMessage[];
+    }>(await call("GET", `/api/sessions/${id}/context`, { token: ws.read }));
     const sent = main.calls[1]!;
     const [system, ...prompt] = sent.prompt;
     expect(system).toEqual({ role: "system", content: ctx.system });
-    expect(ctx.tools).toEqual((sent.tools ?? []).map((t) => ({ name: t.name, description: (t as { description?: string }).description, input_schema: (t as { inputSchema?: unknown }).inputSchema })));
+    expect(ctx.tools).toEqual(
+      (sent.tools ?? []).map((t) => ({
+        name: t.name,
+        description: (t as { description?: string }).description,
+        input_schema: (t as { inputSchema?: unknown }).inputSchema,
+      })),
+    );
     expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time"]);
     expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);
@@ -216,14 +301,20 @@ describe("session routes: happy paths", () => {
     expect(rw.status).toBe(200);
     expect(await json(rw)).toMatchObject({ active_leaf: firstAnswer.id, event: { type: "rewind", target_event_id: firstAnswer.id } });
     await send(ws.member, id, "q2 again", { wait: true });
-    const ctx = await json<{ messages: { role: string; content?: string }[] }>(await call("GET", `/api/sessions/${id}/context`, { token: ws.read }));
+    const ctx = await json<{ messages: { role: string; content?: string }[] }>(
+      await call("GET", `/api/sessions/${id}/context`, { token: ws.read }),
+    );
     expect(ctx.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["q1", "q2 again"]);
-    const tree = await json<{ leaves: { event_id: string; active: boolean }[] }>(await call("GET", `/api/sessions/${id}/tree`, { token: ws.read }));
+    const tree = await json<{ leaves: { event_id: string; active: boolean }[] }>(
+      await call("GET", `/api/sessions/${id}/tree`, { token: ws.read }),
+    );
     expect(tree.leaves).toHaveLength(2);
     expect(tree.leaves.find((l) => l.event_id === oldLeaf.id)?.active).toBe(false);
     const br = await call("POST", `/api/sessions/${id}/branch`, { token: ws.member, body: { leaf_event_id: oldLeaf.id } });
     expect(br.status).toBe(200);
-    const after = await json<{ messages: { role: string; content?: string }[] }>(await call("GET", `/api/sessions/${id}/context`, { token: ws.read }));
+    const after = await json<{ messages: { role: string; content?: string }[] }>(
+      await call("GET", `/api/sessions/${id}/context`, { token: ws.read }),
+    );
     expect(after.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["q1", "q2"]);
   });
 
@@ -242,7 +333,9 @@ describe("session routes: happy paths", () => {
       model: expect.any(String),
       usage: { input_tokens: 10, output_tokens: 4, total_tokens: 14 },
     });
-    const again = await json<{ session_id: string; output_text: string }>(await call("POST", "/api/chat", { token: ws.member, body: { message: "more", session_id: body.session_id } }));
+    const again = await json<{ session_id: string; output_text: string }>(
+      await call("POST", "/api/chat", { token: ws.member, body: { message: "more", session_id: body.session_id } }),
+    );
     expect(again).toMatchObject({ session_id: body.session_id, output_text: "reply 1" });
     const noModel = await newWorkspace();
     const failed = await call("POST", "/api/chat", { token: noModel.member, body: { message: "hello" } });
@@ -272,7 +365,9 @@ describe("session routes: happy paths", () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("the capybara answer")]));
     const id = await newSession(ws);
     await send(ws.member, id, "tell me about capybaras", { wait: true });
-    const found = await json<{ results: { session_id: string; text: string }[] }>(await call("GET", "/api/sessions/search?q=capybara", { token: ws.read }));
+    const found = await json<{ results: { session_id: string; text: string }[] }>(
+      await call("GET", "/api/sessions/search?q=capybara", { token: ws.read }),
+    );
     expect(found.results.map((r) => r.text).sort()).toEqual(["tell me about capybaras", "the capybara answer"]);
     const hidden = await json<{ results: unknown[] }>(await call("GET", "/api/sessions/search?q=Runtime%20context", { token: ws.read }));
     expect(hidden.results).toEqual([]);
@@ -306,7 +401,11 @@ describe("session routes: live stream", () => {
     expect(frames.length).toBeGreaterThan(0);
     const second = await call("GET", `/api/sessions/${id}/stream?ticket=${encodeURIComponent(ticket)}`, { token: null });
     expect(second.status).toBe(401);
-    const forged = await call("GET", `/api/sessions/${id}/stream?ticket=${encodeURIComponent(ticket.replace(/.$/, (c) => (c === "a" ? "b" : "a")))}`, { token: null });
+    const forged = await call(
+      "GET",
+      `/api/sessions/${id}/stream?ticket=${encodeURIComponent(ticket.replace(/.$/, (c) => (c === "a" ? "b" : "a")))}`,
+      { token: null },
+    );
     expect(forged.status).toBe(401);
     expect((await call("POST", `/api/sessions/${id}/stream-ticket`, { token: other.read })).status).toBe(404);
     expect((await call("GET", `/api/sessions/${id}/stream`, { token: other.read })).status).toBe(404);
@@ -318,7 +417,11 @@ describe("session routes: bad input", () => {
   it("400 with the field path for malformed JSON, unknown fields, wrong types and bad path ids", async () => {
     const ws = await newWorkspace();
     const id = await newSession(ws);
-    const malformed = await call("POST", `/api/sessions/${id}/messages`, { token: ws.member, rawBody: "{nope", headers: { "Content-Type": "application/json" } });
+    const malformed = await call("POST", `/api/sessions/${id}/messages`, {
+      token: ws.member,
+      rawBody: "{nope",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(malformed.status).toBe(400);
     const unknown = await call("POST", `/api/sessions/${id}/messages`, { token: ws.member, body: { content: "x", colour: "red" } });
     expect(unknown.status).toBe(400);
@@ -387,7 +490,9 @@ describe("session routes: bad input", () => {
     expect(res.status).toBe(422);
     expect((await json<ErrorBody>(res)).error.code).toBe("unprocessable");
     const aEvents = (await json<{ events: PersistentEvent[] }>(await call("GET", `/api/sessions/${a}/events`, { token: ws.read }))).events;
-    expect((await call("POST", `/api/sessions/${a}/branch`, { token: ws.member, body: { leaf_event_id: aEvents[0]!.id } })).status).toBe(422);
+    expect((await call("POST", `/api/sessions/${a}/branch`, { token: ws.member, body: { leaf_event_id: aEvents[0]!.id } })).status).toBe(
+      422,
+    );
     const hiddenId = (await doEvents(a, ws.id)).find((e) => e.type === "run_started")!.id;
     expect((await call("POST", `/api/sessions/${a}/rewind`, { token: ws.member, body: { target_event_id: hiddenId } })).status).toBe(422);
   });
@@ -405,7 +510,10 @@ describe("session routes: bad input", () => {
     // Navigation writes to the log too: refused the same way.
     const [closeEvent] = await doEvents(id, ws.id);
     expect(closeEvent).toMatchObject({ type: "session_info", changes: { status: "closed" } });
-    for (const [path, body] of [["rewind", { target_event_id: closeEvent!.id }], ["branch", { leaf_event_id: closeEvent!.id }]] as const) {
+    for (const [path, body] of [
+      ["rewind", { target_event_id: closeEvent!.id }],
+      ["branch", { leaf_event_id: closeEvent!.id }],
+    ] as const) {
       const nav = await call("POST", `/api/sessions/${id}/${path}`, { token: ws.member, body });
       expect([path, nav.status]).toEqual([path, 409]);
       expect((await json<ErrorBody>(nav)).error.code).toBe("session_closed");

@@ -17,7 +17,9 @@ describe("secret values in runs", () => {
     const logged: string[] = [];
     for (const level of ["log", "info", "warn", "error", "debug"] as const) {
       vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
-        logged.push(args.map((a) => (a instanceof Error ? `${a.message} ${a.stack ?? ""}` : typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+        logged.push(
+          args.map((a) => (a instanceof Error ? `${a.message} ${a.stack ?? ""}` : typeof a === "string" ? a : JSON.stringify(a))).join(" "),
+        );
       });
     }
     const sent: string[] = [];
@@ -36,7 +38,16 @@ describe("secret values in runs", () => {
     };
     expect((await keep(await call("PUT", "/api/secrets/MODEL_KEY", { token: ws.admin, body: { value: KEY } }))).status).toBe(200);
     const model = { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "MODEL_KEY" };
-    expect((await keep(await call("PUT", "/api/config", { token: ws.admin, body: { model, fallback_model: { ...model, base_url: "https://other.test/v1" } } }))).status).toBe(200);
+    expect(
+      (
+        await keep(
+          await call("PUT", "/api/config", {
+            token: ws.admin,
+            body: { model, fallback_model: { ...model, base_url: "https://other.test/v1" } },
+          }),
+        )
+      ).status,
+    ).toBe(200);
     await keep(await call("GET", "/api/secrets", { token: ws.admin }));
     await keep(await call("GET", "/api/config", { token: ws.admin }));
 
@@ -46,9 +57,17 @@ describe("secret values in runs", () => {
     const sessionId = (JSON.parse(chat.text) as { error: { details: { session_id: string } } }).error.details.session_id;
 
     const id = await newSession(ws);
-    const streamed = await call("POST", `/api/sessions/${id}/messages`, { token: ws.member, body: { content: "again" }, headers: { Accept: "text/event-stream" } });
+    const streamed = await call("POST", `/api/sessions/${id}/messages`, {
+      token: ws.member,
+      body: { content: "again" },
+      headers: { Accept: "text/event-stream" },
+    });
     const frames = await readSse(streamed);
-    expect(frames.some((f) => f.type === "run_failed" || (f.type === "message" && f.message.role === "assistant" && f.message.error !== undefined))).toBe(true);
+    expect(
+      frames.some(
+        (f) => f.type === "run_failed" || (f.type === "message" && f.message.role === "assistant" && f.message.error !== undefined),
+      ),
+    ).toBe(true);
     answers.push(JSON.stringify(frames));
 
     for (const sid of [sessionId, id]) {

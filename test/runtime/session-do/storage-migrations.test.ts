@@ -18,11 +18,16 @@ import { ScriptedModel, doEvents, runInDurableObject, scriptedWorkspace, stub, t
 /** A scratch object: any class with SQLite storage will do; the runner only touches the tables it is given. */
 const scratch = () => sessionNamespace(env).get(sessionNamespace(env).newUniqueId());
 
-const tableExists = (sql: SqlStorage, name: string) => sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, name).toArray().length > 0;
+const tableExists = (sql: SqlStorage, name: string) =>
+  sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, name).toArray().length > 0;
 
 /** Every table and index an object's own code created, with its DDL (the platform's `_cf_` tables and our version table left out). */
 const layout = (sql: SqlStorage) =>
-  sql.exec<{ type: string; name: string; sql: string | null }>(`SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name != '_schema' ORDER BY name`).toArray();
+  sql
+    .exec<{ type: string; name: string; sql: string | null }>(
+      `SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name != '_schema' ORDER BY name`,
+    )
+    .toArray();
 
 /** Test migrations that log when they run and each create a table, so both effects can be checked. */
 function recording(log: number[], count: number): Migration[] {
@@ -191,7 +196,10 @@ describe("WorkspaceDO storage written before versioning", () => {
     });
     await abortAllDurableObjects();
 
-    const woken = await runInDurableObject(ws(), async (i, state) => ({ version: schemaVersion(state.storage.sql), epoch: await i.gcEpoch() }));
+    const woken = await runInDurableObject(ws(), async (i, state) => ({
+      version: schemaVersion(state.storage.sql),
+      epoch: await i.gcEpoch(),
+    }));
     expect(woken).toEqual({ version: WORKSPACE_SCHEMA_VERSION, epoch: 4 });
   });
 });

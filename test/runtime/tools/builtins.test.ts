@@ -12,7 +12,16 @@ import { newWorkspace } from "../../support/api.ts";
 const registry = new ToolRegistry(builtinTools());
 
 function ctx(workspaceId: string, timezone?: string): ToolContext {
-  const c: ToolContext = { env, workspaceId, sessionId: "ses_b", runId: "run_b", toolCallId: "call_b", signal: new AbortController().signal, data: {}, emitUpdate: () => {} };
+  const c: ToolContext = {
+    env,
+    workspaceId,
+    sessionId: "ses_b",
+    runId: "run_b",
+    toolCallId: "call_b",
+    signal: new AbortController().signal,
+    data: {},
+    emitUpdate: () => {},
+  };
   if (timezone) c.timezone = timezone;
   return c;
 }
@@ -37,7 +46,11 @@ describe("builtin tools", () => {
 
   it("current_time reports UTC now and the asked-for zone", async () => {
     const before = Date.now();
-    const res = await executeToolCall(registry, { id: "t1", name: "current_time", args: { timezone: "Asia/Kolkata" } }, ctx("ws-none", "Europe/Berlin"));
+    const res = await executeToolCall(
+      registry,
+      { id: "t1", name: "current_time", args: { timezone: "Asia/Kolkata" } },
+      ctx("ws-none", "Europe/Berlin"),
+    );
     expect(res.ok).toBe(true);
     const utc = Date.parse(field(res.content, "utc"));
     expect(utc).toBeGreaterThanOrEqual(before - 1_000);

@@ -22,9 +22,28 @@ const order = defineTool({
     return ok(`ordered ${args.items.length} items for ${args.customer}`);
   },
 });
-const boom = defineTool({ name: "boom", description: "Always throws", input: z.strictObject({}), execute: async () => { throw new Error("disk on fire"); } });
-const throwsString = defineTool({ name: "throws_string", description: "Throws a non-Error", input: z.strictObject({}), execute: async () => { throw "plain string"; } });
-const optional = defineTool({ name: "optional_only", description: "All optional", input: z.strictObject({ x: z.string().optional() }), execute: async (a) => ok(`x=${a.x ?? "-"}`) });
+const boom = defineTool({
+  name: "boom",
+  description: "Always throws",
+  input: z.strictObject({}),
+  execute: async () => {
+    throw new Error("disk on fire");
+  },
+});
+const throwsString = defineTool({
+  name: "throws_string",
+  description: "Throws a non-Error",
+  input: z.strictObject({}),
+  execute: async () => {
+    throw "plain string";
+  },
+});
+const optional = defineTool({
+  name: "optional_only",
+  description: "All optional",
+  input: z.strictObject({ x: z.string().optional() }),
+  execute: async (a) => ok(`x=${a.x ?? "-"}`),
+});
 const slow = defineTool({
   name: "slow",
   description: "Never finishes on its own",
@@ -35,7 +54,11 @@ const registry = new ToolRegistry([order, boom, throwsString, optional, slow]);
 
 describe("executeToolCall", () => {
   it("runs a valid call and reports its duration", async () => {
-    const res = await executeToolCall(registry, { id: "c1", name: "place_order", args: { customer: "ann", items: [{ sku: "a", qty: 2 }] } }, ctx());
+    const res = await executeToolCall(
+      registry,
+      { id: "c1", name: "place_order", args: { customer: "ann", items: [{ sku: "a", qty: 2 }] } },
+      ctx(),
+    );
     expect(res).toEqual({ ok: true, content: "ordered 1 items for ann", duration_ms: expect.any(Number) });
     expect(res.duration_ms).toBeGreaterThanOrEqual(0);
   });
@@ -52,7 +75,18 @@ describe("executeToolCall", () => {
     const before = executed;
     const res = await executeToolCall(
       registry,
-      { id: "c3", name: "place_order", args: { customer: "", items: [{ sku: "a", qty: 1 }, { sku: 7, qty: 0 }], rush: true } },
+      {
+        id: "c3",
+        name: "place_order",
+        args: {
+          customer: "",
+          items: [
+            { sku: "a", qty: 1 },
+            { sku: 7, qty: 0 },
+          ],
+          rush: true,
+        },
+      },
       ctx(),
     );
     expect(executed).toBe(before);
@@ -85,7 +119,11 @@ describe("executeToolCall", () => {
     const controller = new AbortController();
     controller.abort();
     const before = executed;
-    const res = await executeToolCall(registry, { id: "c9", name: "place_order", args: { customer: "a", items: [{ sku: "a", qty: 1 }] } }, ctx(controller.signal));
+    const res = await executeToolCall(
+      registry,
+      { id: "c9", name: "place_order", args: { customer: "a", items: [{ sku: "a", qty: 1 }] } },
+      ctx(controller.signal),
+    );
     expect(res.error?.code).toBe("cancelled");
     expect(executed).toBe(before);
   });

@@ -4,7 +4,12 @@ import { asSchema } from "ai";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import { defineTool, ok } from "../../../src/runtime/tools/spec.ts";
 
-const a = defineTool({ name: "alpha", description: "First tool", input: z.strictObject({ q: z.string(), n: z.number().int().optional() }), execute: async () => ok("a") });
+const a = defineTool({
+  name: "alpha",
+  description: "First tool",
+  input: z.strictObject({ q: z.string(), n: z.number().int().optional() }),
+  execute: async () => ok("a"),
+});
 const b = defineTool({ name: "beta", description: "Second tool", input: z.strictObject({}), always: true, execute: async () => ok("b") });
 
 describe("ToolRegistry", () => {

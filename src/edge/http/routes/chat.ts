@@ -62,7 +62,10 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   const { run_id } = await submitRun(c.env, sessionId, { workspace_id: workspaceId, content: body.message, client_id: "chat" });
   const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);
   if (result.status === "queued" || result.status === "running") {
-    throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", { details: { session_id: sessionId, run_id }, retryAfter: 5 });
+    throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {
+      details: { session_id: sessionId, run_id },
+      retryAfter: 5,
+    });
   }
   if (result.status !== "completed") {
     const error = result.error ?? { code: "cancelled", message: "The run was cancelled" };

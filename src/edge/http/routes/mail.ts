@@ -54,7 +54,13 @@ const list = createRoute({
       limit: z.coerce.number().int().min(1).max(200).default(50),
     }),
   },
-  responses: { 200: jsonResponse(z.object({ mail: z.array(MailDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }), "Mail"), ...errorResponses() },
+  responses: {
+    200: jsonResponse(
+      z.object({ mail: z.array(MailDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }),
+      "Mail",
+    ),
+    ...errorResponses(),
+  },
 });
 
 const get = createRoute({
@@ -64,7 +70,10 @@ const get = createRoute({
   summary: "One mail with its replies and history",
   middleware: [requireScope("read")] as const,
   request: { params: IdParam },
-  responses: { 200: jsonResponse(z.object({ mail: MailDoc, replies: z.array(MailDoc), history: z.array(z.record(z.string(), z.unknown())) }), "Mail"), ...errorResponses(404) },
+  responses: {
+    200: jsonResponse(z.object({ mail: MailDoc, replies: z.array(MailDoc), history: z.array(z.record(z.string(), z.unknown())) }), "Mail"),
+    ...errorResponses(404),
+  },
 });
 
 const reply = createRoute({
@@ -98,22 +107,43 @@ export const mailRoutes = newRouter()
     const ws = c.get("principal").workspaceId;
     const b = c.req.valid("json");
     for (const id of [b.from_agent, b.to_agent]) {
-      if (!(await getAgent(c.env, ws, id))) throw new AppError("unprocessable", `Agent '${id}' does not exist`, { details: [{ path: id === b.from_agent ? "from_agent" : "to_agent", message: "unknown agent" }] });
+      if (!(await getAgent(c.env, ws, id)))
+        throw new AppError("unprocessable", `Agent '${id}' does not exist`, {
+          details: [{ path: id === b.from_agent ? "from_agent" : "to_agent", message: "unknown agent" }],
+        });
     }
     if (b.in_reply_to) await mailOr404(c.env, ws, b.in_reply_to);
-    const mail = await sendMail(c.env, ws, { fromAgent: b.from_agent, toAgent: b.to_agent, performative: b.performative, subject: b.subject, body: b.body, inReplyTo: b.in_reply_to ?? null });
+    const mail = await sendMail(c.env, ws, {
+      fromAgent: b.from_agent,
+      toAgent: b.to_agent,
+      performative: b.performative,
+      subject: b.subject,
+      body: b.body,
+      inReplyTo: b.in_reply_to ?? null,
+    });
     return c.json(mailView(mail), 201);
   })
   .openapi(list, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listMail(c.env, c.get("principal").workspaceId, { status: q.status, toAgent: q.to_agent, fromAgent: q.from_agent, performative: q.performative, before: q.before, beforeId: q.before_id, limit: q.limit });
+    const rows = await listMail(c.env, c.get("principal").workspaceId, {
+      status: q.status,
+      toAgent: q.to_agent,
+      fromAgent: q.from_agent,
+      performative: q.performative,
+      before: q.before,
+      beforeId: q.before_id,
+      limit: q.limit,
+    });
     const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
     return c.json({ mail: rows.map(mailView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const ws = c.get("principal").workspaceId;
     const mail = await mailOr404(c.env, ws, c.req.valid("param").id);
-    const [replies, history] = await Promise.all([listMail(c.env, ws, { inReplyTo: mail.id, limit: 200 }), mailHistory(c.env, ws, mail.id)]);
+    const [replies, history] = await Promise.all([
+      listMail(c.env, ws, { inReplyTo: mail.id, limit: 200 }),
+      mailHistory(c.env, ws, mail.id),
+    ]);
     return c.json({ mail: mailView(mail), replies: replies.map(mailView), history: history as Record<string, unknown>[] }, 200);
   })
   .openapi(reply, async (c) => {
@@ -132,7 +162,13 @@ export const mailRoutes = newRouter()
   .openapi(cancel, async (c) => {
     const ws = c.get("principal").workspaceId;
     const mail = await mailOr404(c.env, ws, c.req.valid("param").id);
-    const moved = await transitionMail(c.env, ws, mail.id, { from: ["pending", "working"], to: "cancelled", set: { completed_at: Date.now() }, event: "cancelled", detail: { by: `token:${c.get("principal").tokenId}` } });
+    const moved = await transitionMail(c.env, ws, mail.id, {
+      from: ["pending", "working"],
+      to: "cancelled",
+      set: { completed_at: Date.now() },
+      event: "cancelled",
+      detail: { by: `token:${c.get("principal").tokenId}` },
+    });
     if (!moved) throw new AppError("conflict", `Mail '${mail.id}' is ${mail.status}; only pending or working mail can be cancelled`);
     return c.json(mailView((await loadMail(c.env, ws, mail.id))!), 200);
   });

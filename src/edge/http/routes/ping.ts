@@ -10,7 +10,10 @@ const route = createRoute({
   tags: ["meta"],
   summary: "Liveness check",
   responses: {
-    200: jsonResponse(z.object({ status: z.literal("ok"), service: z.literal("beaver"), version: z.string(), time: z.string() }), "Service is up"),
+    200: jsonResponse(
+      z.object({ status: z.literal("ok"), service: z.literal("beaver"), version: z.string(), time: z.string() }),
+      "Service is up",
+    ),
   },
 });
 

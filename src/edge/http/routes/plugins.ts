@@ -36,10 +36,19 @@ const outcomeView = (o: PluginSyncOutcome) => ({
   skipped: o.skipped,
   reconciled: o.reconciled,
   new_skills: o.newSkills,
-  skills: o.skills.map((s) => ({ skill: s.skill, action: s.action, status: s.status, candidate_id: s.candidateId, candidate_status: s.candidateStatus })),
+  skills: o.skills.map((s) => ({
+    skill: s.skill,
+    action: s.action,
+    status: s.status,
+    candidate_id: s.candidateId,
+    candidate_status: s.candidateStatus,
+  })),
 });
 /** A sync result; `r2Writes` is given where it was measured for exactly this sync. */
-const syncView = (r: SyncResult, r2Writes?: number) => ({ plugins: r.plugins.map(outcomeView), ...(r2Writes === undefined ? {} : { r2_writes: r2Writes }) });
+const syncView = (r: SyncResult, r2Writes?: number) => ({
+  plugins: r.plugins.map(outcomeView),
+  ...(r2Writes === undefined ? {} : { r2_writes: r2Writes }),
+});
 
 /** The fields every plugin route shares: tag, summary, scope and the JSON 200 plus error responses. */
 const common = (summary: string, scope: "read" | "admin", errors: (404 | 409 | 413 | 415 | 422 | 502 | 503)[] = [404, 409]) => ({
@@ -49,34 +58,91 @@ const common = (summary: string, scope: "read" | "admin", errors: (404 | 409 | 4
   responses: { 200: jsonResponse(Any, summary), ...errorResponses(...errors) },
 });
 
-const list = createRoute({ method: "get", path: "/", ...common("List plugins with their state, declared skills and current Beaver versions", "read", []) });
+const list = createRoute({
+  method: "get",
+  path: "/",
+  ...common("List plugins with their state, declared skills and current Beaver versions", "read", []),
+});
 const upload = createRoute({
   method: "put",
   path: "/packages",
   request: { body: archiveRequestBody },
-  ...common("Upload a plugin package (tar.gz or zip); records discovered plugins and upstream snapshots, enables nothing", "admin", [409, 413, 415, 422]),
+  ...common(
+    "Upload a plugin package (tar.gz or zip); records discovered plugins and upstream snapshots, enables nothing",
+    "admin",
+    [409, 413, 415, 422],
+  ),
 });
-const removePkg = createRoute({ method: "delete", path: "/packages/{id}", request: { params: Id }, ...common("Withdraw an uploaded package: an enabled plugin becomes missing (its skills stay active)", "admin") });
+const removePkg = createRoute({
+  method: "delete",
+  path: "/packages/{id}",
+  request: { params: Id },
+  ...common("Withdraw an uploaded package: an enabled plugin becomes missing (its skills stay active)", "admin"),
+});
 const sync = createRoute({
   method: "post",
   path: "/sync",
   request: { body: { required: false, content: { "application/json": { schema: z.strictObject({ plugin_id: pluginId.optional() }) } } } },
   ...common("Reconcile and sync enabled plugins (all, or one with plugin_id)", "admin"),
 });
-const enable = createRoute({ method: "post", path: "/{id}/enable", request: { params: Id }, ...common("Enable a plugin: mirror every declared skill as its next version, or none", "admin", [404, 409, 422]) });
-const pause = createRoute({ method: "post", path: "/{id}/pause", request: { params: Id }, ...common("Pause updates (linked skills stay active)", "admin") });
-const resume = createRoute({ method: "post", path: "/{id}/resume", request: { params: Id }, ...common("Resume updates: reconcile and sync", "admin") });
+const enable = createRoute({
+  method: "post",
+  path: "/{id}/enable",
+  request: { params: Id },
+  ...common("Enable a plugin: mirror every declared skill as its next version, or none", "admin", [404, 409, 422]),
+});
+const pause = createRoute({
+  method: "post",
+  path: "/{id}/pause",
+  request: { params: Id },
+  ...common("Pause updates (linked skills stay active)", "admin"),
+});
+const resume = createRoute({
+  method: "post",
+  path: "/{id}/resume",
+  request: { params: Id },
+  ...common("Resume updates: reconcile and sync", "admin"),
+});
 const disable = createRoute({
   method: "post",
   path: "/{id}/disable",
-  request: { params: Id, body: jsonBody(z.strictObject({ disable_linked_skills: z.literal(true, { error: "must be true to confirm that linked skills are disabled" }) })) },
+  request: {
+    params: Id,
+    body: jsonBody(
+      z.strictObject({ disable_linked_skills: z.literal(true, { error: "must be true to confirm that linked skills are disabled" }) }),
+    ),
+  },
   ...common("Disable a plugin and its linked skills (needs disable_linked_skills: true); nothing is deleted", "admin"),
 });
-const adopt = createRoute({ method: "post", path: "/{id}/skills/{skill}/adopt", request: { params: IdSkill }, ...common("Detach a skill from its plugin: it becomes managed and gets no more plugin updates", "admin") });
-const sources = createRoute({ method: "get", path: "/sources", ...common("List Gitea repositories configured as plugin sources", "read", []) });
-const putSrc = createRoute({ method: "put", path: "/sources/{id}", request: { params: SourceId, body: jsonBody(SourceBody) }, ...common("Configure a Gitea repository (owner, repo, ref) as a plugin source", "admin", []) });
-const delSrc = createRoute({ method: "delete", path: "/sources/{id}", request: { params: SourceId }, ...common("Remove a plugin source (its plugins stay as they are)", "admin") });
-const fetchSrc = createRoute({ method: "post", path: "/sources/{id}/fetch", request: { params: SourceId }, ...common("Fetch the source's ref from Gitea now and record it", "admin", [404, 409, 413, 422, 502, 503]) });
+const adopt = createRoute({
+  method: "post",
+  path: "/{id}/skills/{skill}/adopt",
+  request: { params: IdSkill },
+  ...common("Detach a skill from its plugin: it becomes managed and gets no more plugin updates", "admin"),
+});
+const sources = createRoute({
+  method: "get",
+  path: "/sources",
+  ...common("List Gitea repositories configured as plugin sources", "read", []),
+});
+const putSrc = createRoute({
+  method: "put",
+  path: "/sources/{id}",
+  request: { params: SourceId, body: jsonBody(SourceBody) },
+  ...common("Configure a Gitea repository (owner, repo, ref) as a plugin source", "admin", []),
+});
+const delSrc = createRoute({
+  method: "delete",
+  path: "/sources/{id}",
+  request: { params: SourceId },
+  ...common("Remove a plugin source (its plugins stay as they are)", "admin"),
+});
+const fetchSrc = createRoute({
+  method: "post",
+  path: "/sources/{id}/fetch",
+  request: { params: SourceId },
+  ...common("Fetch the source's ref from Gitea now and record it", "admin", [404, 409, 413, 422, 502, 503]),
+});
 
 const sourceView = (s: Awaited<ReturnType<typeof listSources>>[number]) => ({
   id: s.id,
@@ -107,29 +173,41 @@ export const pluginRoutes = newRouter()
     const p = c.get("principal");
     const { id } = c.req.valid("param");
     const r = await fetchSource(c.env, p.workspaceId, id, { actor: p.tokenId });
-    if ("missing" in r) return c.json({ source_id: id, outcome: "missing", missing_plugins: r.missing.missing, plugins: await listPluginsView(c.env, p.workspaceId) }, 200);
-    return c.json({
-      source_id: id,
-      outcome: "recorded",
-      recorded: r.recorded.plugins.map((x) => ({ id: x.id, package_status: x.packageStatus, changed: x.changed })),
-      missing_plugins: r.recorded.missing,
-      r2_writes: r.ingest.r2Writes,
-      sync: r.sync === null || r.sync === "deferred" ? r.sync : syncView(r.sync),
-    }, 200);
+    if ("missing" in r)
+      return c.json(
+        { source_id: id, outcome: "missing", missing_plugins: r.missing.missing, plugins: await listPluginsView(c.env, p.workspaceId) },
+        200,
+      );
+    return c.json(
+      {
+        source_id: id,
+        outcome: "recorded",
+        recorded: r.recorded.plugins.map((x) => ({ id: x.id, package_status: x.packageStatus, changed: x.changed })),
+        missing_plugins: r.recorded.missing,
+        r2_writes: r.ingest.r2Writes,
+        sync: r.sync === null || r.sync === "deferred" ? r.sync : syncView(r.sync),
+      },
+      200,
+    );
   })
   .openapi(upload, async (c) => {
     const p = c.get("principal");
     const r = await uploadPackage(c.env, p.workspaceId, await readArchiveBody(c), p.tokenId);
     const all = await listPluginsView(c.env, p.workspaceId);
     const ids = new Set(r.recorded.plugins.map((x) => x.id));
-    return c.json({
-      plugins: all.filter((x) => ids.has(x.id)).map((x) => ({ ...x, changed: r.recorded.plugins.find((y) => y.id === x.id)?.changed ?? false })),
-      ignored: r.ignored,
-      r2_writes: r.r2Writes,
-      blobs_written: r.blobsWritten,
-      bytes_hashed: r.bytesHashed,
-      hash_ms: Math.round(r.hashMs * 100) / 100,
-    }, 200);
+    return c.json(
+      {
+        plugins: all
+          .filter((x) => ids.has(x.id))
+          .map((x) => ({ ...x, changed: r.recorded.plugins.find((y) => y.id === x.id)?.changed ?? false })),
+        ignored: r.ignored,
+        r2_writes: r.r2Writes,
+        blobs_written: r.blobsWritten,
+        bytes_hashed: r.bytesHashed,
+        hash_ms: Math.round(r.hashMs * 100) / 100,
+      },
+      200,
+    );
   })
   .openapi(removePkg, async (c) => {
     const r = await runLocked(c.env, c.get("principal").workspaceId, { kind: "remove_package", pluginId: c.req.valid("param").id });
@@ -138,7 +216,10 @@ export const pluginRoutes = newRouter()
   .openapi(sync, async (c) => {
     // The body is optional: without a JSON content type there is nothing to validate.
     const pluginIdArg = (c.req.header("Content-Type") ?? "").includes("json") ? c.req.valid("json").plugin_id : undefined;
-    const { value, r2Writes } = await runLockedMeasured(c.env, c.get("principal").workspaceId, { kind: "sync_plugins", ...(pluginIdArg ? { pluginId: pluginIdArg } : {}) });
+    const { value, r2Writes } = await runLockedMeasured(c.env, c.get("principal").workspaceId, {
+      kind: "sync_plugins",
+      ...(pluginIdArg ? { pluginId: pluginIdArg } : {}),
+    });
     return c.json(syncView(value, r2Writes), 200);
   })
   .openapi(enable, async (c) => {
@@ -146,7 +227,18 @@ export const pluginRoutes = newRouter()
     const { id } = c.req.valid("param");
     const { value: r, r2Writes } = await runLockedMeasured(c.env, p.workspaceId, { kind: "enable_plugin", pluginId: id, actor: p.tokenId });
     const [plugin] = await listPluginsView(c.env, p.workspaceId, id);
-    return c.json({ plugin_id: id, changed: r.changed, mirrored: r.mirrored, restored: r.restored, sync: r.sync ? syncView(r.sync) : null, r2_writes: r2Writes, plugin: plugin ?? null }, 200);
+    return c.json(
+      {
+        plugin_id: id,
+        changed: r.changed,
+        mirrored: r.mirrored,
+        restored: r.restored,
+        sync: r.sync ? syncView(r.sync) : null,
+        r2_writes: r2Writes,
+        plugin: plugin ?? null,
+      },
+      200,
+    );
   })
   .openapi(pause, async (c) => {
     const p = c.get("principal");

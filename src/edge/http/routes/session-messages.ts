@@ -62,7 +62,11 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     const res = await fetchSessionStream(
       c.env,
       id,
-      new Request("https://session/submit", { method: "POST", headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId }, body: JSON.stringify(input) }),
+      new Request("https://session/submit", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId },
+        body: JSON.stringify(input),
+      }),
     );
     return new Response(res.body, { status: 200, headers: res.headers });
   }

@@ -10,11 +10,17 @@ import type { DisplayItem } from "../../../runtime/session/display-item.ts";
 import { SESSION_ID_PATTERN, sessionStub } from "../../../runtime/session/service.ts";
 
 export const SessionIdParam = z.object({
-  id: z.string().regex(SESSION_ID_PATTERN, "must be a session id (letters, digits, _ . : -)").openapi({ param: { name: "id", in: "path" } }),
+  id: z
+    .string()
+    .regex(SESSION_ID_PATTERN, "must be a session id (letters, digits, _ . : -)")
+    .openapi({ param: { name: "id", in: "path" } }),
 });
 
 export const RunIdParam = SessionIdParam.extend({
-  run_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be a run id").openapi({ param: { name: "run_id", in: "path" } }),
+  run_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be a run id")
+    .openapi({ param: { name: "run_id", in: "path" } }),
 });
 
 const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).openapi("Usage");
@@ -81,10 +87,15 @@ export const RunSchema = z
 /** Events are documented, not re-validated: they come from our own log in the wire format of events.ts. */
 export const EventSchema = z
   .custom<PersistentEvent>((v) => typeof v === "object" && v !== null)
-  .openapi("SessionEvent", { type: "object", description: "A persistent session event (id, parent_id, seq, session_id, client_id, ts, run_id, type, payload fields)" });
+  .openapi("SessionEvent", {
+    type: "object",
+    description: "A persistent session event (id, parent_id, seq, session_id, client_id, ts, run_id, type, payload fields)",
+  });
 
 export const MessageSchema = z.custom<Message>((v) => typeof v === "object" && v !== null).openapi("ContextMessage", { type: "object" });
-export const DisplayItemSchema = z.custom<DisplayItem>((v) => typeof v === "object" && v !== null).openapi("DisplayItem", { type: "object" });
+export const DisplayItemSchema = z
+  .custom<DisplayItem>((v) => typeof v === "object" && v !== null)
+  .openapi("DisplayItem", { type: "object" });
 
 export const Flag = z.enum(["true", "false"]).transform((v) => v === "true");
 

@@ -20,7 +20,8 @@ const stream = createRoute({
   path: "/{id}/stream",
   tags: ["sessions"],
   summary: "Live events: replay after last_seq, then live (WebSocket when upgraded, SSE otherwise)",
-  description: "Authenticate with `Authorization: Bearer` or with `ticket` (single use, from the stream-ticket route). SSE also honours `Last-Event-ID`.",
+  description:
+    "Authenticate with `Authorization: Bearer` or with `ticket` (single use, from the stream-ticket route). SSE also honours `Last-Event-ID`.",
   request: {
     params: SessionIdParam,
     query: z.strictObject({
@@ -32,7 +33,10 @@ const stream = createRoute({
   },
   responses: {
     101: { description: "WebSocket: one JSON frame per event" },
-    200: { description: "SSE: `id: <seq>`, `event: <type>`, `data: <frame JSON>`", content: { "text/event-stream": { schema: z.string() } } },
+    200: {
+      description: "SSE: `id: <seq>`, `event: <type>`, `data: <frame JSON>`",
+      content: { "text/event-stream": { schema: z.string() } },
+    },
     ...errorResponses(404),
   },
 });
@@ -88,4 +92,3 @@ export const streamRoutes = newRouter()
     const issued = await issueTicket(c.env, { w: principal.workspaceId, s: id, a: hasScope(principal, "admin") });
     return c.json(issued, 201);
   });
-

@@ -65,7 +65,11 @@ const search = createRoute({
   request: { query: z.strictObject({ q: z.string().min(2).max(200), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
   responses: {
     200: jsonResponse(
-      z.object({ results: z.array(z.object({ session_id: z.string(), event_id: z.string(), seq: z.number(), type: z.string(), text: z.string(), ts: z.number() })) }),
+      z.object({
+        results: z.array(
+          z.object({ session_id: z.string(), event_id: z.string(), seq: z.number(), type: z.string(), text: z.string(), ts: z.number() }),
+        ),
+      }),
       "Matches, newest first",
     ),
     ...errorResponses(),
@@ -158,7 +162,10 @@ const transcript = createRoute({
   summary: "The conversation along the active path, as display items",
   middleware: [requireScope("read")] as const,
   request: { params: SessionIdParam, query: z.strictObject({ limit: z.coerce.number().int().min(1).max(10_000).optional() }) },
-  responses: { 200: jsonResponse(z.object({ active_leaf: z.string().nullable(), items: z.array(DisplayItemSchema) }), "Transcript"), ...errorResponses(404) },
+  responses: {
+    200: jsonResponse(z.object({ active_leaf: z.string().nullable(), items: z.array(DisplayItemSchema) }), "Transcript"),
+    ...errorResponses(404),
+  },
 });
 
 const tree = createRoute({
@@ -174,7 +181,15 @@ const tree = createRoute({
         active_leaf: z.string().nullable(),
         event_count: z.number(),
         leaves: z.array(
-          z.object({ event_id: z.string(), seq: z.number(), ts: z.number(), type: z.string(), run_id: z.string().nullable(), excerpt: z.string(), active: z.boolean() }),
+          z.object({
+            event_id: z.string(),
+            seq: z.number(),
+            ts: z.number(),
+            type: z.string(),
+            run_id: z.string().nullable(),
+            excerpt: z.string(),
+            active: z.boolean(),
+          }),
         ),
       }),
       "Tree",
@@ -191,7 +206,10 @@ const rewind = createRoute({
   tags: ["sessions"],
   summary: "Rewind: the next message continues from an earlier event (recorded as a rewind event)",
   middleware: [requireScope("member")] as const,
-  request: { params: SessionIdParam, body: jsonBody(z.strictObject({ target_event_id: z.string().min(1).max(100), client_id: ClientId.optional() })) },
+  request: {
+    params: SessionIdParam,
+    body: jsonBody(z.strictObject({ target_event_id: z.string().min(1).max(100), client_id: ClientId.optional() })),
+  },
   responses: { 200: jsonResponse(NavResult, "Rewound"), ...errorResponses(404, 409, 422) },
 });
 
@@ -201,7 +219,10 @@ const branch = createRoute({
   tags: ["sessions"],
   summary: "Switch to another branch's leaf (recorded as a branch event)",
   middleware: [requireScope("member")] as const,
-  request: { params: SessionIdParam, body: jsonBody(z.strictObject({ leaf_event_id: z.string().min(1).max(100), client_id: ClientId.optional() })) },
+  request: {
+    params: SessionIdParam,
+    body: jsonBody(z.strictObject({ leaf_event_id: z.string().min(1).max(100), client_id: ClientId.optional() })),
+  },
   responses: { 200: jsonResponse(NavResult, "Switched"), ...errorResponses(404, 409, 422) },
 });
 
@@ -213,10 +234,16 @@ const cancel = createRoute({
   middleware: [requireScope("member")] as const,
   request: {
     params: SessionIdParam,
-    body: { required: false, content: { "application/json": { schema: z.strictObject({ run_id: z.string().min(1).max(64).optional() }) } } },
+    body: {
+      required: false,
+      content: { "application/json": { schema: z.strictObject({ run_id: z.string().min(1).max(64).optional() }) } },
+    },
   },
   responses: {
-    200: jsonResponse(z.object({ run_id: z.string().nullable(), status: z.string().nullable() }), "What was cancelled (null: nothing was running)"),
+    200: jsonResponse(
+      z.object({ run_id: z.string().nullable(), status: z.string().nullable() }),
+      "What was cancelled (null: nothing was running)",
+    ),
     ...errorResponses(404),
   },
 });
@@ -236,8 +263,16 @@ const close = createRoute({
  * run facts only when asked (the route has checked admin). `next_after_seq` is where the next page
  * starts: past the last event returned, or where this one started when there was nothing new.
  */
-async function eventsPage(db: ReturnType<typeof makeDb>, where: { sessionId: string; workspaceId: string; runId?: string }, q: z.infer<typeof EventsQuery>) {
-  const conditions = [eq(sessionEvents.sessionId, where.sessionId), eq(sessionEvents.workspaceId, where.workspaceId), gt(sessionEvents.seq, q.after_seq)];
+async function eventsPage(
+  db: ReturnType<typeof makeDb>,
+  where: { sessionId: string; workspaceId: string; runId?: string },
+  q: z.infer<typeof EventsQuery>,
+) {
+  const conditions = [
+    eq(sessionEvents.sessionId, where.sessionId),
+    eq(sessionEvents.workspaceId, where.workspaceId),
+    gt(sessionEvents.seq, q.after_seq),
+  ];
   if (where.runId !== undefined) conditions.push(eq(sessionEvents.runId, where.runId));
   if (!q.include_hidden) conditions.push(eq(sessionEvents.hidden, 0));
   const rows = await db
@@ -273,7 +308,13 @@ export const sessionRoutes = newRouter()
     const where = [eq(sessions.workspaceId, ws)];
     if (q.updated_before !== undefined) where.push(lt(sessions.updatedAt, q.updated_before));
     if (q.status !== undefined) where.push(eq(sessions.status, q.status));
-    const rows = await makeDb(c.env.DB).select().from(sessions).where(and(...where)).orderBy(desc(sessions.updatedAt)).limit(q.limit).all();
+    const rows = await makeDb(c.env.DB)
+      .select()
+      .from(sessions)
+      .where(and(...where))
+      .orderBy(desc(sessions.updatedAt))
+      .limit(q.limit)
+      .all();
     return c.json(
       {
         sessions: rows.map((r) => ({
@@ -293,13 +334,29 @@ export const sessionRoutes = newRouter()
   .openapi(search, async (c) => {
     const q = c.req.valid("query");
     const rows = await makeDb(c.env.DB)
-      .select({ sessionId: sessionEvents.sessionId, id: sessionEvents.id, seq: sessionEvents.seq, type: sessionEvents.type, text: sessionEvents.searchText, ts: sessionEvents.ts })
+      .select({
+        sessionId: sessionEvents.sessionId,
+        id: sessionEvents.id,
+        seq: sessionEvents.seq,
+        type: sessionEvents.type,
+        text: sessionEvents.searchText,
+        ts: sessionEvents.ts,
+      })
       .from(sessionEvents)
-      .where(and(eq(sessionEvents.workspaceId, c.get("principal").workspaceId), eq(sessionEvents.hidden, 0), like(sessionEvents.searchText, `%${escapeLike(q.q)}%`)))
+      .where(
+        and(
+          eq(sessionEvents.workspaceId, c.get("principal").workspaceId),
+          eq(sessionEvents.hidden, 0),
+          like(sessionEvents.searchText, `%${escapeLike(q.q)}%`),
+        ),
+      )
       .orderBy(desc(sessionEvents.ts))
       .limit(q.limit)
       .all();
-    return c.json({ results: rows.map((r) => ({ session_id: r.sessionId, event_id: r.id, seq: r.seq, type: r.type, text: r.text ?? "", ts: r.ts })) }, 200);
+    return c.json(
+      { results: rows.map((r) => ({ session_id: r.sessionId, event_id: r.id, seq: r.seq, type: r.type, text: r.text ?? "", ts: r.ts })) },
+      200,
+    );
   })
   .openapi(get, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
@@ -362,4 +419,3 @@ export const sessionRoutes = newRouter()
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
     return c.json(unwrap(await rpc("close", stub.close(workspaceId, "api"))), 200);
   });
-

@@ -10,7 +10,14 @@ import { runLocked } from "../../../domains/governance/client.ts";
 import { decodeText } from "../../../domains/skills/safety.ts";
 import { archiveRequestBody, readArchiveBody } from "../../../domains/skills/upload-body.ts";
 import { filesFromArchive, filesFromJson, publishSkillFiles } from "../../../domains/governance/skill-intake.ts";
-import { candidatesView, listSkillsView, listVersionsView, readVersionFile, skillDetailView, versionDetailView } from "../../../domains/skills/views.ts";
+import {
+  candidatesView,
+  listSkillsView,
+  listVersionsView,
+  readVersionFile,
+  skillDetailView,
+  versionDetailView,
+} from "../../../domains/skills/views.ts";
 
 const Name = z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be 1-64 lowercase letters, digits, '_' or '-'") });
 const NameVersion = Name.extend({ version: z.string().regex(/^v\d{4,}$/, "must look like v0001") });
@@ -24,7 +31,10 @@ const FileInput = z.strictObject({
 });
 const PutSkillBody = z.strictObject({
   files: z.array(FileInput).min(1).max(1000),
-  if_current_version: z.string().regex(/^v\d{4,}$/).optional(),
+  if_current_version: z
+    .string()
+    .regex(/^v\d{4,}$/)
+    .optional(),
 });
 
 const list = createRoute({
@@ -133,14 +143,29 @@ const gc = createRoute({
   tags: ["skills"],
   summary: "Collect orphaned blobs and trees (unreferenced and untouched for grace_seconds)",
   middleware: [requireScope("admin")] as const,
-  request: { body: jsonBody(z.strictObject({ grace_seconds: z.number().int().min(0).max(30 * 86_400).default(3600) })) },
+  request: {
+    body: jsonBody(
+      z.strictObject({
+        grace_seconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(30 * 86_400)
+          .default(3600),
+      }),
+    ),
+  },
   responses: { 200: jsonResponse(Any, "What was removed"), ...errorResponses(409) },
 });
 
 export const skillRoutes = newRouter()
   .openapi(list, async (c) => c.json({ skills: await listSkillsView(c.env, c.get("principal").workspaceId) }, 200))
   .openapi(gc, async (c) => {
-    const r = await runLocked(c.env, c.get("principal").workspaceId, { kind: "collect_garbage", now: Date.now(), graceMs: c.req.valid("json").grace_seconds * 1000 });
+    const r = await runLocked(c.env, c.get("principal").workspaceId, {
+      kind: "collect_garbage",
+      now: Date.now(),
+      graceMs: c.req.valid("json").grace_seconds * 1000,
+    });
     return c.json({ trees_deleted: r.treesDeleted, blobs_deleted: r.blobsDeleted, unindexed_deleted: r.unindexedDeleted }, 200);
   })
   .openapi(put, async (c) => {
@@ -159,7 +184,14 @@ export const skillRoutes = newRouter()
     const p = c.get("principal");
     const files = await filesFromArchive(await readArchiveBody(c));
     const ifCurrent = c.req.header("If-Match")?.replace(/"/g, "");
-    return c.json(await publishSkillFiles(c.env, p.workspaceId, name, files, { actor: p.tokenId, source: "archive", ...(ifCurrent ? { ifCurrentVersion: ifCurrent } : {}) }), 200);
+    return c.json(
+      await publishSkillFiles(c.env, p.workspaceId, name, files, {
+        actor: p.tokenId,
+        source: "archive",
+        ...(ifCurrent ? { ifCurrentVersion: ifCurrent } : {}),
+      }),
+      200,
+    );
   })
   .openapi(get, async (c) => c.json(await skillDetailView(c.env, c.get("principal").workspaceId, c.req.valid("param").name), 200))
   .openapi(versions, async (c) => c.json(await listVersionsView(c.env, c.get("principal").workspaceId, c.req.valid("param").name), 200))
@@ -179,17 +211,32 @@ export const skillRoutes = newRouter()
   })
   .openapi(rollback, async (c) => {
     const p = c.get("principal");
-    const r = await runLocked(c.env, p.workspaceId, { kind: "rollback_skill", name: c.req.valid("param").name, version: c.req.valid("json").version, actor: p.tokenId });
+    const r = await runLocked(c.env, p.workspaceId, {
+      kind: "rollback_skill",
+      name: c.req.valid("param").name,
+      version: c.req.valid("json").version,
+      actor: p.tokenId,
+    });
     return c.json({ name: r.name, current_version: r.version, previous_version: r.previous }, 200);
   })
   .openapi(statusRoute("disable"), async (c) => {
     const p = c.get("principal");
-    const r = await runLocked(c.env, p.workspaceId, { kind: "set_skill_status", name: c.req.valid("param").name, status: "disabled", actor: p.tokenId });
+    const r = await runLocked(c.env, p.workspaceId, {
+      kind: "set_skill_status",
+      name: c.req.valid("param").name,
+      status: "disabled",
+      actor: p.tokenId,
+    });
     return c.json(r, 200);
   })
   .openapi(statusRoute("enable"), async (c) => {
     const p = c.get("principal");
-    const r = await runLocked(c.env, p.workspaceId, { kind: "set_skill_status", name: c.req.valid("param").name, status: "active", actor: p.tokenId });
+    const r = await runLocked(c.env, p.workspaceId, {
+      kind: "set_skill_status",
+      name: c.req.valid("param").name,
+      status: "active",
+      actor: p.tokenId,
+    });
     return c.json(r, 200);
   })
   .openapi(candidates, async (c) => c.json(await candidatesView(c.env, c.get("principal").workspaceId, c.req.valid("param").name), 200));

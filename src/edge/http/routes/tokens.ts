@@ -74,7 +74,11 @@ const revoke = createRoute({
 });
 
 /** The workspace a token request targets: the caller's own, or any existing one for bootstrap. */
-async function targetWorkspace(env: Parameters<typeof getWorkspace>[0], principal: { workspaceId: string; bootstrap: boolean }, requested?: string) {
+async function targetWorkspace(
+  env: Parameters<typeof getWorkspace>[0],
+  principal: { workspaceId: string; bootstrap: boolean },
+  requested?: string,
+) {
   if (!requested || requested === principal.workspaceId) return principal.workspaceId;
   if (!principal.bootstrap) throw new AppError("forbidden", "Only the bootstrap admin token can manage another workspace's tokens");
   if (!(await getWorkspace(env, requested))) throw notFound(`Workspace '${requested}'`);
@@ -100,7 +104,12 @@ export const tokenRoutes = newRouter()
   })
   .openapi(list, async (c) => {
     const workspaceId = await targetWorkspace(c.env, c.get("principal"), c.req.valid("query").workspace_id);
-    const rows = await makeDb(c.env.DB).select().from(apiTokens).where(eq(apiTokens.workspaceId, workspaceId)).orderBy(desc(apiTokens.createdAt)).all();
+    const rows = await makeDb(c.env.DB)
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.workspaceId, workspaceId))
+      .orderBy(desc(apiTokens.createdAt))
+      .all();
     return c.json({ tokens: rows.map(toJson) }, 200);
   })
   .openapi(revoke, async (c) => {

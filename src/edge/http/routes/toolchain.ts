@@ -8,8 +8,24 @@ import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts"
 import { requireScope } from "../auth.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
 import { deliveryView, listDeliveries } from "../../../domains/toolchain/delivery-store.ts";
-import { addComment, addOutput, listTasks, loadComments, loadHistory, loadOutputs, loadTask } from "../../../domains/toolchain/task-store.ts";
-import { COMMENT_TYPES, TASK_STATUSES, commentView, historyView, isCommentType, outputView, taskView } from "../../../domains/toolchain/task-model.ts";
+import {
+  addComment,
+  addOutput,
+  listTasks,
+  loadComments,
+  loadHistory,
+  loadOutputs,
+  loadTask,
+} from "../../../domains/toolchain/task-store.ts";
+import {
+  COMMENT_TYPES,
+  TASK_STATUSES,
+  commentView,
+  historyView,
+  isCommentType,
+  outputView,
+  taskView,
+} from "../../../domains/toolchain/task-model.ts";
 import { cancelTask, retryTask } from "../../../domains/toolchain/task-actions.ts";
 import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
 
@@ -19,9 +35,15 @@ const Before = z.coerce.number().int().positive().optional();
 const BeforeId = z.string().min(1).max(200).optional();
 
 const DeliveryDoc = z.record(z.string(), z.unknown()).openapi("ToolchainDelivery");
-const TaskDoc = z.record(z.string(), z.unknown()).openapi("ToolchainTask", { description: "A toolchain task (snake_case fields, must_haves JSON)" });
-const CommentDoc = z.object({ id: z.string(), author: z.string(), comment_type: z.string(), body: z.string(), created_at: z.number() }).openapi("ToolchainTaskComment");
-const OutputDoc = z.object({ id: z.string(), type: z.string(), content: z.string(), created_at: z.number() }).openapi("ToolchainTaskOutput");
+const TaskDoc = z
+  .record(z.string(), z.unknown())
+  .openapi("ToolchainTask", { description: "A toolchain task (snake_case fields, must_haves JSON)" });
+const CommentDoc = z
+  .object({ id: z.string(), author: z.string(), comment_type: z.string(), body: z.string(), created_at: z.number() })
+  .openapi("ToolchainTaskComment");
+const OutputDoc = z
+  .object({ id: z.string(), type: z.string(), content: z.string(), created_at: z.number() })
+  .openapi("ToolchainTaskOutput");
 const IdParam = z.object({ id: z.string().min(1).max(100) });
 
 const deliveries = createRoute({
@@ -39,7 +61,13 @@ const deliveries = createRoute({
       limit: Limit,
     }),
   },
-  responses: { 200: jsonResponse(z.object({ deliveries: z.array(DeliveryDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }), "Deliveries"), ...errorResponses() },
+  responses: {
+    200: jsonResponse(
+      z.object({ deliveries: z.array(DeliveryDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }),
+      "Deliveries",
+    ),
+    ...errorResponses(),
+  },
 });
 
 const list = createRoute({
@@ -59,7 +87,13 @@ const list = createRoute({
       limit: Limit,
     }),
   },
-  responses: { 200: jsonResponse(z.object({ tasks: z.array(TaskDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }), "Tasks"), ...errorResponses() },
+  responses: {
+    200: jsonResponse(
+      z.object({ tasks: z.array(TaskDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }),
+      "Tasks",
+    ),
+    ...errorResponses(),
+  },
 });
 
 const get = createRoute({
@@ -70,7 +104,15 @@ const get = createRoute({
   middleware: [requireScope("read")] as const,
   request: { params: IdParam },
   responses: {
-    200: jsonResponse(z.object({ task: TaskDoc, comments: z.array(CommentDoc), outputs: z.array(OutputDoc), history: z.array(z.record(z.string(), z.unknown())) }), "Task"),
+    200: jsonResponse(
+      z.object({
+        task: TaskDoc,
+        comments: z.array(CommentDoc),
+        outputs: z.array(OutputDoc),
+        history: z.array(z.record(z.string(), z.unknown())),
+      }),
+      "Task",
+    ),
     ...errorResponses(404),
   },
 });
@@ -83,7 +125,18 @@ const comment = createRoute({
   middleware: [requireScope("member")] as const,
   request: {
     params: IdParam,
-    body: jsonBody(z.strictObject({ body: z.string().trim().min(1).max(20_000), comment_type: z.string().max(64).default("general"), author: z.string().min(1).max(64).refine((a) => a !== "system", "'system' is reserved for Beaver").optional() })),
+    body: jsonBody(
+      z.strictObject({
+        body: z.string().trim().min(1).max(20_000),
+        comment_type: z.string().max(64).default("general"),
+        author: z
+          .string()
+          .min(1)
+          .max(64)
+          .refine((a) => a !== "system", "'system' is reserved for Beaver")
+          .optional(),
+      }),
+    ),
   },
   responses: { 201: jsonResponse(CommentDoc, "Added"), ...errorResponses(404, 413, 415) },
 });
@@ -94,7 +147,15 @@ const output = createRoute({
   tags: ["toolchain"],
   summary: "Add an output",
   middleware: [requireScope("member")] as const,
-  request: { params: IdParam, body: jsonBody(z.strictObject({ content: z.string().trim().min(1).max(100_000), type: z.enum(["text", "markdown", "json", "diff", "log"]).default("text") })) },
+  request: {
+    params: IdParam,
+    body: jsonBody(
+      z.strictObject({
+        content: z.string().trim().min(1).max(100_000),
+        type: z.enum(["text", "markdown", "json", "diff", "log"]).default("text"),
+      }),
+    ),
+  },
   responses: { 201: jsonResponse(OutputDoc, "Added"), ...errorResponses(404, 413, 415) },
 });
 
@@ -124,7 +185,10 @@ const dispatch = createRoute({
   tags: ["toolchain"],
   summary: "Run one dispatch pass now (what the cron tick does every minute): finish, remind and start tasks",
   middleware: [requireScope("member")] as const,
-  responses: { 200: jsonResponse(z.object({ started: z.number(), finished: z.number(), reminded: z.number() }), "What the pass did"), ...errorResponses() },
+  responses: {
+    200: jsonResponse(z.object({ started: z.number(), finished: z.number(), reminded: z.number() }), "What the pass did"),
+    ...errorResponses(),
+  },
 });
 
 async function taskOr404(c: { env: Parameters<typeof loadTask>[0] }, workspaceId: string, id: string) {
@@ -136,21 +200,45 @@ async function taskOr404(c: { env: Parameters<typeof loadTask>[0] }, workspaceId
 export const toolchainRoutes = newRouter()
   .openapi(deliveries, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listDeliveries(c.env, c.get("principal").workspaceId, { outcome: q.outcome, eventType: q.event_type, before: q.before, beforeId: q.before_id, limit: q.limit });
+    const rows = await listDeliveries(c.env, c.get("principal").workspaceId, {
+      outcome: q.outcome,
+      eventType: q.event_type,
+      before: q.before,
+      beforeId: q.before_id,
+      limit: q.limit,
+    });
     const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
-    return c.json({ deliveries: rows.map(deliveryView), next_before: last?.receivedAt ?? null, next_before_id: last?.deliveryId ?? null }, 200);
+    return c.json(
+      { deliveries: rows.map(deliveryView), next_before: last?.receivedAt ?? null, next_before_id: last?.deliveryId ?? null },
+      200,
+    );
   })
   .openapi(list, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listTasks(c.env, c.get("principal").workspaceId, { status: q.status, agentId: q.agent_id, actionType: q.action_type, repo: q.repo, before: q.before, beforeId: q.before_id, limit: q.limit });
+    const rows = await listTasks(c.env, c.get("principal").workspaceId, {
+      status: q.status,
+      agentId: q.agent_id,
+      actionType: q.action_type,
+      repo: q.repo,
+      before: q.before,
+      beforeId: q.before_id,
+      limit: q.limit,
+    });
     const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
     return c.json({ tasks: rows.map(taskView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const ws = c.get("principal").workspaceId;
     const task = await taskOr404(c, ws, c.req.valid("param").id);
-    const [comments, outputs, history] = await Promise.all([loadComments(c.env, ws, task.id), loadOutputs(c.env, ws, task.id), loadHistory(c.env, ws, task.id)]);
-    return c.json({ task: taskView(task), comments: comments.map(commentView), outputs: outputs.map(outputView), history: history.map(historyView) }, 200);
+    const [comments, outputs, history] = await Promise.all([
+      loadComments(c.env, ws, task.id),
+      loadOutputs(c.env, ws, task.id),
+      loadHistory(c.env, ws, task.id),
+    ]);
+    return c.json(
+      { task: taskView(task), comments: comments.map(commentView), outputs: outputs.map(outputView), history: history.map(historyView) },
+      200,
+    );
   })
   .openapi(comment, async (c) => {
     const p = c.get("principal");
@@ -159,11 +247,15 @@ export const toolchainRoutes = newRouter()
     // Validated here rather than by a database constraint, so new types need no migration
     // (docs/toolchain.md, "Dispatch and task runs").
     if (!isCommentType(body.comment_type)) {
-      throw new AppError("validation_failed", `Invalid body: comment_type: must be one of ${COMMENT_TYPES.join(", ")}`, { details: [
-        { path: "comment_type", message: `must be one of ${COMMENT_TYPES.join(", ")}` },
-      ] });
+      throw new AppError("validation_failed", `Invalid body: comment_type: must be one of ${COMMENT_TYPES.join(", ")}`, {
+        details: [{ path: "comment_type", message: `must be one of ${COMMENT_TYPES.join(", ")}` }],
+      });
     }
-    const added = await addComment(c.env, p.workspaceId, task.id, { author: body.author ?? `token:${p.tokenId}`, commentType: body.comment_type, body: body.body });
+    const added = await addComment(c.env, p.workspaceId, task.id, {
+      author: body.author ?? `token:${p.tokenId}`,
+      commentType: body.comment_type,
+      body: body.body,
+    });
     return c.json(commentView(added), 201);
   })
   .openapi(output, async (c) => {

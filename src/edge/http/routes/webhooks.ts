@@ -57,7 +57,9 @@ export const webhookRoutes = newRouter().openapi(route, async (c) => {
       return c.json(result.delivery as z.infer<typeof Outcome>, 200);
     case "accepted":
       if (result.dispatch) {
-        c.executionCtx.waitUntil(dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)));
+        c.executionCtx.waitUntil(
+          dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)),
+        );
       }
       // Plugin sources watching the pushed repository record the new commit (src/domains/governance/plugin-sources.ts).
       if (c.req.header("X-Gitea-Event-Type") === "push") c.executionCtx.waitUntil(handleGiteaPushDelivery(c.env, workspaceId, body));

@@ -4,9 +4,7 @@ import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts"
 import { AppError } from "../../../kernel/errors.ts";
 import { createWorkspace, getWorkspace, listWorkspaces } from "../../../storage/workspaces.ts";
 
-export const WorkspaceIdSchema = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{1,62}$/, "must be 2-63 lowercase letters, digits or hyphens");
+export const WorkspaceIdSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, "must be 2-63 lowercase letters, digits or hyphens");
 
 const Workspace = z.object({ id: z.string(), name: z.string(), created_at: z.number() }).openapi("Workspace");
 const toJson = (w: { id: string; name: string; createdAt: number }) => ({ id: w.id, name: w.name, created_at: w.createdAt });

@@ -14,7 +14,9 @@ export const apiTokens = sqliteTable(
   "api_tokens",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     name: text("name").notNull(),
     /** SHA-256 hex of the secret; the secret itself is shown once and never stored. */
     tokenHash: text("token_hash").notNull().unique(),
@@ -27,7 +29,9 @@ export const apiTokens = sqliteTable(
 );
 
 export const workspaceConfigs = sqliteTable("workspace_configs", {
-  workspaceId: text("workspace_id").primaryKey().references(() => workspaces.id),
+  workspaceId: text("workspace_id")
+    .primaryKey()
+    .references(() => workspaces.id),
   /** JSON of the validated `WorkspaceConfig`. */
   config: text("config").notNull(),
   updatedAt: integer("updated_at").notNull(),
@@ -36,7 +40,9 @@ export const workspaceConfigs = sqliteTable("workspace_configs", {
 export const secrets = sqliteTable(
   "secrets",
   {
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     name: text("name").notNull(),
     /** base64 AES-GCM ciphertext (with tag); `iv` base64; AAD binds it to workspace and name. */
     ciphertext: text("ciphertext").notNull(),

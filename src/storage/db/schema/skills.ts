@@ -7,7 +7,10 @@
 import { sqliteTable, text, integer, primaryKey, index } from "drizzle-orm/sqlite-core";
 import { workspaces } from "./core.ts";
 
-const ws = () => text("workspace_id").notNull().references(() => workspaces.id);
+const ws = () =>
+  text("workspace_id")
+    .notNull()
+    .references(() => workspaces.id);
 
 /** One row per skill name; `current_version` is the runtime visibility switch. */
 export const skills = sqliteTable(
@@ -49,7 +52,10 @@ export const skillVersions = sqliteTable(
     createdBy: text("created_by").notNull(),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.skillName, t.versionNo] }), index("skill_versions_tree_idx").on(t.workspaceId, t.treeHash)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.skillName, t.versionNo] }),
+    index("skill_versions_tree_idx").on(t.workspaceId, t.treeHash),
+  ],
 );
 
 /** Pointer moves and status changes (rollback, disable, enable, adopt): the audit trail beside versions. */

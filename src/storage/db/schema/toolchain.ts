@@ -66,7 +66,10 @@ export const pullRequestIndex = sqliteTable(
     state: text("state").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.repo, t.number] }), index("pull_request_index_sha_idx").on(t.workspaceId, t.repo, t.headSha)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.repo, t.number] }),
+    index("pull_request_index_sha_idx").on(t.workspaceId, t.repo, t.headSha),
+  ],
 );
 
 export const toolchainTasks = sqliteTable(
