@@ -13,7 +13,7 @@ import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
 import { defineTool, ok, type ToolSpec } from "../../src/runtime/tools/spec.ts";
 import type { PersistentEvent, StreamFrame } from "../../src/runtime/session/events.ts";
 import { sessionStub, rpc } from "../../src/runtime/session/service.ts";
-import type { SessionObject as SessionDO } from "../../src/runtime/session/session-do.ts";
+import type { SessionObject as SessionDO } from "../../src/runtime/session/session-object.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "./api.ts";
 import { randomToken } from "../../src/kernel/ids.ts";
 import { readSseFrames } from "./sse.ts";

@@ -4,7 +4,7 @@
  * models, faults, tool sets and where outbound HTTP goes. Production code carries no test seam.
  */
 import production from "../../src/index.ts";
-import { SessionObject } from "../../src/runtime/session/session-do.ts";
+import { SessionObject } from "../../src/runtime/session/session-object.ts";
 import { WorkspaceDO as ProductionWorkspaceDO } from "../../src/edge/durable-objects.ts";
 import { runtimeServices } from "../../src/app/runtime.ts";
 import type { RuntimeServices } from "../../src/runtime/services.ts";

@@ -8,7 +8,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { RunResult, SubmitRunInput } from "./contract.ts";
-import type { RunView, SessionObject as SessionDO, SessionView } from "./session-do.ts";
+import type { RunView, SessionObject as SessionDO, SessionView } from "./session-object.ts";
 import type { SubmitOutcome } from "./run-queue.ts";
 import { unwrap } from "../../kernel/outcome.ts";
 import { readStreamFailure } from "./stream-failure.ts";

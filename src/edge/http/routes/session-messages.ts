@@ -10,7 +10,7 @@ import { requireScope } from "../auth.ts";
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
 import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, rpc, waitForRun } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
-import { WORKSPACE_HEADER } from "../../../runtime/session/session-do.ts";
+import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
 import { Flag, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
 
 /** How long `?wait=true` holds the request before answering 202 with the run's current state. */

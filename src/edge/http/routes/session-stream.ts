@@ -11,7 +11,7 @@ import { AppError } from "../../../kernel/errors.ts";
 import { bearerOf, hasScope, principalForToken, requireScope } from "../auth.ts";
 import { sessionStub, rpc, getSession, fetchSessionStream } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
-import { WORKSPACE_HEADER } from "../../../runtime/session/session-do.ts";
+import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
 import { issueTicket, verifyTicket, TICKET_TTL_MS } from "../../../runtime/session/stream-ticket.ts";
 import { Flag, SessionIdParam } from "./session-schemas.ts";
 
