@@ -6,6 +6,7 @@
  */
 import { AppError, type ErrorCode } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { errorFields, log } from "./log.ts";
 
 export interface WireError {
   code: ErrorCode;
@@ -31,15 +32,7 @@ export function toWireError(err: AppError): WireError {
 /** An error nobody expected: logged once with an id the answer carries, its text never sent. */
 export function logUnexpected(where: string, err: unknown): WireError {
   const id = newId("err");
-  console.error(
-    JSON.stringify({
-      level: "error",
-      where,
-      error_id: id,
-      error:
-        err instanceof Error ? `${err.stack ?? err.message}${err.cause === undefined ? "" : `\ncause: ${String(err.cause)}`}` : String(err),
-    }),
-  );
+  log.error("unexpected error", { where, error_id: id, ...errorFields(err) });
   return { code: "internal", message: "Internal error", details: { error_id: id } };
 }
 

@@ -8,6 +8,7 @@ import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { runLocked } from "./client.ts";
 import { fetchSource } from "./plugin-sources.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 /** Orphans older than this are collected by the hourly pass. */
 export const GC_GRACE_MS = 24 * 3_600_000;
@@ -35,7 +36,7 @@ async function tryOp(env: Env, workspaceId: string, run: () => Promise<unknown>,
     done.push(workspaceId);
   } catch (e) {
     if (e instanceof AppError && e.code === "busy") report.deferred.push(workspaceId);
-    else console.error("plugin cron failed for workspace", workspaceId, e instanceof Error ? e.message : String(e));
+    else log.error("plugin cron failed for workspace", { workspace_id: workspaceId, ...errorFields(e) });
   }
 }
 
@@ -73,5 +74,5 @@ export async function runPluginTick(env: Env, now: number): Promise<PluginTickRe
 /** The `ScheduledJob` registered in src/scheduled.ts. */
 export async function runPluginSyncTick(env: Env, now: number): Promise<void> {
   const r = await runPluginTick(env, now);
-  if (r.deferred.length > 0) console.log("plugin sync deferred (workspace busy)", r.deferred);
+  if (r.deferred.length > 0) log.info("plugin sync deferred (workspace busy)", { workspaces: r.deferred });
 }

@@ -19,6 +19,7 @@ import type { MergePlan } from "../plugins/merge-plan.ts";
 import { getPlugin, listPluginSkillRows, updatePlugin, updatePluginSkill } from "../plugins/state.ts";
 import type { PluginUpdateProvenance } from "../skills/candidates.ts";
 import { getCandidate, getDraft, updateCandidate, updateDraft } from "../skills/candidate-store.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 export interface PublishDraftResult {
   skill: string;
@@ -87,11 +88,7 @@ export async function publishDraft(
       pluginStateUpdated = await onPluginUpdatePublished(env, workspaceId, prov as PluginUpdateProvenance, versionNo);
     } catch (e) {
       // Audited, not fatal: the version is published; reconciliation repairs the state on the next sync.
-      console.error("plugin state observer failed after publish", {
-        workspaceId,
-        draftId,
-        error: e instanceof Error ? e.message : String(e),
-      });
+      log.error("plugin state observer failed after publish", { workspace_id: workspaceId, draft_id: draftId, ...errorFields(e) });
     }
   }
   return { skill: draft.skillName, version: versionLabel(versionNo), pluginStateUpdated };

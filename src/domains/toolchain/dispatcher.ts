@@ -30,6 +30,7 @@ import {
 import type { TaskType } from "../tasks/task-type.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import type { RunKind } from "./prompt-sections.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 export interface DispatchSummary {
   started: number;
@@ -233,7 +234,7 @@ async function watchTask(c: Ctx, task: ToolchainTask): Promise<"finished" | "rem
 }
 
 function logFailure(step: string, taskId: string, err: unknown): "error" {
-  console.error(`toolchain dispatch: ${step} of task ${taskId} failed`, err);
+  log.error("toolchain dispatch step failed", { step, task_id: taskId, ...errorFields(err) });
   return "error";
 }
 

@@ -7,6 +7,7 @@ import { AppError, notFound } from "../../kernel/errors.ts";
 import { cancelRun } from "../../runtime/session/service.ts";
 import { loadTask, openTaskByDedupeKey, transition } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 async function mustLoad(env: Env, workspaceId: string, id: string): Promise<ToolchainTask> {
   const task = await loadTask(env, workspaceId, id);
@@ -62,7 +63,9 @@ export async function cancelTask(env: Env, workspaceId: string, id: string, by: 
   if (!moved) throw new AppError("conflict", `Task '${id}' is ${task.status}; only pending or working tasks can be cancelled`);
   if (task.status === "working" && task.sessionId) {
     // Best effort: the task is cancelled either way, and its tools refuse to act from now on.
-    await cancelRun(env, task.sessionId, workspaceId).catch((err: unknown) => console.warn(`cancel run of task ${id} failed`, err));
+    await cancelRun(env, task.sessionId, workspaceId).catch((err: unknown) =>
+      log.warn("cancelling the run of a cancelled task failed", { task_id: id, ...errorFields(err) }),
+    );
   }
   return mustLoad(env, workspaceId, id);
 }

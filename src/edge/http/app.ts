@@ -1,11 +1,12 @@
 /**
- * The Hono application: middleware order (errors → body limits → auth), one router per resource,
+ * The Hono application: middleware order (errors → request id and log context → body limits → auth), one router per resource,
  * and the OpenAPI 3.1 document generated from the routes' zod schemas.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./context.ts";
 import { errorBody } from "../../kernel/errors.ts";
 import { errorResponse } from "./errors.ts";
+import { requestContext } from "./request-context.ts";
 import { authenticate } from "./auth.ts";
 import { bodyLimits } from "./body-limit.ts";
 import { parseJsonBodies } from "./json-body.ts";
@@ -35,6 +36,7 @@ export function createApp() {
   app.onError(errorResponse);
   app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}`), 404));
 
+  app.use("*", requestContext);
   app.use("*", bodyLimits);
   app.use("/api/*", async (c, next) => {
     if (isPublicApiPath(c.req.path)) return next();

@@ -10,6 +10,7 @@ import { SCOPES, type AppEnv, type Principal, type Scope } from "./context.ts";
 
 export { SCOPES, type Principal, type Scope };
 import { AppError } from "../../kernel/errors.ts";
+import { addLogContext } from "../../kernel/log.ts";
 import { sha256Hex, timingSafeEqualStr } from "../../kernel/hash.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { apiTokens } from "../../storage/db/schema.ts";
@@ -60,6 +61,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const principal = await principalForToken(c.env, secret);
   if (!principal) throw new AppError("unauthorized", "Invalid or revoked token");
   c.set("principal", principal);
+  addLogContext({ workspace_id: principal.workspaceId });
   await next();
 });
 

@@ -11,6 +11,7 @@ import { sessionEvents, sessionRuns, sessions } from "../../storage/db/schema.ts
 import type { SessionStorage, SessionInfo } from "./do-storage.ts";
 import type { Usage } from "./events.ts";
 import { searchableText } from "./event-handlers.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 /** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
 export const REPLICATION_BATCH = 50;
@@ -51,7 +52,9 @@ export class Replicator {
   /** Starts a flush in the background; never awaited by the agent loop. */
   kick(): void {
     if (Date.now() < this.#retryAt) return;
-    this.flush().catch((err: unknown) => console.error("replication failed unexpectedly", err));
+    this.flush().catch((err: unknown) =>
+      log.error("replication failed unexpectedly", { session_id: this.#deps.store.session()?.id, ...errorFields(err) }),
+    );
   }
 
   /** Copies everything pending; resolves true when D1 has caught up, false after a failure. */
@@ -138,7 +141,12 @@ export class Replicator {
     } catch (err) {
       this.failures++;
       const delay = backoffMs(this.failures);
-      console.warn(`session ${session.id}: D1 replication failed (attempt ${this.failures}), retrying in ${delay} ms: ${String(err)}`);
+      log.warn("D1 replication failed; retrying", {
+        session_id: session.id,
+        attempt: this.failures,
+        retry_in_ms: delay,
+        ...errorFields(err),
+      });
       this.#retryAt = Date.now() + delay;
       this.#deps.scheduleRetry(this.#retryAt);
       return false;

@@ -26,6 +26,7 @@ import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
 import { toolsFor, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -386,7 +387,7 @@ function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
   if (cancelled || isAbortError(err)) return new RunEnd("cancelled");
   // Typed failures (no model configured, provider errors after the fallback…) keep their code.
   if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
-  console.error("run failed unexpectedly", err);
+  log.error("run failed unexpectedly", errorFields(err));
   return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
 }
 

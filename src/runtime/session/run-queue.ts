@@ -8,6 +8,7 @@ import type { RunResult, SubmitRunInput } from "./contract.ts";
 import type { RunRow } from "./do-storage.ts";
 import { emptyUsage } from "./do-storage.ts";
 import { RunExecutor, type RunDeps } from "./run-executor.ts";
+import { withLogContext } from "../../kernel/log.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
 
@@ -145,7 +146,10 @@ export class RunQueue {
       this.#current = executor;
       let result: RunResult;
       try {
-        result = await executor.execute();
+        const session = this.#deps.log.session;
+        result = await withLogContext({ workspace_id: session.workspace_id, session_id: session.id, run_id: run.id }, () =>
+          executor.execute(),
+        );
       } finally {
         this.#current = null;
       }

@@ -32,6 +32,7 @@ import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
 import { toolsFor, type RuntimeServices } from "../services.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -138,7 +139,7 @@ export class SessionObject extends DurableObject<Env> {
       return config;
     } catch (err) {
       const cached = this.#store.getMeta<string>("config_cache");
-      console.warn(`session config: D1 unreachable, using ${cached ? "cached" : "default"} config: ${String(err)}`);
+      log.warn("session config: D1 unreachable", { workspace_id: workspaceId, using: cached ? "cached" : "default", ...errorFields(err) });
       return cached ? (JSON.parse(cached) as WorkspaceConfig) : DEFAULT_CONFIG;
     }
   }
@@ -149,7 +150,7 @@ export class SessionObject extends DurableObject<Env> {
         const current = await this.ctx.storage.getAlarm();
         if (current === null || current > at) await this.ctx.storage.setAlarm(at);
       })
-      .catch((err: unknown) => console.error("setting the session alarm failed", err));
+      .catch((err: unknown) => log.error("setting the session alarm failed", errorFields(err)));
   }
 
   #view(log: SessionLog, queue: RunQueue): SessionView {
