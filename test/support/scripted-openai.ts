@@ -167,7 +167,12 @@ export function scriptedModelClient(url: string) {
 // ---- rules -------------------------------------------------------------------------------------
 
 function ruleStep(body: ChatRequest): ScriptedStep | null {
-  const rule = body.model.split(":")[0] ?? "";
+  const [, rule = "", delay] = /^([^:@]*)(?:@(\d+))?/.exec(body.model) ?? [];
+  const step = stepByRule(rule, body);
+  return step && delay ? { ...step, delay_ms: Number(delay) } : step;
+}
+
+function stepByRule(rule: string, body: ChatRequest): ScriptedStep | null {
   const turn = currentTurn(body.messages);
   const lastUser = textOf(turn.user);
   const toolResults = turn.after.filter((m) => m.role === "tool");

@@ -12,7 +12,11 @@ export interface DevServer {
   url: string;
   port: number;
   adminToken: string;
+  /** The state folder (D1, R2, Durable Objects); kept by `kill`, removed by `stop` unless it was given. */
+  persistTo: string;
   stop(): Promise<void>;
+  /** SIGKILL wrangler and workerd at once, as a crash would, leaving the state folder as it is. */
+  kill(): Promise<void>;
   /** Everything wrangler printed, for failure messages. */
   output(): string;
 }
@@ -23,6 +27,10 @@ export interface StartOptions {
   timeoutMs?: number;
   /** The wrangler config to run (a path from the repo root); the top-level wrangler.toml when unset. */
   config?: string;
+  /** Reuse this state folder (a restart after a crash); a fresh one when unset. */
+  persistTo?: string;
+  /** The admin token (a restart keeps the one it had). */
+  adminToken?: string;
 }
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -41,7 +49,7 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServer> {
-  const persist = mkdtempSync(join(tmpdir(), "beaver-e2e-"));
+  const persist = opts.persistTo ?? mkdtempSync(join(tmpdir(), "beaver-e2e-"));
   const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
   const config = opts.config ? ["--config", opts.config] : [];
   execFileSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, ...config], {
@@ -51,7 +59,7 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
   });
 
   const port = await freePort();
-  const adminToken = `e2e-admin-${Math.random().toString(36).slice(2)}`;
+  const adminToken = opts.adminToken ?? `e2e-admin-${Math.random().toString(36).slice(2)}`;
   const vars: Record<string, string> = {
     BEAVER_ADMIN_TOKEN: adminToken,
     BEAVER_SECRETS_KEY: "e2e-secrets-key-0123456789abcdef",
@@ -99,20 +107,25 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     url,
     port,
     adminToken,
+    persistTo: persist,
     output: () => log,
     async stop() {
       killTree(child);
       await new Promise((r) => setTimeout(r, 300));
-      rmSync(persist, { recursive: true, force: true });
+      if (!opts.persistTo) rmSync(persist, { recursive: true, force: true });
+    },
+    async kill() {
+      killTree(child, "SIGKILL");
+      await new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r())));
     },
   };
 }
 
-function killTree(child: ChildProcess): void {
+function killTree(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): void {
   if (child.pid === undefined || child.exitCode !== null) return;
   try {
-    process.kill(-child.pid, "SIGTERM");
+    process.kill(-child.pid, signal);
   } catch {
-    child.kill("SIGTERM");
+    child.kill(signal);
   }
 }
