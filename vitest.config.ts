@@ -1,6 +1,7 @@
 // In-worker tests: the Worker runs inside workerd with real D1, R2 and Durable Objects from wrangler.toml.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { TEST_RATE_LIMITS } from "./test/support/rate-limits.ts";
 
 export default defineConfig({
   plugins: [
@@ -14,6 +15,13 @@ export default defineConfig({
           BEAVER_ADMIN_TOKEN: "test-admin-token",
           BEAVER_SECRETS_KEY: "test-secrets-key-0123456789abcdef",
           SINGLE_TENANT_KEY: "from-worker-env",
+        },
+        // Small rate limits so a test reaches them with a few requests (production values: wrangler.toml).
+        // Every test workspace and token is new, so tests never share a counter.
+        ratelimits: {
+          RATE_LIMIT_TOKEN: { namespace_id: "1001", simple: { limit: TEST_RATE_LIMITS.token, period: 60 } },
+          RATE_LIMIT_WORKSPACE: { namespace_id: "1002", simple: { limit: TEST_RATE_LIMITS.workspace, period: 60 } },
+          RATE_LIMIT_WEBHOOK: { namespace_id: "1003", simple: { limit: TEST_RATE_LIMITS.webhook, period: 60 } },
         },
       },
     })),

@@ -16,6 +16,8 @@ export type ErrorCode =
   | "session_closed"
   | "busy"
   | "payload_too_large"
+  | "quota_exceeded"
+  | "rate_limited"
   | "unsupported_media_type"
   | "unprocessable"
   | "no_model_configured"

@@ -15,8 +15,22 @@ export interface Env {
   AI?: Ai;
   /** Optional service binding outbound HTTP to tenant-chosen hosts goes through (storage/outbound.ts). */
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
+  /**
+   * Rate Limiting bindings (`[[ratelimits]]` in wrangler.toml, docs/limits.md): runs started per token
+   * and per workspace (messages, chat), webhook deliveries per workspace. Absent ones fail open.
+   */
+  RATE_LIMIT_TOKEN?: RateLimit;
+  RATE_LIMIT_WORKSPACE?: RateLimit;
+  RATE_LIMIT_WEBHOOK?: RateLimit;
+  /** Operator overrides of the size limits, list budget and quotas: a JSON object (storage/limits.ts). */
+  BEAVER_LIMITS?: string | Record<string, unknown>;
   BEAVER_ADMIN_TOKEN?: string;
   BEAVER_SECRETS_KEY?: string;
+}
+
+/** The platform's Rate Limiting binding: `success: false` once the key has used its limit this period. */
+export interface RateLimit {
+  limit(options: { key: string }): Promise<{ success: boolean }>;
 }
 
 /** Read a Worker var/secret by a name chosen at runtime (single-tenant secret fallback). */

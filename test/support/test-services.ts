@@ -23,6 +23,8 @@ export const testServices = {
   lockWaitMs: null as number | null,
   /** Each WorkspaceDO's write lock, by object id, shared with the object so a test can hold it. */
   workspaceLocks: new Map<string, WriteLock>(),
+  /** The Worker's `BEAVER_LIMITS` while set (storage/limits.ts): a test lowers a limit or quota. */
+  limits: null as Record<string, number> | null,
 };
 
 /** The write lock of the WorkspaceDO with this id (the object uses the same one once it exists). */
@@ -45,9 +47,18 @@ export function setOutboundFetch(fetch: FetchFn | null): void {
   testServices.outbound = fetch;
 }
 
-/** The Worker's environment plus an `OUTBOUND` binding that follows `testServices.outbound`. */
+/** Sets (or with null clears) the operator's limit overrides the Worker sees. */
+export function setTestLimits(limits: Record<string, number> | null): void {
+  testServices.limits = limits;
+}
+
+/** The Worker's environment plus an `OUTBOUND` binding and `BEAVER_LIMITS` that follow `testServices`. */
 export function testEnv(env: Env): Env {
   const out: Env = { ...env };
+  Object.defineProperty(out, "BEAVER_LIMITS", {
+    enumerable: true,
+    get: () => testServices.limits ?? env.BEAVER_LIMITS,
+  });
   Object.defineProperty(out, "OUTBOUND", {
     enumerable: true,
     get: () => (testServices.outbound ? { fetch: testServices.outbound } : env.OUTBOUND),

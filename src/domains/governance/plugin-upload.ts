@@ -1,8 +1,16 @@
-/** `PUT /api/plugins/packages`: an uploaded package is ingested outside the lock, then recorded under it. */
+/**
+ * `PUT /api/plugins/packages`: an uploaded package is ingested outside the lock, then recorded under it.
+ * The plugins quota is checked between the two, outside the lock: uploads racing past the same count
+ * can overshoot it by their number of new plugins (docs/limits.md).
+ */
 import type { Env } from "../../storage/env.ts";
 import { runLocked, storeEpoch } from "./client.ts";
 import { ingestPackage } from "../plugins/ingest.ts";
 import type { RecordPackageResult } from "../plugins/record.ts";
+import { and, eq, inArray } from "drizzle-orm";
+import { makeDb } from "../../storage/db/client.ts";
+import { plugins } from "../../storage/db/schema.ts";
+import { enforceQuota } from "../../storage/quotas.ts";
 
 export interface UploadResult {
   recorded: RecordPackageResult;
@@ -16,6 +24,7 @@ export interface UploadResult {
 export async function uploadPackage(env: Env, workspaceId: string, archive: Uint8Array, actor: string): Promise<UploadResult> {
   const epoch = await storeEpoch(env, workspaceId);
   const pkg = await ingestPackage(env, workspaceId, archive);
+  await enforceQuota(env, workspaceId, "plugins", await newPluginCount(env, workspaceId, [...new Set(pkg.plugins.map((p) => p.id))]));
   const recorded = await runLocked(env, workspaceId, {
     kind: "record_package",
     epoch,
@@ -29,4 +38,15 @@ export async function uploadPackage(env: Env, workspaceId: string, archive: Uint
     bytesHashed: pkg.bytesHashed,
     hashMs: pkg.hashMs,
   };
+}
+
+/** How many of `ids` the workspace does not hold yet (re-uploading a known plugin adds none). */
+async function newPluginCount(env: Env, workspaceId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const known = await makeDb(env.DB)
+    .select({ id: plugins.id })
+    .from(plugins)
+    .where(and(eq(plugins.workspaceId, workspaceId), inArray(plugins.id, ids)))
+    .all();
+  return ids.length - known.length;
 }

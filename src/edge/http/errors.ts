@@ -9,7 +9,7 @@ import { AppError, errorBody, type ErrorCode } from "../../kernel/errors.ts";
 import { logUnexpected } from "../../kernel/outcome.ts";
 import { hadMalformedJson } from "./json-body.ts";
 
-export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 502 | 503 {
+export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 {
   switch (code) {
     case "bad_request":
     case "malformed_json":
@@ -32,6 +32,10 @@ export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 4
     case "unprocessable":
     case "no_model_configured":
       return 422;
+    // A hard quota carries no retryAfter (waiting does not help); a rate limit does (docs/limits.md).
+    case "quota_exceeded":
+    case "rate_limited":
+      return 429;
     case "provider_error":
       return 502;
     case "upstream_unavailable":
@@ -71,6 +75,8 @@ function codeForHttpStatus(status: number): ErrorCode {
       return "payload_too_large";
     case 415:
       return "unsupported_media_type";
+    case 429:
+      return "rate_limited";
     default:
       return "internal";
   }

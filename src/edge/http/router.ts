@@ -40,7 +40,7 @@ export const ErrorSchema = z
 const errorContent = { "application/json": { schema: ErrorSchema } };
 
 /** OpenAPI response entries for the usual error statuses of an authenticated route. */
-export function errorResponses(...statuses: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 502 | 503)[]) {
+export function errorResponses(...statuses: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 502 | 503)[]) {
   const text: Record<number, string> = {
     400: "Malformed or invalid request",
     401: "Missing or invalid token",
@@ -50,6 +50,7 @@ export function errorResponses(...statuses: (400 | 401 | 403 | 404 | 409 | 413 |
     413: "Payload too large",
     415: "Unsupported media type",
     422: "Semantically invalid request",
+    429: "Rate limited (with Retry-After) or a workspace quota reached (quota_exceeded)",
     502: "Upstream provider failed",
     503: "Upstream unavailable",
   };

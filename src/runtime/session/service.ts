@@ -14,14 +14,15 @@ import { unwrap } from "../../kernel/outcome.ts";
 import { readStreamFailure } from "./stream-failure.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
+import { DEFAULT_LIMITS, limitsOf } from "../../storage/limits.ts";
 
 export type { SessionView, RunView, SubmitOutcome };
 
 /** Session ids: letters, digits and `_ - . :` (so `task:<id>` works), 1–128 characters. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
-/** Longest message a run accepts, in UTF-8 bytes (a larger one answers 413). */
-export const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Default longest message a run accepts, in UTF-8 bytes (a larger one answers 413; BEAVER_LIMITS.message_bytes overrides). */
+export const MAX_MESSAGE_BYTES = DEFAULT_LIMITS.message_bytes;
 
 /**
  * Re-types a SessionDO RPC result from the DO's own method signature. workers-types maps RPC return
@@ -71,11 +72,15 @@ export async function getSession(env: Env, workspaceId: string, sessionId: strin
   return unwrap(await rpc("view", sessionStub(env, sessionId).view(workspaceId)));
 }
 
-export function assertMessageSize(content: string): void {
+/**
+ * 413 when a message is over `limitBytes` (the operator's `message_bytes`, storage/limits.ts; the
+ * default when the caller has no environment at hand). `field` names the body field the client sent.
+ */
+export function assertMessageSize(content: string, limitBytes: number = MAX_MESSAGE_BYTES, field = "content"): void {
   const bytes = new TextEncoder().encode(content).byteLength;
-  if (bytes > MAX_MESSAGE_BYTES) {
-    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}`, {
-      details: { limit_bytes: MAX_MESSAGE_BYTES },
+  if (bytes > limitBytes) {
+    throw new AppError("payload_too_large", `Message content is ${bytes} bytes; the limit is ${limitBytes}`, {
+      details: { field, limit_bytes: limitBytes },
     });
   }
 }
@@ -85,7 +90,7 @@ export function assertMessageSize(content: string): void {
  * key; `source: "steer"` during a running run joins it instead. A closed session → 409.
  */
 export async function submitRun(env: Env, sessionId: string, input: SubmitRunInput): Promise<SubmitOutcome> {
-  assertMessageSize(input.content);
+  assertMessageSize(input.content, limitsOf(env).message_bytes);
   return unwrap(await rpc("submit", sessionStub(env, sessionId).submit(input)));
 }
 

@@ -1,10 +1,15 @@
-/** `/api/agents`: the workspace's toolchain agents (Gitea user, roles, model override, enabled). */
+/**
+ * `/api/agents`: the workspace's toolchain agents (Gitea user, roles, model override, enabled). The
+ * model override's size and the number of agents are the operator's limits (docs/limits.md).
+ */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { notFound } from "../../../kernel/errors.ts";
 import { AGENT_ROLES, AgentIdSchema, CreateAgentSchema, PatchAgentSchema, agentView } from "../../../domains/tasks/agents.ts";
 import { createAgent, getAgent, listAgents, patchAgent } from "../../../domains/tasks/agent-store.ts";
+import { assertFieldSize } from "../../../storage/limits.ts";
+import { enforceQuota } from "../../../storage/quotas.ts";
 
 const AgentDoc = z
   .object({
@@ -27,7 +32,7 @@ const create = createRoute({
   summary: "Register an agent (Gitea user, roles, optional model override)",
   middleware: [requireScope("admin")] as const,
   request: { body: jsonBody(CreateAgentSchema) },
-  responses: { 201: jsonResponse(AgentDoc, "Created"), ...errorResponses(409, 413, 415) },
+  responses: { 201: jsonResponse(AgentDoc, "Created"), ...errorResponses(409, 413, 415, 429) },
 });
 
 const list = createRoute({
@@ -61,7 +66,10 @@ const patch = createRoute({
 
 export const agentRoutes = newRouter()
   .openapi(create, async (c) => {
-    const agent = await createAgent(c.env, c.get("principal").workspaceId, c.req.valid("json"));
+    const body = c.req.valid("json");
+    assertFieldSize(c.env, "model", body.model, "agent_model_bytes");
+    await enforceQuota(c.env, c.get("principal").workspaceId, "agents");
+    const agent = await createAgent(c.env, c.get("principal").workspaceId, body);
     return c.json(agentView(agent), 201);
   })
   .openapi(list, async (c) => c.json({ agents: (await listAgents(c.env, c.get("principal").workspaceId)).map(agentView) }, 200))
@@ -72,6 +80,8 @@ export const agentRoutes = newRouter()
     return c.json(agentView(agent), 200);
   })
   .openapi(patch, async (c) => {
-    const agent = await patchAgent(c.env, c.get("principal").workspaceId, c.req.valid("param").id, c.req.valid("json"));
+    const body = c.req.valid("json");
+    assertFieldSize(c.env, "model", body.model, "agent_model_bytes");
+    const agent = await patchAgent(c.env, c.get("principal").workspaceId, c.req.valid("param").id, body);
     return c.json(agentView(agent), 200);
   });

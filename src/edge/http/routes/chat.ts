@@ -7,6 +7,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
+import { limitRuns } from "../rate-limit.ts";
+import { limitsOf } from "../../../storage/limits.ts";
+import { enforceQuota } from "../../../storage/quotas.ts";
 import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
 import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
 import { excerpt } from "../../../runtime/session/message-text.ts";
@@ -30,11 +33,11 @@ const chat = createRoute({
   path: "/",
   tags: ["chat"],
   summary: "One turn: send a message (to a new or existing session) and get the answer",
-  middleware: [requireScope("member")] as const,
+  middleware: [requireScope("member"), limitRuns] as const,
   request: {
     body: jsonBody(z.strictObject({ message: z.string().min(1), session_id: z.string().regex(SESSION_ID_PATTERN).optional() })),
   },
-  responses: { 200: jsonResponse(ChatResponse, "The answer"), ...errorResponses(404, 409, 413, 422, 502, 503) },
+  responses: { 200: jsonResponse(ChatResponse, "The answer"), ...errorResponses(404, 409, 413, 422, 429, 502, 503) },
 });
 
 /** A failed run's error code as an HTTP error code. */
@@ -57,7 +60,8 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   const body = c.req.valid("json");
   const workspaceId = c.get("principal").workspaceId;
   // Before creating a session: a refused message must not leave an empty one behind.
-  assertMessageSize(body.message);
+  assertMessageSize(body.message, limitsOf(c.env).message_bytes, "message");
+  if (body.session_id === undefined) await enforceQuota(c.env, workspaceId, "sessions");
   const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
   const { run_id } = await submitRun(c.env, sessionId, { workspace_id: workspaceId, content: body.message, client_id: "chat" });
   const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);

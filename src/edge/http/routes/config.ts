@@ -5,6 +5,7 @@ import { validationError } from "../../../kernel/errors.ts";
 import { requireScope } from "../auth.ts";
 import { WorkspaceConfigSchema } from "../../../app/config.ts";
 import { loadConfig, saveConfig } from "../../../storage/config/store.ts";
+import { assertFieldSize } from "../../../storage/limits.ts";
 
 const ConfigDoc = z.record(z.string(), z.unknown()).openapi("WorkspaceConfig", {
   description: "model, fallback_model, auxiliary_model, runtime, toolchain (see README: Configuration)",
@@ -26,13 +27,15 @@ const put = createRoute({
   summary: "Replace the workspace configuration; unknown keys anywhere are rejected with their path",
   middleware: [requireScope("admin")] as const,
   request: { body: { required: true, content: { "application/json": { schema: ConfigDoc } } } },
-  responses: { 200: jsonResponse(ConfigDoc, "Saved configuration"), ...errorResponses() },
+  responses: { 200: jsonResponse(ConfigDoc, "Saved configuration"), ...errorResponses(413) },
 });
 
 export const configRoutes = newRouter()
   .openapi(get, async (c) => c.json(await loadConfig(c.env, c.get("principal").workspaceId), 200))
   .openapi(put, async (c) => {
     // Validated here rather than by the route so the one schema (with defaults) is the authority.
+    // The whole document is bounded too (docs/limits.md): a base_url, for one, has no length of its own.
+    assertFieldSize(c.env, "config", c.req.valid("json"), "config_bytes");
     const parsed = WorkspaceConfigSchema.safeParse(c.req.valid("json"));
     if (!parsed.success) throw validationError(parsed.error, "config");
     await saveConfig(c.env, c.get("principal").workspaceId, parsed.data);

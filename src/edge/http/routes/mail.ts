@@ -1,6 +1,8 @@
 /**
  * `/api/mail`: mail between agents — `inform` (no action needed) or `request` (a reply is expected).
  * Mail is its own task type with its own store and handler; toolchain events never go through it.
+ * Subject and body sizes are the operator's limits (413 naming the field); list pages stop at the
+ * byte budget (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
@@ -10,6 +12,8 @@ import { AgentIdSchema } from "../../../domains/tasks/agents.ts";
 import { getAgent } from "../../../domains/tasks/agent-store.ts";
 import { PERFORMATIVES, listMail, loadMail, mailHistory, mailView, sendMail, transitionMail } from "../../../domains/mail/store.ts";
 import type { Env } from "../../../storage/env.ts";
+import { takeWithinBudget } from "../../../kernel/byte-budget.ts";
+import { assertFieldSize, limitsOf } from "../../../storage/limits.ts";
 
 const MailDoc = z.record(z.string(), z.unknown()).openapi("Mail");
 const IdParam = z.object({ id: z.string().min(1).max(100) });
@@ -27,8 +31,8 @@ const send = createRoute({
         from_agent: AgentIdSchema,
         to_agent: AgentIdSchema,
         performative: z.enum(PERFORMATIVES),
-        subject: z.string().trim().min(1).max(200),
-        body: z.string().trim().min(1).max(20_000),
+        subject: z.string().trim().min(1).describe("At most mail_subject_bytes (1 KiB) of UTF-8; larger answers 413"),
+        body: z.string().trim().min(1).describe("At most mail_body_bytes (64 KiB) of UTF-8; larger answers 413"),
         in_reply_to: z.string().min(1).max(100).optional(),
       }),
     ),
@@ -82,7 +86,12 @@ const reply = createRoute({
   tags: ["mail"],
   summary: "Reply to a mail as its recipient",
   middleware: [requireScope("member")] as const,
-  request: { params: IdParam, body: jsonBody(z.strictObject({ body: z.string().trim().min(1).max(20_000) })) },
+  request: {
+    params: IdParam,
+    body: jsonBody(
+      z.strictObject({ body: z.string().trim().min(1).describe("At most mail_body_bytes (64 KiB) of UTF-8; larger answers 413") }),
+    ),
+  },
   responses: { 201: jsonResponse(MailDoc, "Reply sent"), ...errorResponses(404, 413, 415) },
 });
 
@@ -106,6 +115,8 @@ export const mailRoutes = newRouter()
   .openapi(send, async (c) => {
     const ws = c.get("principal").workspaceId;
     const b = c.req.valid("json");
+    assertFieldSize(c.env, "subject", b.subject, "mail_subject_bytes");
+    assertFieldSize(c.env, "body", b.body, "mail_body_bytes");
     for (const id of [b.from_agent, b.to_agent]) {
       if (!(await getAgent(c.env, ws, id)))
         throw new AppError("unprocessable", `Agent '${id}' does not exist`, {
@@ -134,8 +145,13 @@ export const mailRoutes = newRouter()
       beforeId: q.before_id,
       limit: q.limit,
     });
-    const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
-    return c.json({ mail: rows.map(mailView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
+    const page = takeWithinBudget(
+      rows.map((r) => ({ row: r, view: mailView(r) })),
+      limitsOf(c.env).list_page_bytes,
+      (i) => i.view,
+    );
+    const last = page.truncated || rows.length === q.limit ? page.items.at(-1)?.row : undefined;
+    return c.json({ mail: page.items.map((i) => i.view), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const ws = c.get("principal").workspaceId;
@@ -148,6 +164,7 @@ export const mailRoutes = newRouter()
   })
   .openapi(reply, async (c) => {
     const ws = c.get("principal").workspaceId;
+    assertFieldSize(c.env, "body", c.req.valid("json").body, "mail_body_bytes");
     const mail = await mailOr404(c.env, ws, c.req.valid("param").id);
     const sent = await sendMail(c.env, ws, {
       fromAgent: mail.toAgent,

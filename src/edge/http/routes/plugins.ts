@@ -14,6 +14,8 @@ import { listPluginsView } from "../../../domains/plugins/views.ts";
 import { PLUGIN_ID_RE } from "../../../domains/plugins/manifest.ts";
 import { deleteSource, fetchSource, listSources, putSource } from "../../../domains/governance/plugin-sources.ts";
 import type { SyncResult, PluginSyncOutcome } from "../../../domains/plugins/sync.ts";
+import { assertFieldSize } from "../../../storage/limits.ts";
+import { enforceQuota } from "../../../storage/quotas.ts";
 
 const Any = z.record(z.string(), z.unknown());
 const pluginId = z.string().regex(PLUGIN_ID_RE, "must be 1-64 lowercase letters, digits, '_' or '-'");
@@ -51,7 +53,7 @@ const syncView = (r: SyncResult, r2Writes?: number) => ({
 });
 
 /** The fields every plugin route shares: tag, summary, scope and the JSON 200 plus error responses. */
-const common = (summary: string, scope: "read" | "admin", errors: (404 | 409 | 413 | 415 | 422 | 502 | 503)[] = [404, 409]) => ({
+const common = (summary: string, scope: "read" | "admin", errors: (404 | 409 | 413 | 415 | 422 | 429 | 502 | 503)[] = [404, 409]) => ({
   tags: ["plugins"],
   summary,
   middleware: requireScope(scope),
@@ -70,7 +72,7 @@ const upload = createRoute({
   ...common(
     "Upload a plugin package (tar.gz or zip); records discovered plugins and upstream snapshots, enables nothing",
     "admin",
-    [409, 413, 415, 422],
+    [409, 413, 415, 422, 429],
   ),
 });
 const removePkg = createRoute({
@@ -129,7 +131,7 @@ const putSrc = createRoute({
   method: "put",
   path: "/sources/{id}",
   request: { params: SourceId, body: jsonBody(SourceBody) },
-  ...common("Configure a Gitea repository (owner, repo, ref) as a plugin source", "admin", []),
+  ...common("Configure a Gitea repository (owner, repo, ref) as a plugin source", "admin", [429]),
 });
 const delSrc = createRoute({
   method: "delete",
@@ -161,7 +163,9 @@ export const pluginRoutes = newRouter()
   .openapi(putSrc, async (c) => {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const r = await putSource(c.env, c.get("principal").workspaceId, id, body);
+    const ws = c.get("principal").workspaceId;
+    if (!(await listSources(c.env, ws)).some((s) => s.id === id)) await enforceQuota(c.env, ws, "plugin_sources");
+    const r = await putSource(c.env, ws, id, body);
     return c.json({ id, ...body, created: r.created }, 200);
   })
   .openapi(delSrc, async (c) => {
@@ -192,7 +196,9 @@ export const pluginRoutes = newRouter()
   })
   .openapi(upload, async (c) => {
     const p = c.get("principal");
-    const r = await uploadPackage(c.env, p.workspaceId, await readArchiveBody(c), p.tokenId);
+    const archive = await readArchiveBody(c);
+    assertFieldSize(c.env, "archive", archive, "plugin_package_bytes");
+    const r = await uploadPackage(c.env, p.workspaceId, archive, p.tokenId);
     const all = await listPluginsView(c.env, p.workspaceId);
     const ids = new Set(r.recorded.plugins.map((x) => x.id));
     return c.json(

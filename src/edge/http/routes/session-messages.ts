@@ -7,9 +7,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
+import { limitRuns } from "../rate-limit.ts";
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
 import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, rpc, waitForRun } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
+import { limitsOf } from "../../../storage/limits.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
 import { Flag, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
 
@@ -17,7 +19,10 @@ import { Flag, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } fro
 export const WAIT_TIMEOUT_MS = 120_000;
 
 export const MessageBody = z.strictObject({
-  content: z.string().min(1).describe(`The message (at most ${MAX_MESSAGE_BYTES} bytes of UTF-8; larger answers 413)`),
+  content: z
+    .string()
+    .min(1)
+    .describe(`The message (at most ${MAX_MESSAGE_BYTES} bytes of UTF-8 by default, BEAVER_LIMITS.message_bytes; larger answers 413)`),
   client_id: z.string().min(1).max(100).optional(),
   source: z.enum(["steer", "followUp"]).optional().describe("steer: join the running run; followUp: queue as a follow-up task"),
 });
@@ -26,8 +31,8 @@ const post = createRoute({
   method: "post",
   path: "/{id}/messages",
   tags: ["sessions"],
-  summary: "Send a message: starts (or queues) a run",
-  middleware: [requireScope("member")] as const,
+  summary: "Send a message: starts (or queues) a run (rate limited per token and per workspace: 429 with Retry-After)",
+  middleware: [requireScope("member"), limitRuns] as const,
   request: {
     params: SessionIdParam,
     query: z.strictObject({ wait: Flag.optional() }),
@@ -40,14 +45,14 @@ const post = createRoute({
       content: { "application/json": { schema: RunResultSchema }, "text/event-stream": { schema: z.string() } },
     },
     202: jsonResponse(SubmitAccepted.extend({ result: RunResultSchema.optional() }), "Queued (or still running after the wait)"),
-    ...errorResponses(404, 409, 413),
+    ...errorResponses(404, 409, 413, 429),
   },
 });
 
 export const messageRoutes = newRouter().openapi(post, async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");
-  assertMessageSize(body.content);
+  assertMessageSize(body.content, limitsOf(c.env).message_bytes);
   const { stub, workspaceId } = sessionFor(c, id);
   const idempotencyKey = c.req.valid("header")["idempotency-key"];
   const input: SubmitRunInput = {

@@ -2,16 +2,21 @@
  * `/api/sessions`: create and list sessions, read a session's log (events and runs from D1's
  * replicated copy; context, transcript and tree from its Durable Object), navigate it (rewind,
  * branch), cancel its run and close it. Every route is scoped to the caller's workspace: another
- * workspace's session answers 404.
+ * workspace's session answers 404. Lists stop at the byte budget and hand back their cursor, and
+ * `title`/`metadata` are bounded, so no page outgrows an isolate (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, like, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, like, lt, or, type SQL } from "drizzle-orm";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { assertScope, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { sessionEvents, sessions } from "../../../storage/db/schema.ts";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { createSession, rpc } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
+import { takeWithinBudget } from "../../../kernel/byte-budget.ts";
+import { assertFieldSize, limitsOf } from "../../../storage/limits.ts";
+import { enforceQuota } from "../../../storage/quotas.ts";
 import type { PersistentEvent } from "../../../runtime/session/events.ts";
 import {
   DisplayItemSchema,
@@ -35,25 +40,45 @@ const create = createRoute({
   summary: "Create a session",
   middleware: [requireScope("member")] as const,
   request: {
-    body: jsonBody(z.strictObject({ title: z.string().max(200).optional(), metadata: z.record(z.string(), z.unknown()).optional() })),
+    body: jsonBody(
+      z.strictObject({
+        title: z.string().optional().describe("At most session_title_bytes (1 KiB) of UTF-8; larger answers 413"),
+        metadata: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("At most session_metadata_bytes (16 KiB) as JSON; larger answers 413"),
+      }),
+    ),
   },
-  responses: { 201: jsonResponse(SessionSchema, "Created"), ...errorResponses() },
+  responses: { 201: jsonResponse(SessionSchema, "Created"), ...errorResponses(413, 429) },
 });
 
 const list = createRoute({
   method: "get",
   path: "/",
   tags: ["sessions"],
-  summary: "List sessions (most recently updated first)",
+  summary: "List sessions (most recently updated first); a page stops at the byte budget and hands back its cursor",
   middleware: [requireScope("read")] as const,
   request: {
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(200).default(50),
       updated_before: z.coerce.number().int().optional(),
+      /** With `updated_before`: the id of the last session of the previous page (ties are not skipped). */
+      before_id: z.string().min(1).max(200).optional(),
       status: z.enum(["open", "closed"]).optional(),
     }),
   },
-  responses: { 200: jsonResponse(z.object({ sessions: z.array(SessionListItem) }), "Sessions"), ...errorResponses() },
+  responses: {
+    200: jsonResponse(
+      z.object({
+        sessions: z.array(SessionListItem),
+        next_updated_before: z.number().nullable(),
+        next_before_id: z.string().nullable(),
+      }),
+      "Sessions; pass next_updated_before and next_before_id to continue (null: nothing more)",
+    ),
+    ...errorResponses(),
+  },
 });
 
 const search = createRoute({
@@ -62,15 +87,25 @@ const search = createRoute({
   tags: ["sessions"],
   summary: "Search the visible text of the workspace's sessions (hidden run facts are never searched)",
   middleware: [requireScope("read")] as const,
-  request: { query: z.strictObject({ q: z.string().min(2).max(200), limit: z.coerce.number().int().min(1).max(100).default(20) }) },
+  request: {
+    query: z.strictObject({
+      q: z.string().min(2).max(200),
+      limit: z.coerce.number().int().min(1).max(100).default(20),
+      before: z.coerce.number().int().optional(),
+      /** With `before`: the event id of the last result of the previous page. */
+      before_id: z.string().min(1).max(200).optional(),
+    }),
+  },
   responses: {
     200: jsonResponse(
       z.object({
         results: z.array(
           z.object({ session_id: z.string(), event_id: z.string(), seq: z.number(), type: z.string(), text: z.string(), ts: z.number() }),
         ),
+        next_before: z.number().nullable(),
+        next_before_id: z.string().nullable(),
       }),
-      "Matches, newest first",
+      "Matches, newest first; pass next_before and next_before_id to continue (null: nothing more)",
     ),
     ...errorResponses(),
   },
@@ -258,12 +293,20 @@ const close = createRoute({
   responses: { 200: jsonResponse(SessionSchema, "Closed"), ...errorResponses(404) },
 });
 
+/** "Older than the cursor" in (time desc, id desc) order: the time alone would skip same-millisecond rows. */
+function olderThan(time: SQLiteColumn, id: SQLiteColumn, before: number, beforeId: string | undefined): SQL {
+  if (beforeId === undefined) return lt(time, before);
+  return or(lt(time, before), and(eq(time, before), lt(id, beforeId)))!;
+}
+
 /**
  * A page of a session's events from D1's replicated log (optionally one run's), in seq order; hidden
  * run facts only when asked (the route has checked admin). `next_after_seq` is where the next page
- * starts: past the last event returned, or where this one started when there was nothing new.
+ * starts: past the last event returned, or where this one started when there was nothing new. The
+ * page stops early at the byte budget, with `has_more`.
  */
 async function eventsPage(
+  budgetBytes: number,
   db: ReturnType<typeof makeDb>,
   where: { sessionId: string; workspaceId: string; runId?: string },
   q: z.infer<typeof EventsQuery>,
@@ -282,11 +325,15 @@ async function eventsPage(
     .orderBy(asc(sessionEvents.seq))
     .limit(q.limit + 1)
     .all();
-  const page = rows.slice(0, q.limit);
+  const page = takeWithinBudget(
+    rows.slice(0, q.limit).map((r) => ({ seq: r.seq, event: JSON.parse(r.payload) as PersistentEvent })),
+    budgetBytes,
+    (r) => r.event,
+  );
   return {
-    events: page.map((r) => JSON.parse(r.payload) as PersistentEvent),
-    next_after_seq: page.at(-1)?.seq ?? q.after_seq,
-    has_more: rows.length > q.limit,
+    events: page.items.map((r) => r.event),
+    next_after_seq: page.items.at(-1)?.seq ?? q.after_seq,
+    has_more: page.truncated || rows.length > q.limit,
   };
 }
 
@@ -295,6 +342,9 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 export const sessionRoutes = newRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
+    assertFieldSize(c.env, "title", body.title, "session_title_bytes");
+    assertFieldSize(c.env, "metadata", body.metadata, "session_metadata_bytes");
+    await enforceQuota(c.env, c.get("principal").workspaceId, "sessions");
     const { created: _created, ...session } = await createSession(c.env, {
       workspaceId: c.get("principal").workspaceId,
       ...(body.title !== undefined ? { title: body.title } : {}),
@@ -306,33 +356,39 @@ export const sessionRoutes = newRouter()
     const q = c.req.valid("query");
     const ws = c.get("principal").workspaceId;
     const where = [eq(sessions.workspaceId, ws)];
-    if (q.updated_before !== undefined) where.push(lt(sessions.updatedAt, q.updated_before));
+    if (q.updated_before !== undefined) where.push(olderThan(sessions.updatedAt, sessions.id, q.updated_before, q.before_id));
     if (q.status !== undefined) where.push(eq(sessions.status, q.status));
     const rows = await makeDb(c.env.DB)
       .select()
       .from(sessions)
       .where(and(...where))
-      .orderBy(desc(sessions.updatedAt))
+      .orderBy(desc(sessions.updatedAt), desc(sessions.id))
       .limit(q.limit)
       .all();
-    return c.json(
-      {
-        sessions: rows.map((r) => ({
-          id: r.id,
-          title: r.title,
-          status: r.status,
-          metadata: JSON.parse(r.metadata) as Record<string, unknown>,
-          created_at: r.createdAt,
-          updated_at: r.updatedAt,
-          last_seq: r.lastSeq,
-          usage: { input_tokens: r.inputTokens, output_tokens: r.outputTokens, total_tokens: r.totalTokens },
-        })),
-      },
-      200,
+    const page = takeWithinBudget(
+      rows.map((r) => ({
+        id: r.id,
+        title: r.title,
+        status: r.status,
+        metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+        created_at: r.createdAt,
+        updated_at: r.updatedAt,
+        last_seq: r.lastSeq,
+        usage: { input_tokens: r.inputTokens, output_tokens: r.outputTokens, total_tokens: r.totalTokens },
+      })),
+      limitsOf(c.env).list_page_bytes,
     );
+    const last = page.truncated || rows.length === q.limit ? page.items.at(-1) : undefined;
+    return c.json({ sessions: page.items, next_updated_before: last?.updated_at ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(search, async (c) => {
     const q = c.req.valid("query");
+    const where = [
+      eq(sessionEvents.workspaceId, c.get("principal").workspaceId),
+      eq(sessionEvents.hidden, 0),
+      like(sessionEvents.searchText, `%${escapeLike(q.q)}%`),
+    ];
+    if (q.before !== undefined) where.push(olderThan(sessionEvents.ts, sessionEvents.id, q.before, q.before_id));
     const rows = await makeDb(c.env.DB)
       .select({
         sessionId: sessionEvents.sessionId,
@@ -343,20 +399,16 @@ export const sessionRoutes = newRouter()
         ts: sessionEvents.ts,
       })
       .from(sessionEvents)
-      .where(
-        and(
-          eq(sessionEvents.workspaceId, c.get("principal").workspaceId),
-          eq(sessionEvents.hidden, 0),
-          like(sessionEvents.searchText, `%${escapeLike(q.q)}%`),
-        ),
-      )
-      .orderBy(desc(sessionEvents.ts))
+      .where(and(...where))
+      .orderBy(desc(sessionEvents.ts), desc(sessionEvents.id))
       .limit(q.limit)
       .all();
-    return c.json(
-      { results: rows.map((r) => ({ session_id: r.sessionId, event_id: r.id, seq: r.seq, type: r.type, text: r.text ?? "", ts: r.ts })) },
-      200,
+    const page = takeWithinBudget(
+      rows.map((r) => ({ session_id: r.sessionId, event_id: r.id, seq: r.seq, type: r.type, text: r.text ?? "", ts: r.ts })),
+      limitsOf(c.env).list_page_bytes,
     );
+    const last = page.truncated || rows.length === q.limit ? page.items.at(-1) : undefined;
+    return c.json({ results: page.items, next_before: last?.ts ?? null, next_before_id: last?.event_id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
@@ -368,7 +420,7 @@ export const sessionRoutes = newRouter()
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
     const { stub, workspaceId } = sessionFor(c, id);
     unwrap(await rpc("view", stub.view(workspaceId)));
-    return c.json(await eventsPage(makeDb(c.env.DB), { sessionId: id, workspaceId }, q), 200);
+    return c.json(await eventsPage(limitsOf(c.env).list_page_bytes, makeDb(c.env.DB), { sessionId: id, workspaceId }, q), 200);
   })
   .openapi(runs, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
@@ -385,7 +437,10 @@ export const sessionRoutes = newRouter()
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
     const { stub, workspaceId } = sessionFor(c, id);
     unwrap(await rpc("getRun", stub.getRun(run_id, workspaceId)));
-    return c.json(await eventsPage(makeDb(c.env.DB), { sessionId: id, workspaceId, runId: run_id }, q), 200);
+    return c.json(
+      await eventsPage(limitsOf(c.env).list_page_bytes, makeDb(c.env.DB), { sessionId: id, workspaceId, runId: run_id }, q),
+      200,
+    );
   })
   .openapi(context, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);

@@ -1,7 +1,8 @@
 /**
  * `/api/skills`: the governed skill store. Create or update a managed skill (JSON files or an
  * archive), list, read (current version, frontmatter, provenance, source kind), versions, one file,
- * roll back, disable/enable, and the orphan collector. Writes go through the workspace lock.
+ * roll back, disable/enable, and the orphan collector. Writes go through the workspace lock. A new
+ * skill counts against the workspace's skills quota, checked before the lock (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
@@ -10,6 +11,10 @@ import { runLocked } from "../../../domains/governance/client.ts";
 import { decodeText } from "../../../domains/skills/safety.ts";
 import { archiveRequestBody, readArchiveBody } from "../../../domains/skills/upload-body.ts";
 import { filesFromArchive, filesFromJson, publishSkillFiles } from "../../../domains/governance/skill-intake.ts";
+import { getSkill } from "../../../domains/skills/store.ts";
+import { makeDb } from "../../../storage/db/client.ts";
+import { enforceQuota } from "../../../storage/quotas.ts";
+import type { Env } from "../../../storage/env.ts";
 import {
   candidatesView,
   listSkillsView,
@@ -53,7 +58,7 @@ const put = createRoute({
   summary: "Create or update a managed skill from JSON files (publishes the next version; identical content publishes nothing)",
   middleware: [requireScope("member")] as const,
   request: { params: Name, body: jsonBody(PutSkillBody) },
-  responses: { 200: jsonResponse(Any, "Published (or unchanged)"), ...errorResponses(409, 413, 415, 422) },
+  responses: { 200: jsonResponse(Any, "Published (or unchanged)"), ...errorResponses(409, 413, 415, 422, 429) },
 });
 
 const upload = createRoute({
@@ -63,7 +68,7 @@ const upload = createRoute({
   summary: "Create or update a managed skill from a tar.gz or zip (SKILL.md at the root or in one top folder)",
   middleware: [requireScope("member")] as const,
   request: { params: Name, body: archiveRequestBody },
-  responses: { 200: jsonResponse(Any, "Published (or unchanged)"), ...errorResponses(409, 413, 415, 422) },
+  responses: { 200: jsonResponse(Any, "Published (or unchanged)"), ...errorResponses(409, 413, 415, 422, 429) },
 });
 
 const get = createRoute({
@@ -158,6 +163,14 @@ const gc = createRoute({
   responses: { 200: jsonResponse(Any, "What was removed"), ...errorResponses(409) },
 });
 
+/**
+ * A skill the workspace does not hold yet counts against its quota. Checked outside the lock: new skills
+ * published at the same moment can overshoot the quota by their number (docs/limits.md).
+ */
+async function enforceSkillQuota(env: Env, workspaceId: string, name: string): Promise<void> {
+  if (!(await getSkill(makeDb(env.DB), workspaceId, name))) await enforceQuota(env, workspaceId, "skills");
+}
+
 export const skillRoutes = newRouter()
   .openapi(list, async (c) => c.json({ skills: await listSkillsView(c.env, c.get("principal").workspaceId) }, 200))
   .openapi(gc, async (c) => {
@@ -172,6 +185,7 @@ export const skillRoutes = newRouter()
     const { name } = c.req.valid("param");
     const body = c.req.valid("json");
     const p = c.get("principal");
+    await enforceSkillQuota(c.env, p.workspaceId, name);
     const res = await publishSkillFiles(c.env, p.workspaceId, name, filesFromJson(body.files), {
       actor: p.tokenId,
       source: "json",
@@ -182,6 +196,7 @@ export const skillRoutes = newRouter()
   .openapi(upload, async (c) => {
     const { name } = c.req.valid("param");
     const p = c.get("principal");
+    await enforceSkillQuota(c.env, p.workspaceId, name);
     const files = await filesFromArchive(await readArchiveBody(c));
     const ifCurrent = c.req.header("If-Match")?.replace(/"/g, "");
     return c.json(

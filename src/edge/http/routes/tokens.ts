@@ -13,6 +13,7 @@ import { newId, randomToken } from "../../../kernel/ids.ts";
 import { sha256Hex } from "../../../kernel/hash.ts";
 import { getWorkspace } from "../../../storage/workspaces.ts";
 import { WorkspaceIdSchema } from "./workspaces.ts";
+import { assertFieldSize } from "../../../storage/limits.ts";
 
 const Token = z
   .object({
@@ -44,13 +45,13 @@ const create = createRoute({
   request: {
     body: jsonBody(
       z.strictObject({
-        name: z.string().min(1).max(200),
+        name: z.string().min(1).describe("At most label_bytes (200) of UTF-8; larger answers 413"),
         scopes: z.array(z.enum(SCOPES)).min(1),
         workspace_id: WorkspaceIdSchema.optional(),
       }),
     ),
   },
-  responses: { 201: jsonResponse(Token.extend({ token: z.string() }), "Created"), ...errorResponses(404) },
+  responses: { 201: jsonResponse(Token.extend({ token: z.string() }), "Created"), ...errorResponses(404, 413) },
 });
 
 const list = createRoute({
@@ -88,6 +89,7 @@ async function targetWorkspace(
 export const tokenRoutes = newRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
+    assertFieldSize(c.env, "name", body.name, "label_bytes");
     const workspaceId = await targetWorkspace(c.env, c.get("principal"), body.workspace_id);
     const secret = `bvr_${randomToken(40)}`;
     const row: TokenRow = {

@@ -1,7 +1,8 @@
 /**
  * `/api/toolchain`: webhook deliveries and toolchain tasks — list and filter, one task with its
  * comments, outputs and history, add a comment or an output, retry, cancel. Every query is scoped to
- * the caller's workspace; another workspace's task answers 404.
+ * the caller's workspace; another workspace's task answers 404. Comment and output sizes are the
+ * operator's limits (413 naming the field) and list pages stop at the byte budget (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
@@ -28,6 +29,8 @@ import {
 } from "../../../domains/toolchain/task-model.ts";
 import { cancelTask, retryTask } from "../../../domains/toolchain/task-actions.ts";
 import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
+import { takeWithinBudget } from "../../../kernel/byte-budget.ts";
+import { assertFieldSize, limitsOf } from "../../../storage/limits.ts";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 const Before = z.coerce.number().int().positive().optional();
@@ -127,7 +130,7 @@ const comment = createRoute({
     params: IdParam,
     body: jsonBody(
       z.strictObject({
-        body: z.string().trim().min(1).max(20_000),
+        body: z.string().trim().min(1).describe("At most task_comment_bytes (64 KiB) of UTF-8; larger answers 413"),
         comment_type: z.string().max(64).default("general"),
         author: z
           .string()
@@ -151,7 +154,7 @@ const output = createRoute({
     params: IdParam,
     body: jsonBody(
       z.strictObject({
-        content: z.string().trim().min(1).max(100_000),
+        content: z.string().trim().min(1).describe("At most task_output_bytes (256 KiB) of UTF-8; larger answers 413"),
         type: z.enum(["text", "markdown", "json", "diff", "log"]).default("text"),
       }),
     ),
@@ -207,9 +210,18 @@ export const toolchainRoutes = newRouter()
       beforeId: q.before_id,
       limit: q.limit,
     });
-    const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
+    const page = takeWithinBudget(
+      rows.map((r) => ({ row: r, view: deliveryView(r) })),
+      limitsOf(c.env).list_page_bytes,
+      (i) => i.view,
+    );
+    const last = page.truncated || rows.length === q.limit ? page.items.at(-1)?.row : undefined;
     return c.json(
-      { deliveries: rows.map(deliveryView), next_before: last?.receivedAt ?? null, next_before_id: last?.deliveryId ?? null },
+      {
+        deliveries: page.items.map((i) => i.view),
+        next_before: last?.receivedAt ?? null,
+        next_before_id: last?.deliveryId ?? null,
+      },
       200,
     );
   })
@@ -224,8 +236,13 @@ export const toolchainRoutes = newRouter()
       beforeId: q.before_id,
       limit: q.limit,
     });
-    const last = rows.length === q.limit ? rows[rows.length - 1]! : null;
-    return c.json({ tasks: rows.map(taskView), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
+    const page = takeWithinBudget(
+      rows.map((r) => ({ row: r, view: taskView(r) })),
+      limitsOf(c.env).list_page_bytes,
+      (i) => i.view,
+    );
+    const last = page.truncated || rows.length === q.limit ? page.items.at(-1)?.row : undefined;
+    return c.json({ tasks: page.items.map((i) => i.view), next_before: last?.createdAt ?? null, next_before_id: last?.id ?? null }, 200);
   })
   .openapi(get, async (c) => {
     const ws = c.get("principal").workspaceId;
@@ -242,8 +259,9 @@ export const toolchainRoutes = newRouter()
   })
   .openapi(comment, async (c) => {
     const p = c.get("principal");
-    const task = await taskOr404(c, p.workspaceId, c.req.valid("param").id);
     const body = c.req.valid("json");
+    assertFieldSize(c.env, "body", body.body, "task_comment_bytes");
+    const task = await taskOr404(c, p.workspaceId, c.req.valid("param").id);
     // Validated here rather than by a database constraint, so new types need no migration
     // (docs/toolchain.md, "Dispatch and task runs").
     if (!isCommentType(body.comment_type)) {
@@ -260,8 +278,9 @@ export const toolchainRoutes = newRouter()
   })
   .openapi(output, async (c) => {
     const p = c.get("principal");
-    const task = await taskOr404(c, p.workspaceId, c.req.valid("param").id);
     const body = c.req.valid("json");
+    assertFieldSize(c.env, "content", body.content, "task_output_bytes");
+    const task = await taskOr404(c, p.workspaceId, c.req.valid("param").id);
     return c.json(outputView(await addOutput(c.env, p.workspaceId, task.id, { type: body.type, content: body.content })), 201);
   })
   .openapi(retry, async (c) => {

@@ -9,6 +9,7 @@ import { intakeWebhook } from "../../../domains/toolchain/intake.ts";
 import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
 import { handleGiteaPushDelivery } from "../../../domains/governance/plugin-sources.ts";
 import { AppError } from "../../../kernel/errors.ts";
+import { limitWebhooks } from "../rate-limit.ts";
 
 const Outcome = z
   .object({
@@ -34,11 +35,12 @@ const route = createRoute({
   description:
     "Routes on X-Gitea-Event-Type. 202 with the outcome (tasks created, or ignored with a reason); 200 with the first outcome for a redelivery; 400 for malformed deliveries; 401 for a missing or wrong signature (nothing stored).",
   security: [],
+  middleware: [limitWebhooks] as const,
   request: { params: z.object({ workspace_id: z.string().min(1).max(63) }) },
   responses: {
     200: jsonResponse(Outcome, "Redelivery: the first outcome"),
     202: jsonResponse(Outcome, "Accepted: tasks created or ignored with a reason"),
-    ...errorResponses(413),
+    ...errorResponses(413, 429),
   },
 });
 

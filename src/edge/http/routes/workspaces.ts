@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { createWorkspace, getWorkspace, listWorkspaces } from "../../../storage/workspaces.ts";
+import { assertFieldSize } from "../../../storage/limits.ts";
 
 export const WorkspaceIdSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, "must be 2-63 lowercase letters, digits or hyphens");
 
@@ -14,8 +15,12 @@ const create = createRoute({
   path: "/",
   tags: ["workspaces"],
   summary: "Create a workspace (bootstrap token only)",
-  request: { body: jsonBody(z.strictObject({ id: WorkspaceIdSchema, name: z.string().min(1).max(200) })) },
-  responses: { 201: jsonResponse(Workspace, "Created"), ...errorResponses(409) },
+  request: {
+    body: jsonBody(
+      z.strictObject({ id: WorkspaceIdSchema, name: z.string().min(1).describe("At most label_bytes (200) of UTF-8; larger answers 413") }),
+    ),
+  },
+  responses: { 201: jsonResponse(Workspace, "Created"), ...errorResponses(409, 413) },
 });
 
 const list = createRoute({
@@ -30,6 +35,7 @@ export const workspaceRoutes = newRouter()
   .openapi(create, async (c) => {
     if (!c.get("principal").bootstrap) throw new AppError("forbidden", "Only the bootstrap admin token can create workspaces");
     const body = c.req.valid("json");
+    assertFieldSize(c.env, "name", body.name, "label_bytes");
     const row = await createWorkspace(c.env, body.id, body.name);
     return c.json(toJson(row), 201);
   })

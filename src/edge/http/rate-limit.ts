@@ -1,0 +1,60 @@
+/**
+ * Request rate limits on the routes that make Beaver spend (docs/limits.md): starting runs
+ * (`POST /api/sessions/:id/messages`, `POST /api/chat`) per token and per workspace, and webhook
+ * deliveries per workspace. Counting is the platform's Rate Limiting binding (wrangler.toml
+ * `[[ratelimits]]`); over the limit answers 429 `rate_limited` with `Retry-After` set to the period.
+ *
+ * A missing binding fails open with one warning per isolate: it means the deployment's wrangler.toml
+ * lacks it, and refusing every message or webhook for a configuration slip would take the service
+ * down, while the body, field and list limits still bound what one request can do.
+ */
+import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
+import type { AppEnv } from "./context.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { limitsOf } from "../../storage/limits.ts";
+import type { Env, RateLimit } from "../../storage/env.ts";
+
+type BindingName = "RATE_LIMIT_TOKEN" | "RATE_LIMIT_WORKSPACE" | "RATE_LIMIT_WEBHOOK";
+
+const warned = new Set<BindingName>();
+
+/** False when `key` has used its limit for this period; true when allowed or when the binding is absent. */
+async function allowed(env: Env, binding: BindingName, key: string): Promise<boolean> {
+  const limiter: RateLimit | undefined = env[binding];
+  if (!limiter) {
+    if (!warned.has(binding)) {
+      warned.add(binding);
+      console.warn(JSON.stringify({ level: "warn", msg: `rate limit binding ${binding} is not configured; requests are not limited` }));
+    }
+    return true;
+  }
+  return (await limiter.limit({ key })).success;
+}
+
+function rateLimited(c: Context<AppEnv>, scope: "token" | "workspace" | "webhook"): AppError {
+  const period = limitsOf(c.env).rate_limit_period_seconds;
+  return new AppError("rate_limited", `Too many requests for this ${scope === "webhook" ? "workspace's webhook" : scope}; retry later`, {
+    details: { scope },
+    retryAfter: period,
+  });
+}
+
+/** Runs started: per token first, then per workspace (so two tokens of one workspace share its limit). */
+export const limitRuns = createMiddleware<AppEnv>(async (c, next) => {
+  const p = c.get("principal");
+  if (!(await allowed(c.env, "RATE_LIMIT_TOKEN", `token:${p.tokenId}`))) throw rateLimited(c, "token");
+  if (!(await allowed(c.env, "RATE_LIMIT_WORKSPACE", `workspace:${p.workspaceId}`))) throw rateLimited(c, "workspace");
+  await next();
+});
+
+/**
+ * Webhook deliveries per workspace, counted before the signature is checked: the limit bounds the work
+ * (body read, secret lookup, HMAC, D1 writes) anyone can cause at one workspace's URL. A flood of
+ * unsigned requests can therefore delay genuine deliveries, which Gitea retries.
+ */
+export const limitWebhooks = createMiddleware<AppEnv>(async (c, next) => {
+  const workspaceId = c.req.param("workspace_id") ?? "";
+  if (!(await allowed(c.env, "RATE_LIMIT_WEBHOOK", `webhook:${workspaceId}`))) throw rateLimited(c, "webhook");
+  await next();
+});
