@@ -17,9 +17,13 @@ export interface Env {
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
   BEAVER_ADMIN_TOKEN?: string;
   BEAVER_SECRETS_KEY?: string;
+  /** Comma-separated Worker secret names lent to the workspaces below (storage/secrets/store.ts); none by default. */
+  BEAVER_SHARED_SECRETS?: string;
+  /** Comma-separated workspace ids those names are lent to; `default` when unset. */
+  BEAVER_SHARED_SECRETS_WORKSPACES?: string;
 }
 
-/** Read a Worker var/secret by a name chosen at runtime (single-tenant secret fallback). */
+/** Read a Worker var/secret by a name chosen at runtime (the lent Worker secrets of storage/secrets/store.ts). */
 export function readEnvString(env: Env, name: string): string | undefined {
   const value = (env as unknown as Record<string, unknown>)[name];
   return typeof value === "string" ? value : undefined;
