@@ -21,6 +21,8 @@ export interface Env {
   BEAVER_SHARED_SECRETS?: string;
   /** Comma-separated workspace ids those names are lent to; `default` when unset. */
   BEAVER_SHARED_SECRETS_WORKSPACES?: string;
+  /** Levels of objects/arrays a JSON request body may nest (edge/http/json-body.ts); 32 when unset. */
+  BEAVER_MAX_JSON_DEPTH?: string;
 }
 
 /** Read a Worker var/secret by a name chosen at runtime (the lent Worker secrets of storage/secrets/store.ts). */

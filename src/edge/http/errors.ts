@@ -7,7 +7,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { AppError, errorBody, type ErrorCode } from "../../kernel/errors.ts";
 import { logUnexpected } from "../../kernel/outcome.ts";
-import { hadMalformedJson } from "./json-body.ts";
+import { jsonBodyProblem } from "./json-body.ts";
 
 export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 502 | 503 {
   switch (code) {
@@ -50,8 +50,10 @@ export function errorResponse(err: unknown, c: Context): Response {
   }
   if (err instanceof HTTPException) {
     const status = err.status;
-    const code = status === 400 && hadMalformedJson(c) ? "malformed_json" : codeForHttpStatus(status);
-    return c.json(errorBody(code, err.message || "Request rejected"), status);
+    // A validator's "Malformed JSON" 400 on a body the JSON parser refused: answer why it was refused.
+    const problem = status === 400 ? jsonBodyProblem(c) : undefined;
+    if (problem) return errorResponse(problem, c);
+    return c.json(errorBody(codeForHttpStatus(status), err.message || "Request rejected"), status);
   }
   const wire = logUnexpected("request", err);
   return c.json(errorBody(wire.code, wire.message), 500);
