@@ -14,7 +14,13 @@ export default defineConfig({
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           BEAVER_ADMIN_TOKEN: "test-admin-token",
           BEAVER_SECRETS_KEY: "test-secrets-key-0123456789abcdef",
+          // Worker secrets lent to workspaces (README, Worker secrets): SINGLE_TENANT_KEY is lent to `default` and
+          // `ws-shared-keys` only; OPERATOR_ONLY_KEY exists but is lent to nobody; BEAVER_ADMIN_TOKEN is listed
+          // to show that BEAVER_ names are never lent even then (test/edge/http/secrets.test.ts).
           SINGLE_TENANT_KEY: "from-worker-env",
+          OPERATOR_ONLY_KEY: "sk-operator-only-0123456789abcdef",
+          BEAVER_SHARED_SECRETS: "SINGLE_TENANT_KEY, BEAVER_ADMIN_TOKEN",
+          BEAVER_SHARED_SECRETS_WORKSPACES: "default,ws-shared-keys",
         },
         // Small rate limits so a test reaches them with a few requests (production values: wrangler.toml).
         // Every test workspace and token is new, so tests never share a counter.

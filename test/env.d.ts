@@ -8,6 +8,7 @@ declare global {
     interface Env extends BeaverEnv {
       TEST_MIGRATIONS: D1Migration[];
       SINGLE_TENANT_KEY: string;
+      OPERATOR_ONLY_KEY: string;
     }
     interface GlobalProps {
       mainModule: typeof mainModule;

@@ -20,6 +20,7 @@ export type ErrorCode =
   | "rate_limited"
   | "unsupported_media_type"
   | "unprocessable"
+  | "idempotency_key_reused"
   | "no_model_configured"
   | "provider_error"
   | "upstream_unavailable"

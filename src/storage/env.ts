@@ -26,6 +26,12 @@ export interface Env {
   BEAVER_LIMITS?: string | Record<string, unknown>;
   BEAVER_ADMIN_TOKEN?: string;
   BEAVER_SECRETS_KEY?: string;
+  /** Comma-separated Worker secret names lent to the workspaces below (storage/secrets/store.ts); none by default. */
+  BEAVER_SHARED_SECRETS?: string;
+  /** Comma-separated workspace ids those names are lent to; `default` when unset. */
+  BEAVER_SHARED_SECRETS_WORKSPACES?: string;
+  /** Levels of objects/arrays a JSON request body may nest (edge/http/json-body.ts); 32 when unset. */
+  BEAVER_MAX_JSON_DEPTH?: string;
 }
 
 /** The platform's Rate Limiting binding: `success: false` once the key has used its limit this period. */
@@ -33,7 +39,7 @@ export interface RateLimit {
   limit(options: { key: string }): Promise<{ success: boolean }>;
 }
 
-/** Read a Worker var/secret by a name chosen at runtime (single-tenant secret fallback). */
+/** Read a Worker var/secret by a name chosen at runtime (the lent Worker secrets of storage/secrets/store.ts). */
 export function readEnvString(env: Env, name: string): string | undefined {
   const value = (env as unknown as Record<string, unknown>)[name];
   return typeof value === "string" ? value : undefined;

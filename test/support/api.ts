@@ -37,9 +37,8 @@ export interface TestWorkspace {
   read: string;
 }
 
-/** A new workspace with one token per scope, created through the API as a user would. */
-export async function newWorkspace(): Promise<TestWorkspace> {
-  const id = `ws-${randomToken(10)}`;
+/** A new workspace with one token per scope, created through the API as a user would; a random id unless given. */
+export async function newWorkspace(id = `ws-${randomToken(10)}`): Promise<TestWorkspace> {
   const created = await call("POST", "/api/workspaces", { body: { id, name: id } });
   if (created.status !== 201) throw new Error(`workspace create failed: ${created.status} ${await created.text()}`);
   const tokens: Record<string, string> = {};

@@ -1,6 +1,6 @@
 /**
  * The `toolchain` section of the workspace configuration (Gitea webhook target).
- * Secrets are referenced by name (workspace secret store, falling back to Worker secrets); every
+ * Secrets are referenced by name (workspace secret store, falling back to lent Worker secrets: README); every
  * number has a default so a workspace only writes what it wants to change.
  */
 import { z } from "zod";

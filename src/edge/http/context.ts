@@ -1,5 +1,6 @@
 /** The Hono context every route shares: the Worker's bindings, who is asking, and what the middleware sets. */
 import type { Env } from "../../storage/env.ts";
+import type { AppError } from "../../kernel/errors.ts";
 
 /** Token scopes, widest first: admin ⊇ member ⊇ read. */
 export const SCOPES = ["admin", "member", "read"] as const;
@@ -15,8 +16,8 @@ export interface Principal {
 
 export interface AppVariables {
   principal: Principal;
-  /** Set by the JSON body parser when a JSON body did not parse (see json-body.ts). */
-  malformedJson?: boolean;
+  /** Set by the JSON body parser when it refused a JSON body: malformed, not UTF-8, too deep, forbidden key (json-body.ts). */
+  jsonBodyProblem?: AppError;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

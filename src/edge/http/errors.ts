@@ -7,7 +7,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { AppError, errorBody, type ErrorCode } from "../../kernel/errors.ts";
 import { logUnexpected } from "../../kernel/outcome.ts";
-import { hadMalformedJson } from "./json-body.ts";
+import { jsonBodyProblem } from "./json-body.ts";
 
 export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 {
   switch (code) {
@@ -30,6 +30,7 @@ export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 4
     case "unsupported_media_type":
       return 415;
     case "unprocessable":
+    case "idempotency_key_reused":
     case "no_model_configured":
       return 422;
     // A hard quota carries no retryAfter (waiting does not help); a rate limit does (docs/limits.md).
@@ -54,8 +55,10 @@ export function errorResponse(err: unknown, c: Context): Response {
   }
   if (err instanceof HTTPException) {
     const status = err.status;
-    const code = status === 400 && hadMalformedJson(c) ? "malformed_json" : codeForHttpStatus(status);
-    return c.json(errorBody(code, err.message || "Request rejected"), status);
+    // A validator's "Malformed JSON" 400 on a body the JSON parser refused: answer why it was refused.
+    const problem = status === 400 ? jsonBodyProblem(c) : undefined;
+    if (problem) return errorResponse(problem, c);
+    return c.json(errorBody(codeForHttpStatus(status), err.message || "Request rejected"), status);
   }
   const wire = logUnexpected("request", err);
   return c.json(errorBody(wire.code, wire.message), 500);

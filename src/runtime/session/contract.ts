@@ -11,6 +11,13 @@ export interface SubmitRunInput {
   client_id?: string;
   /** Same key, same session → the same run, never a second one. */
   idempotency_key?: string;
+  /**
+   * Hash of the request the key came with (`requestFingerprint`). When both the first use and a repeat
+   * carry one and they differ, the repeat is refused (`idempotency_key_reused`) instead of answered with
+   * a run it did not ask for. Set by the HTTP route; internal callers key attempts and rebuild their
+   * prompt on retry, so they leave it out and keep "same key → same run".
+   */
+  idempotency_fingerprint?: string;
   /** `steer` / `followUp` messages are merged as <system-reminder> (see session handlers). */
   source?: "steer" | "followUp";
   /** Named tool set for this run (src/tools/toolsets.ts); default `default`. */

@@ -115,6 +115,16 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     name: "drop the bench table: the benchmark baseline's counter moved to the bench Worker (bench/worker)",
     up: (sql) => void sql.exec(`DROP TABLE IF EXISTS bench`),
   },
+  {
+    version: 3,
+    name: "steer_keys.fingerprint: the request a steer's idempotency key came with, so a reuse with another body is refused",
+    // Runs keep theirs in `runs.input`. Added only when missing, like migration 1's IF NOT EXISTS, so a
+    // layout that already has it (the storage-migrations test's unversioned object) is left unchanged.
+    up: (sql) => {
+      const has = sql.exec(`SELECT 1 FROM pragma_table_info('steer_keys') WHERE name = 'fingerprint'`).toArray().length > 0;
+      if (!has) sql.exec(`ALTER TABLE steer_keys ADD COLUMN fingerprint TEXT`);
+    },
+  },
 ];
 
 export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS.length;
@@ -333,8 +343,8 @@ export class SessionStorage {
     this.#write(`DELETE FROM tool_starts WHERE tool_call_id = ?`, toolCallId);
   }
 
-  /** Queues a steer for its run; its idempotency key (if any) is kept for good, like a run's. */
-  queueSteer(steer: Omit<PendingSteer, "id">, idempotencyKey?: string): void {
+  /** Queues a steer for its run; its idempotency key (if any) is kept for good, like a run's, with the request's fingerprint. */
+  queueSteer(steer: Omit<PendingSteer, "id">, idempotencyKey?: string, fingerprint?: string): void {
     this.atomically(() => {
       this.#write(
         `INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`,
@@ -343,14 +353,20 @@ export class SessionStorage {
         steer.content,
         steer.source,
       );
-      if (idempotencyKey !== undefined) this.#write(`INSERT INTO steer_keys (k, run_id) VALUES (?, ?)`, idempotencyKey, steer.run_id);
+      if (idempotencyKey !== undefined) {
+        this.#write(`INSERT INTO steer_keys (k, run_id, fingerprint) VALUES (?, ?, ?)`, idempotencyKey, steer.run_id, fingerprint ?? null);
+      }
     });
   }
 
-  /** The run a steer message with this idempotency key joined. */
-  runBySteerKey(key: string): RunRow | null {
-    const row = this.#exec(`SELECT runs.* FROM steer_keys JOIN runs ON runs.id = steer_keys.run_id WHERE steer_keys.k = ?`, key)[0];
-    return row ? toRun(row) : null;
+  /** The run a steer message with this idempotency key joined, and the fingerprint of that message's request. */
+  runBySteerKey(key: string): { run: RunRow; fingerprint: string | null } | null {
+    const row = this.#exec(
+      `SELECT runs.*, steer_keys.fingerprint AS steer_fingerprint FROM steer_keys JOIN runs ON runs.id = steer_keys.run_id WHERE steer_keys.k = ?`,
+      key,
+    )[0];
+    if (!row) return null;
+    return { run: toRun(row), fingerprint: row.steer_fingerprint === null ? null : String(row.steer_fingerprint) };
   }
 
   pendingSteers(runId: string): PendingSteer[] {

@@ -56,6 +56,7 @@ export class RunQueue {
       this.#store.queueSteer(
         { run_id: running.id, client_id: input.client_id ?? "api", content: input.content, source: "steer" },
         input.idempotency_key,
+        input.idempotency_fingerprint,
       );
       return { run_id: running.id, status: running.status, deduplicated: false, steered: true };
     }

@@ -15,6 +15,7 @@ import { readStreamFailure } from "./stream-failure.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
 import { DEFAULT_LIMITS, limitsOf } from "../../storage/limits.ts";
+import { sha256Hex } from "../../kernel/hash.ts";
 
 export type { SessionView, RunView, SubmitOutcome };
 
@@ -92,6 +93,16 @@ export function assertMessageSize(content: string, limitBytes: number = MAX_MESS
 export async function submitRun(env: Env, sessionId: string, input: SubmitRunInput): Promise<SubmitOutcome> {
   assertMessageSize(input.content, limitsOf(env).message_bytes);
   return unwrap(await rpc("submit", sessionStub(env, sessionId).submit(input)));
+}
+
+/**
+ * The fingerprint an `Idempotency-Key` is bound to (`SubmitRunInput.idempotency_fingerprint`): a hash
+ * of what a client's message says — content, source and client id, in a fixed order — and not of how
+ * it asked to be answered (`?wait`, `Accept`), so the same message repeated any way is the same request.
+ */
+export async function messageFingerprint(message: Pick<SubmitRunInput, "content" | "source" | "client_id">): Promise<string> {
+  const canonical = JSON.stringify(["message/v1", message.content, message.source ?? null, message.client_id ?? null]);
+  return `sha256:${await sha256Hex(canonical)}`;
 }
 
 /** The run's result once it ends, or its current state (status queued/running) after `timeoutMs`. */

@@ -228,9 +228,15 @@ export class SessionObject extends DurableObject<Env> {
     const key = input.idempotency_key;
     if (key !== undefined) {
       const run = this.#store.runByIdempotencyKey(key);
-      if (run) return { run_id: run.id, status: run.status, deduplicated: true, steered: false };
+      if (run) {
+        assertSameRequest(key, run.input.idempotency_fingerprint ?? null, input.idempotency_fingerprint, run.id);
+        return { run_id: run.id, status: run.status, deduplicated: true, steered: false };
+      }
       const joined = this.#store.runBySteerKey(key);
-      if (joined) return { run_id: joined.id, status: joined.status, deduplicated: true, steered: true };
+      if (joined) {
+        assertSameRequest(key, joined.fingerprint, input.idempotency_fingerprint, joined.run.id);
+        return { run_id: joined.run.id, status: joined.run.status, deduplicated: true, steered: true };
+      }
     }
     assertOpen(log.session);
     if (log.session.title === "") log.updateSession({ title: excerpt(input.content, 80) });
@@ -448,6 +454,20 @@ export class SessionObject extends DurableObject<Env> {
     await this.#alarmChain;
     if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
   }
+}
+
+/**
+ * A repeated idempotency key must come with the request it was first used with; answering a different
+ * message with the first one's run would tell the client its message was taken when it was not.
+ * Only checked when both uses carry a fingerprint (internal callers and runs from before it existed don't).
+ */
+function assertSameRequest(key: string, first: string | null, repeat: string | undefined, runId: string): void {
+  if (first === null || repeat === undefined || first === repeat) return;
+  throw new AppError(
+    "idempotency_key_reused",
+    `Idempotency-Key '${key}' was already used in this session with a different request; use a new key for a new message`,
+    { details: { idempotency_key: key, run_id: runId } },
+  );
 }
 
 /** A closed session's log takes no more writes from clients (messages, rewinds, branch switches). */

@@ -11,7 +11,7 @@ import { isTimeZone } from "../../kernel/time-zone.ts";
 export const PROVIDERS = ["openai-compatible", "openai", "anthropic", "google", "workers-ai"] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
 
-/** Names of secrets look like environment variables, so a Worker var of the same name can back them. */
+/** Names of secrets look like environment variables, so a Worker secret of the same name can back them where the operator lends it (secrets/store.ts). */
 export const SecretNameSchema = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be 1-64 letters, digits or underscores, not starting with a digit");

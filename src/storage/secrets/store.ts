@@ -1,6 +1,7 @@
 /**
  * Workspace secrets: write-only values encrypted at rest. `resolveSecret` is how the rest of Beaver
- * reads one: the workspace's own secret first, then a Worker secret/var of the same name.
+ * reads one (model API keys, Gitea tokens, webhook secrets): the workspace's own secret first, then —
+ * only where the operator lends it — a Worker secret of the same name (README, Worker secrets).
  */
 import { and, eq } from "drizzle-orm";
 import { readEnvString, type Env } from "../env.ts";
@@ -47,7 +48,13 @@ export async function deleteSecret(env: Env, workspaceId: string, name: string):
   if (gone.length === 0) throw notFound(`Secret '${name}'`);
 }
 
-/** The value of secret `name` for a workspace, or a Worker secret/var of that name, or undefined. */
+/**
+ * The value of secret `name` for a workspace, or undefined. A name the workspace has not stored falls
+ * back to the Worker secret of that name only when the operator lends it: the name is listed in
+ * `BEAVER_SHARED_SECRETS` and the workspace in `BEAVER_SHARED_SECRETS_WORKSPACES` (default: `default`).
+ * Any other name answers undefined whether or not such a Worker var exists, so a tenant can neither
+ * borrow the operator's keys (pointing a model's base_url at its own server) nor probe which exist.
+ */
 export async function resolveSecret(env: Env, workspaceId: string, name: string): Promise<string | undefined> {
   const row = await makeDb(env.DB)
     .select()
@@ -55,7 +62,27 @@ export async function resolveSecret(env: Env, workspaceId: string, name: string)
     .where(and(eq(secrets.workspaceId, workspaceId), eq(secrets.name, name)))
     .get();
   if (row) return unseal(env.BEAVER_SECRETS_KEY, aadOf(workspaceId, name), row);
-  // Beaver's own Worker secrets (admin token, encryption key) are never lent to a workspace.
-  if (name.startsWith("BEAVER_")) return undefined;
-  return readEnvString(env, name);
+  return lendsWorkerSecret(env, workspaceId, name) ? readEnvString(env, name) : undefined;
+}
+
+/** Workspaces Worker secrets are lent to when `BEAVER_SHARED_SECRETS_WORKSPACES` is not set. */
+export const DEFAULT_SHARED_SECRETS_WORKSPACES = ["default"];
+
+/** True when the operator lends the Worker secret `name` to this workspace. */
+export function lendsWorkerSecret(env: Env, workspaceId: string, name: string): boolean {
+  // Beaver's own Worker secrets (admin token, encryption key, these lists) are never lent, even if listed.
+  if (name.startsWith("BEAVER_")) return false;
+  const workspaces =
+    env.BEAVER_SHARED_SECRETS_WORKSPACES === undefined
+      ? DEFAULT_SHARED_SECRETS_WORKSPACES
+      : commaList(env.BEAVER_SHARED_SECRETS_WORKSPACES);
+  return commaList(env.BEAVER_SHARED_SECRETS).includes(name) && workspaces.includes(workspaceId);
+}
+
+/** `"A, B,,C"` → `["A", "B", "C"]`; an unset or empty var is an empty list. */
+function commaList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }

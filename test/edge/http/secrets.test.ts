@@ -1,7 +1,13 @@
+/**
+ * Workspace secrets over HTTP and `resolveSecret`: encrypted at rest, names only in listings, kept per
+ * workspace, and Worker secrets lent only as the operator lists them (README, Worker secrets;
+ * vitest.config.ts binds SINGLE_TENANT_KEY lent to `default` and `ws-shared-keys`, OPERATOR_ONLY_KEY lent to nobody).
+ */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";
 import { resolveSecret } from "../../../src/storage/secrets/store.ts";
+import { fetchSource } from "../../../src/domains/governance/plugin-sources.ts";
 
 describe("secrets", () => {
   it("stores values encrypted, lists names only, resolves and deletes", async () => {
@@ -29,14 +35,63 @@ describe("secrets", () => {
     expect(await resolveSecret(env, ws.id, "OPENAI_KEY")).toBeUndefined();
   });
 
-  it("keeps workspaces apart and falls back to Worker vars, never to BEAVER_ ones", async () => {
+  it("keeps workspaces apart", async () => {
     const a = await newWorkspace();
     const b = await newWorkspace();
     await call("PUT", "/api/secrets/SHARED", { token: a.admin, body: { value: "a-only" } });
     expect(await resolveSecret(env, b.id, "SHARED")).toBeUndefined();
     expect((await json<{ secrets: unknown[] }>(await call("GET", "/api/secrets", { token: b.admin }))).secrets).toEqual([]);
-    expect(await resolveSecret(env, b.id, "SINGLE_TENANT_KEY")).toBe("from-worker-env");
-    expect(await resolveSecret(env, b.id, "BEAVER_ADMIN_TOKEN")).toBeUndefined();
+  });
+
+  it("lends a Worker secret only when both its name and the workspace are listed, and never a BEAVER_ one", async () => {
+    const listed = await newWorkspace("ws-shared-keys");
+    const other = await newWorkspace();
+    // Listed name, listed workspaces (`default` and ws-shared-keys): lent.
+    expect(await resolveSecret(env, listed.id, "SINGLE_TENANT_KEY")).toBe("from-worker-env");
+    expect(await resolveSecret(env, "default", "SINGLE_TENANT_KEY")).toBe("from-worker-env");
+    // Listed name, unlisted workspace: not lent.
+    expect(await resolveSecret(env, other.id, "SINGLE_TENANT_KEY")).toBeUndefined();
+    // A Worker var that exists but is not listed: lent to nobody, answered like a name no var has.
+    for (const ws of [listed.id, "default", other.id]) {
+      expect(await resolveSecret(env, ws, "OPERATOR_ONLY_KEY")).toBeUndefined();
+      expect(await resolveSecret(env, ws, "NO_SUCH_VAR_ANYWHERE")).toBeUndefined();
+      // BEAVER_ADMIN_TOKEN is listed in BEAVER_SHARED_SECRETS here, and still never lent.
+      expect(await resolveSecret(env, ws, "BEAVER_ADMIN_TOKEN")).toBeUndefined();
+      expect(await resolveSecret(env, ws, "BEAVER_SECRETS_KEY")).toBeUndefined();
+    }
+    // The workspace's own secret wins over the lent one.
+    await call("PUT", "/api/secrets/SINGLE_TENANT_KEY", { token: listed.admin, body: { value: "own-value" } });
+    expect(await resolveSecret(env, listed.id, "SINGLE_TENANT_KEY")).toBe("own-value");
+  });
+
+  it("lends to `default` only when BEAVER_SHARED_SECRETS_WORKSPACES is unset, and nothing when BEAVER_SHARED_SECRETS is", async () => {
+    const listed = await newWorkspace("ws-shared-keys-2");
+    const { BEAVER_SHARED_SECRETS_WORKSPACES: _w, ...defaultWorkspaces } = env;
+    const onlyListed = { ...defaultWorkspaces, BEAVER_SHARED_SECRETS_WORKSPACES: listed.id };
+    expect(await resolveSecret(defaultWorkspaces, "default", "SINGLE_TENANT_KEY")).toBe("from-worker-env");
+    expect(await resolveSecret(defaultWorkspaces, listed.id, "SINGLE_TENANT_KEY")).toBeUndefined();
+    expect(await resolveSecret(onlyListed, listed.id, "SINGLE_TENANT_KEY")).toBe("from-worker-env");
+    expect(await resolveSecret(onlyListed, "default", "SINGLE_TENANT_KEY")).toBeUndefined();
+    const { BEAVER_SHARED_SECRETS: _s, ...nothingShared } = env;
+    expect(await resolveSecret(nothingShared, "default", "SINGLE_TENANT_KEY")).toBeUndefined();
+    expect(await resolveSecret({ ...env, BEAVER_SHARED_SECRETS: "" }, "default", "SINGLE_TENANT_KEY")).toBeUndefined();
+  });
+
+  it("a Gitea token secret naming an unlent Worker var sends no token", async () => {
+    const b = await newWorkspace();
+    const config = { toolchain: { gitea_base_url: "https://gitea.test/", gitea_token_secret: "OPERATOR_ONLY_KEY" } };
+    expect((await call("PUT", "/api/config", { token: b.admin, body: config })).status).toBe(200);
+    expect((await call("PUT", "/api/plugins/sources/src", { token: b.admin, body: { owner: "o", repo: "r" } })).status).toBe(200);
+    const sent: string[] = [];
+    const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const req = new Request(input, init);
+      sent.push(`${req.url} ${[...req.headers].map(([k, v]) => `${k}: ${v}`).join("; ")}`);
+      return new Response('{"message":"not found"}', { status: 404 });
+    };
+    await fetchSource(env, b.id, "src", { actor: "t", fetchImpl });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toContain(env.OPERATOR_ONLY_KEY);
+    expect(sent[0]).not.toMatch(/authorization/i);
   });
 
   it("a ciphertext copied to another workspace does not decrypt", async () => {

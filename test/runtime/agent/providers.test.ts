@@ -108,9 +108,10 @@ describe("resolveModels: what is configured", () => {
       roles.push([entry.id, role]);
       return new MockLanguageModelV4({ modelId: entry.id });
     };
+    // `default` is a workspace SINGLE_TENANT_KEY is lent to (vitest.config.ts).
     const models = await resolveModels(
       env,
-      "ws-none",
+      "default",
       config({
         model: { provider: "openai-compatible", id: "workspace-main", base_url: "https://a.test/v1" },
         fallback_model: { provider: "openai-compatible", id: "fb", base_url: "https://b.test/v1" },
@@ -191,7 +192,7 @@ describe("resolveModels: API keys reach the provider and never the errors", () =
     expect(seen[0]!.body).toMatchObject({ model: "m1", stream: true, stream_options: { include_usage: true } });
   });
 
-  it("falls back to a Worker var of the same name and redacts the key from provider errors", async () => {
+  it("falls back to a lent Worker secret of the same name and redacts the key from provider errors", async () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(
       async () =>
         new Response(JSON.stringify({ error: { message: "Incorrect API key provided: from-worker-env", type: "invalid_request_error" } }), {
@@ -199,9 +200,10 @@ describe("resolveModels: API keys reach the provider and never the errors", () =
           headers: { "Content-Type": "application/json" },
         }),
     );
+    // `default` is a workspace SINGLE_TENANT_KEY is lent to (vitest.config.ts).
     const models = await resolveModels(
       env,
-      "ws-none",
+      "default",
       config({ model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "SINGLE_TENANT_KEY" } }),
     );
     const err = await step(models).catch((e: unknown) => e);

@@ -2,9 +2,11 @@
  * A workspace secret used as a model's API key never comes back out: not in HTTP answers, stream
  * frames, stored events (hidden ones included), run results or logs — even when the provider's
  * error message echoes the key. The provider is the real openai-compatible package; the network is
- * a fetch stub that answers 401 with the key in its body, as some servers do.
+ * a fetch stub that answers 401 with the key in its body, as some servers do. Worker secrets reach a
+ * workspace only where the operator lends them (README, Worker secrets; vitest.config.ts lists them).
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { env } from "cloudflare:workers";
 import { call, newWorkspace } from "../../support/api.ts";
 import { doEvents, newSession, readSse } from "../../support/sessions.ts";
 
@@ -80,5 +82,54 @@ describe("secret values in runs", () => {
     expect(sent.length).toBeGreaterThanOrEqual(4);
     expect(sent).toContain(`Bearer ${KEY}`); // the key did reach the provider
     for (const text of [...answers, ...logged]) expect(text).not.toContain(KEY);
+  });
+});
+
+describe("Worker secrets are not lent across tenants", () => {
+  // A workspace admin points a model at their own server and names a Worker var as its API key.
+  it("an unlent Worker var answers exactly like a name no var has, and its value reaches no request", async () => {
+    const sent: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const req = new Request(input, init);
+      sent.push(`${req.url} ${[...req.headers].map(([k, v]) => `${k}: ${v}`).join("; ")} ${await req.text()}`);
+      return Response.json({ error: { message: "nope" } }, { status: 401 });
+    });
+    const b = await newWorkspace();
+    const answers: { status: number; code: string; message: string }[] = [];
+    // OPERATOR_ONLY_KEY exists but is listed nowhere; SINGLE_TENANT_KEY is listed but not for this workspace.
+    for (const name of ["OPERATOR_ONLY_KEY", "SINGLE_TENANT_KEY", "BEAVER_ADMIN_TOKEN", "NO_SUCH_VAR_ANYWHERE"]) {
+      const model = { provider: "openai-compatible", id: "m1", base_url: "https://attacker.test/v1", api_key_secret: name };
+      expect((await call("PUT", "/api/config", { token: b.admin, body: { model } })).status).toBe(200);
+      const res = await call("POST", "/api/chat", { token: b.member, body: { message: "hello" } });
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      answers.push({ status: res.status, code: error.code, message: error.message.split(name).join("<name>") });
+    }
+    expect(answers[0]).toMatchObject({ status: 422, code: "no_model_configured" });
+    expect(answers[0]!.message).toContain("secret '<name>' named by api_key_secret is not set");
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    for (const line of sent) {
+      for (const value of [env.OPERATOR_ONLY_KEY, env.SINGLE_TENANT_KEY, env.BEAVER_ADMIN_TOKEN!]) expect(line).not.toContain(value);
+    }
+    expect(sent.filter((line) => line.includes("attacker.test"))).toEqual([]);
+  });
+
+  it("a lent name reaches the provider for a listed workspace only", async () => {
+    const auth: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      auth.push(new Request(input, init).headers.get("authorization") ?? "(none)");
+      return Response.json({ error: { message: "nope" } }, { status: 401 });
+    });
+    const model = { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "SINGLE_TENANT_KEY" };
+    const listed = await newWorkspace("ws-shared-keys");
+    expect((await call("PUT", "/api/config", { token: listed.admin, body: { model } })).status).toBe(200);
+    expect((await call("POST", "/api/chat", { token: listed.member, body: { message: "hello" } })).status).toBe(502);
+    expect(auth).toContain(`Bearer ${env.SINGLE_TENANT_KEY}`);
+
+    auth.length = 0;
+    const unlisted = await newWorkspace();
+    expect((await call("PUT", "/api/config", { token: unlisted.admin, body: { model } })).status).toBe(200);
+    const res = await call("POST", "/api/chat", { token: unlisted.member, body: { message: "hello" } });
+    expect(res.status).toBe(422);
+    expect(auth).toEqual([]);
   });
 });

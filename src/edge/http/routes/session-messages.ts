@@ -2,14 +2,22 @@
  * `POST /api/sessions/:id/messages`: talk to a session. The run is queued durably before anything
  * is answered. Three ways to get the answer: `Accept: text/event-stream` streams that run's events
  * (transient and persistent, each with its seq) until it ends; `?wait=true` answers the run's
- * result when it ends; otherwise 202 with the run id. `Idempotency-Key` returns the same run.
+ * result when it ends; otherwise 202 with the run id. `Idempotency-Key` returns the same run for the
+ * same message, and 422 `idempotency_key_reused` for a different one (docs/sessions.md, Idempotency).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
-import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, rpc, waitForRun } from "../../../runtime/session/service.ts";
+import {
+  MAX_MESSAGE_BYTES,
+  assertMessageSize,
+  fetchSessionStream,
+  messageFingerprint,
+  rpc,
+  waitForRun,
+} from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
@@ -45,7 +53,7 @@ const post = createRoute({
       content: { "application/json": { schema: RunResultSchema }, "text/event-stream": { schema: z.string() } },
     },
     202: jsonResponse(SubmitAccepted.extend({ result: RunResultSchema.optional() }), "Queued (or still running after the wait)"),
-    ...errorResponses(404, 409, 413, 429),
+    ...errorResponses(404, 409, 413, 422, 429),
   },
 });
 
@@ -60,7 +68,7 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     content: body.content,
     ...(body.client_id !== undefined ? { client_id: body.client_id } : {}),
     ...(body.source !== undefined ? { source: body.source } : {}),
-    ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey } : {}),
+    ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey, idempotency_fingerprint: await messageFingerprint(body) } : {}),
   };
 
   if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
