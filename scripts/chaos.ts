@@ -28,6 +28,8 @@ const VARS = { BEAVER_ALLOW_PRIVATE_EGRESS: "true" };
 
 interface Sent {
   session: string;
+  /** Each session gets its own token, so the per-token rate limit (docs/limits.md) is not what is tested. */
+  token: string;
   content: string;
   key: string;
   runId: string | null;
@@ -53,9 +55,9 @@ async function json<T>(res: Response): Promise<T> {
 }
 
 /** Sends (or sends again) one message; records the run id once an answer arrives. */
-async function send(token: string, m: Sent): Promise<void> {
+async function send(m: Sent): Promise<void> {
   try {
-    const res = await api("POST", `/api/sessions/${m.session}/messages`, token, { content: m.content }, { "Idempotency-Key": m.key });
+    const res = await api("POST", `/api/sessions/${m.session}/messages`, m.token, { content: m.content }, { "Idempotency-Key": m.key });
     if (res.status === 202 || res.status === 200) {
       const body = (await res.json()) as { run_id?: string };
       if (body.run_id) m.runId = body.run_id;
@@ -133,7 +135,7 @@ async function main(): Promise<void> {
         runId: null,
       }));
       sent.push(...fresh);
-      const inFlight = [...retries, ...fresh].map((m) => send(token, m));
+      const inFlight = [...retries, ...fresh].map((m) => send(m));
       await sleep(rand(200, 1200));
       const openAtKill = await openRuns(token, sessions).catch(() => -1);
       await dev.kill();
@@ -145,7 +147,8 @@ async function main(): Promise<void> {
       await restart(adminToken, persistTo, round);
     }
     for (let attempt = 0; attempt < 5 && sent.some((m) => m.runId === null); attempt++) {
-      await Promise.all(sent.filter((m) => m.runId === null).map((m) => send(token, m)));
+      if (attempt > 0) await sleep(5_000);
+      await Promise.all(sent.filter((m) => m.runId === null).map((m) => send(m)));
     }
 
     // Let the service finish (runs resume on their own after a restart); wait until no run is open.
