@@ -128,8 +128,9 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       // Everything unanswered so far goes again (same key), then one new message per session.
       const retries = sent.filter((m) => m.runId === null);
-      const fresh = sessions.map((session, i) => ({
+      const fresh: Sent[] = sessions.map((session, i) => ({
         session,
+        token: tokens.get(session) ?? token,
         content: `chaos round ${round} session ${i} ${randomUUID()}`,
         key: randomUUID(),
         runId: null,
