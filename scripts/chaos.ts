@@ -120,8 +120,15 @@ async function main(): Promise<void> {
       }),
     );
     const sessions: string[] = [];
-    for (let i = 0; i < SESSIONS; i++)
-      sessions.push((await json<{ id: string }>(await api("POST", "/api/sessions", token, { title: `chaos ${i}` }))).id);
+    const tokens = new Map<string, string>();
+    for (let i = 0; i < SESSIONS; i++) {
+      const id = (await json<{ id: string }>(await api("POST", "/api/sessions", token, { title: `chaos ${i}` }))).id;
+      const own = await json<{ token: string }>(
+        await api("POST", "/api/tokens", adminToken, { name: `chaos ${i}`, scopes: ["member"], workspace_id: ws }),
+      );
+      sessions.push(id);
+      tokens.set(id, own.token);
+    }
 
     const sent: Sent[] = [];
     let inFlightAtKills = 0;
