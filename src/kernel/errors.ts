@@ -18,6 +18,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "unprocessable"
+  | "egress_refused"
   | "no_model_configured"
   | "provider_error"
   | "upstream_unavailable"

@@ -17,6 +17,8 @@ export interface Env {
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
   BEAVER_ADMIN_TOKEN?: string;
   BEAVER_SECRETS_KEY?: string;
+  /** `true` lets tenant-chosen URLs reach loopback and private networks (local model servers): storage/egress.ts. */
+  BEAVER_ALLOW_PRIVATE_EGRESS?: string;
 }
 
 /** Read a Worker var/secret by a name chosen at runtime (single-tenant secret fallback). */

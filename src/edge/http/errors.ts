@@ -30,6 +30,7 @@ export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 4
     case "unsupported_media_type":
       return 415;
     case "unprocessable":
+    case "egress_refused":
     case "no_model_configured":
       return 422;
     case "provider_error":
