@@ -21,6 +21,8 @@ export const testServices = {
   outbound: null as FetchFn | null,
   /** How long a WorkspaceDO's explicit operations wait for its lock (production default when null). */
   lockWaitMs: null as number | null,
+  /** Overrides the Worker var `BEAVER_ALLOW_PRIVATE_EGRESS` (storage/egress.ts) when set. */
+  allowPrivateEgress: null as boolean | null,
   /** Each WorkspaceDO's write lock, by object id, shared with the object so a test can hold it. */
   workspaceLocks: new Map<string, WriteLock>(),
 };
@@ -45,12 +47,19 @@ export function setOutboundFetch(fetch: FetchFn | null): void {
   testServices.outbound = fetch;
 }
 
-/** The Worker's environment plus an `OUTBOUND` binding that follows `testServices.outbound`. */
+/**
+ * The Worker's environment plus an `OUTBOUND` binding that follows `testServices.outbound` and a
+ * `BEAVER_ALLOW_PRIVATE_EGRESS` that follows `testServices.allowPrivateEgress`.
+ */
 export function testEnv(env: Env): Env {
   const out: Env = { ...env };
   Object.defineProperty(out, "OUTBOUND", {
     enumerable: true,
     get: () => (testServices.outbound ? { fetch: testServices.outbound } : env.OUTBOUND),
+  });
+  Object.defineProperty(out, "BEAVER_ALLOW_PRIVATE_EGRESS", {
+    enumerable: true,
+    get: () => (testServices.allowPrivateEgress === null ? env.BEAVER_ALLOW_PRIVATE_EGRESS : String(testServices.allowPrivateEgress)),
   });
   return out;
 }

@@ -1,8 +1,12 @@
-/** `/api/agents`: the workspace's toolchain agents (Gitea user, roles, model override, enabled). */
+/**
+ * `/api/agents`: the workspace's toolchain agents (Gitea user, roles, model override, enabled). An
+ * agent's model `base_url` must pass the egress policy (storage/egress.ts), else 422 `egress_refused`.
+ */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { notFound } from "../../../kernel/errors.ts";
+import { assertUrlFields, egressPolicy } from "../../../storage/egress.ts";
 import { AGENT_ROLES, AgentIdSchema, CreateAgentSchema, PatchAgentSchema, agentView } from "../../../domains/tasks/agents.ts";
 import { createAgent, getAgent, listAgents, patchAgent } from "../../../domains/tasks/agent-store.ts";
 
@@ -27,7 +31,7 @@ const create = createRoute({
   summary: "Register an agent (Gitea user, roles, optional model override)",
   middleware: [requireScope("admin")] as const,
   request: { body: jsonBody(CreateAgentSchema) },
-  responses: { 201: jsonResponse(AgentDoc, "Created"), ...errorResponses(409, 413, 415) },
+  responses: { 201: jsonResponse(AgentDoc, "Created"), ...errorResponses(409, 413, 415, 422) },
 });
 
 const list = createRoute({
@@ -56,12 +60,14 @@ const patch = createRoute({
   summary: "Change an agent (roles, Gitea user, model override, enabled)",
   middleware: [requireScope("admin")] as const,
   request: { params: IdParam, body: jsonBody(PatchAgentSchema) },
-  responses: { 200: jsonResponse(AgentDoc, "Updated"), ...errorResponses(404, 409, 413, 415) },
+  responses: { 200: jsonResponse(AgentDoc, "Updated"), ...errorResponses(404, 409, 413, 415, 422) },
 });
 
 export const agentRoutes = newRouter()
   .openapi(create, async (c) => {
-    const agent = await createAgent(c.env, c.get("principal").workspaceId, c.req.valid("json"));
+    const body = c.req.valid("json");
+    assertUrlFields(body, egressPolicy(c.env, new URL(c.req.url).host));
+    const agent = await createAgent(c.env, c.get("principal").workspaceId, body);
     return c.json(agentView(agent), 201);
   })
   .openapi(list, async (c) => c.json({ agents: (await listAgents(c.env, c.get("principal").workspaceId)).map(agentView) }, 200))
@@ -72,6 +78,8 @@ export const agentRoutes = newRouter()
     return c.json(agentView(agent), 200);
   })
   .openapi(patch, async (c) => {
-    const agent = await patchAgent(c.env, c.get("principal").workspaceId, c.req.valid("param").id, c.req.valid("json"));
+    const body = c.req.valid("json");
+    assertUrlFields(body, egressPolicy(c.env, new URL(c.req.url).host));
+    const agent = await patchAgent(c.env, c.get("principal").workspaceId, c.req.valid("param").id, body);
     return c.json(agentView(agent), 200);
   });
