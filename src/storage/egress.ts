@@ -61,9 +61,11 @@ export function checkEgress(url: string | URL, policy: EgressPolicy): EgressVerd
     return { allowed: false, category: "scheme", reason: `scheme ${parsed.protocol} (only http and https)` };
   }
   const host = classifyHost(parsed.hostname);
+  if (host !== null && !(policy.allowPrivate && PRIVATE_CATEGORIES.has(host.category))) {
+    return { allowed: false, category: host.category, reason: host.reason };
+  }
   if (isSelf(parsed, host, policy)) return { allowed: false, category: "self", reason: `Beaver's own host ${parsed.host}` };
-  if (host === null || (policy.allowPrivate && PRIVATE_CATEGORIES.has(host.category))) return { allowed: true, url: parsed };
-  return { allowed: false, category: host.category, reason: host.reason };
+  return { allowed: true, url: parsed };
 }
 
 /** `checkEgress` that throws `egress_refused` (HTTP 422), its message prefixed with `where` (a field path). */

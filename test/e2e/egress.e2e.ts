@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev.ts";
+import { api, baseUrl, newWorkspace } from "./client.ts";
 
 let strict: DevServer;
 
@@ -40,10 +41,22 @@ describe("egress policy in wrangler dev without BEAVER_ALLOW_PRIVATE_EGRESS", ()
     expect(refusedGitea.status).toBe(422);
     expect(refusedGitea.json.error?.message).toBe("toolchain.gitea_base_url: refused: loopback address 127.0.0.1");
 
-    // Beaver's own address is refused as itself.
+    // Beaver's own address is on loopback here, refused as such.
     const self = await putConfig({ model: { ...model, base_url: `${strict.url}/v1` } });
-    expect(self.json.error?.message).toBe(`model.base_url: refused: Beaver's own host 127.0.0.1:${strict.port}`);
+    expect(self.json.error?.message).toBe("model.base_url: refused: loopback address 127.0.0.1");
 
     expect((await putConfig({ model: { ...model, base_url: "https://llm.example.com/v1" } })).status).toBe(200);
+  });
+
+  it("with private egress allowed (the suite's own Worker) accepts the scripted server but not Beaver's own address", async () => {
+    const ws = await newWorkspace();
+    const put = (base_url: string) =>
+      api("PUT", "/api/config", { token: ws.token, body: { model: { provider: "openai-compatible", id: "echo:egress", base_url } } });
+    expect((await put(`${inject("modelUrl")}/v1`)).status).toBe(200);
+    const self = await put(`${baseUrl()}/v1`);
+    expect(self.status).toBe(422);
+    expect(((await self.json()) as { error: { message: string } }).error.message).toBe(
+      `model.base_url: refused: Beaver's own host ${new URL(baseUrl()).host}`,
+    );
   });
 });

@@ -189,6 +189,8 @@ describe("Beaver's own host", () => {
     const policy = egressPolicy({ BEAVER_ALLOW_PRIVATE_EGRESS: "true" }, "127.0.0.1:8787");
     expect(checkEgress("http://127.0.0.1:8787/api/ping", policy)).toMatchObject({ allowed: false, category: "self" });
     expect(checkEgress("http://127.0.0.1:11434/v1", policy)).toMatchObject({ allowed: true });
+    // Without the switch a loopback Beaver is refused for being loopback, the more telling reason.
+    expect(checkEgress("http://127.0.0.1:8787/", egressPolicy({}, "127.0.0.1:8787"))).toMatchObject({ category: "loopback" });
   });
 });
 
