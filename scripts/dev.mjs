@@ -1,5 +1,5 @@
-// `npm run dev`: the whole local start in one command. Creates .dev.vars with fresh random secrets if
-// it is missing, applies the D1 migrations to the local database without asking, then runs
+// `npm run dev`: the whole local start in one command. Creates .dev.vars with fresh random secrets (and
+// BEAVER_ALLOW_PRIVATE_EGRESS=true, for local model servers) if it is missing, applies the D1 migrations to the local database without asking, then runs
 // `wrangler dev` (local D1, R2 and Durable Objects). Extra arguments go to `wrangler dev`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -10,8 +10,14 @@ if (!existsSync(".dev.vars")) {
   const filled = template
     .replace(/^BEAVER_ADMIN_TOKEN=.*$/m, `BEAVER_ADMIN_TOKEN=${randomBytes(24).toString("base64url")}`)
     .replace(/^BEAVER_SECRETS_KEY=.*$/m, `BEAVER_SECRETS_KEY=${randomBytes(32).toString("base64url")}`);
-  writeFileSync(".dev.vars", filled, { mode: 0o600 });
-  console.log("Created .dev.vars with a new BEAVER_ADMIN_TOKEN and BEAVER_SECRETS_KEY (see that file).");
+  // Local development talks to model servers and Gitea on this machine: allow private egress.
+  const withEgress = /^#?\s*BEAVER_ALLOW_PRIVATE_EGRESS=.*$/m.test(filled)
+    ? filled.replace(/^#?\s*BEAVER_ALLOW_PRIVATE_EGRESS=.*$/m, "BEAVER_ALLOW_PRIVATE_EGRESS=true")
+    : `${filled.trimEnd()}\n\nBEAVER_ALLOW_PRIVATE_EGRESS=true\n`;
+  writeFileSync(".dev.vars", withEgress, { mode: 0o600 });
+  console.log(
+    "Created .dev.vars with a new BEAVER_ADMIN_TOKEN and BEAVER_SECRETS_KEY, and BEAVER_ALLOW_PRIVATE_EGRESS=true (see that file).",
+  );
 }
 
 const run = (args, extraEnv = {}) =>

@@ -21,6 +21,7 @@ export type ErrorCode =
   | "unsupported_media_type"
   | "unprocessable"
   | "idempotency_key_reused"
+  | "egress_refused"
   | "no_model_configured"
   | "provider_error"
   | "upstream_unavailable"

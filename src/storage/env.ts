@@ -32,6 +32,8 @@ export interface Env {
   BEAVER_SHARED_SECRETS_WORKSPACES?: string;
   /** Levels of objects/arrays a JSON request body may nest (edge/http/json-body.ts); 32 when unset. */
   BEAVER_MAX_JSON_DEPTH?: string;
+  /** `true` lets tenant-chosen URLs reach loopback and private networks (local model servers): storage/egress.ts. */
+  BEAVER_ALLOW_PRIVATE_EGRESS?: string;
 }
 
 /** The platform's Rate Limiting binding: `success: false` once the key has used its limit this period. */

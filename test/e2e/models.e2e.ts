@@ -22,8 +22,8 @@ import { scriptedModelClient } from "../support/scripted-openai.ts";
 const modelUrl = inject("modelUrl");
 const server = scriptedModelClient(modelUrl);
 const registry = new ToolRegistry(builtinTools());
-/** No secrets and no D1 needed: entries below have no api_key_secret. */
-const noBindings = {} as Env;
+/** No secrets and no D1 needed: entries below have no api_key_secret. The scripted server is on loopback. */
+const noBindings = { BEAVER_ALLOW_PRIVATE_EGRESS: "true" } as Env;
 
 const entry = (id: string): ModelEntry => ({ provider: "openai-compatible", id, base_url: `${modelUrl}/v1` });
 

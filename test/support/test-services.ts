@@ -21,6 +21,8 @@ export const testServices = {
   outbound: null as FetchFn | null,
   /** How long a WorkspaceDO's explicit operations wait for its lock (production default when null). */
   lockWaitMs: null as number | null,
+  /** Overrides the Worker var `BEAVER_ALLOW_PRIVATE_EGRESS` (storage/egress.ts) when set. */
+  allowPrivateEgress: null as boolean | null,
   /** Each WorkspaceDO's write lock, by object id, shared with the object so a test can hold it. */
   workspaceLocks: new Map<string, WriteLock>(),
   /** The Worker's `BEAVER_LIMITS` while set (storage/limits.ts): a test lowers a limit or quota. */
@@ -52,7 +54,10 @@ export function setTestLimits(limits: Record<string, number> | null): void {
   testServices.limits = limits;
 }
 
-/** The Worker's environment plus an `OUTBOUND` binding and `BEAVER_LIMITS` that follow `testServices`. */
+/**
+ * The Worker's environment plus an `OUTBOUND` binding, `BEAVER_LIMITS` and `BEAVER_ALLOW_PRIVATE_EGRESS`
+ * that follow `testServices`.
+ */
 export function testEnv(env: Env): Env {
   const out: Env = { ...env };
   Object.defineProperty(out, "BEAVER_LIMITS", {
@@ -62,6 +67,10 @@ export function testEnv(env: Env): Env {
   Object.defineProperty(out, "OUTBOUND", {
     enumerable: true,
     get: () => (testServices.outbound ? { fetch: testServices.outbound } : env.OUTBOUND),
+  });
+  Object.defineProperty(out, "BEAVER_ALLOW_PRIVATE_EGRESS", {
+    enumerable: true,
+    get: () => (testServices.allowPrivateEgress === null ? env.BEAVER_ALLOW_PRIVATE_EGRESS : String(testServices.allowPrivateEgress)),
   });
   return out;
 }

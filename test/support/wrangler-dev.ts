@@ -1,6 +1,7 @@
 /**
  * Starts a real `wrangler dev` for e2e tests and benchmarks: a fresh persistence folder, local D1
- * migrations applied, secrets passed as vars, a free port; resolves once the Worker answers /api/ping.
+ * migrations applied, secrets passed as vars, private egress allowed (the scripted servers are on
+ * loopback; `vars` may turn it off), a free port; resolves once the Worker answers /api/ping.
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -63,6 +64,8 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
   const vars: Record<string, string> = {
     BEAVER_ADMIN_TOKEN: adminToken,
     BEAVER_SECRETS_KEY: "e2e-secrets-key-0123456789abcdef",
+    // The scripted model server and the fake Gitea listen on loopback (README "Egress policy").
+    BEAVER_ALLOW_PRIVATE_EGRESS: "true",
     ...opts.vars,
   };
   const args = [

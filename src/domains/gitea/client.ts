@@ -4,9 +4,11 @@
  * generated client lacks: a timeout on every request (and the run's abort signal), and one error
  * type that says whether a failure is the caller's business (4xx: wrong number, no permission…) or
  * the infrastructure's (network, timeout, 5xx, 429, garbage) — the split failure routing depends on.
+ * What Gitea said reaches a run only as a short printable summary (kernel/upstream-text.ts).
  */
 import { giteaApi, type Api, type ChangeFileOperation, type CreatePullReviewOptions, type MergePullRequestOption } from "gitea-js";
 import type { FetchFn } from "../../storage/outbound.ts";
+import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 
 export type GiteaErrorKind = "business" | "infrastructure";
 
@@ -64,9 +66,7 @@ function makeFetch(opts: GiteaClientOptions, apiBase: string): FetchFn {
       const message =
         name === "TimeoutError" || timeout.aborted
           ? `timed out after ${opts.timeoutMs} ms`
-          : err instanceof Error
-            ? err.message
-            : String(err);
+          : summariseUpstreamText(err instanceof Error ? err.message : String(err));
       throw new GiteaError("infrastructure", null, operation, `Gitea unreachable (${operation}): ${message}`);
     }
   };
@@ -92,7 +92,7 @@ async function call<T>(operation: string, run: () => Promise<{ data: T; error: u
       "infrastructure",
       null,
       operation,
-      `Gitea call ${operation} failed: ${err instanceof Error ? err.message : String(err)}`,
+      `Gitea call ${operation} failed: ${summariseUpstreamText(err instanceof Error ? err.message : String(err))}`,
     );
   }
   // A 2xx whose body did not parse is not something the caller can fix.
@@ -100,10 +100,11 @@ async function call<T>(operation: string, run: () => Promise<{ data: T; error: u
   return res.data;
 }
 
+/** Gitea's JSON `message`, as a short printable summary: upstream text never reaches a run whole. */
 function describeError(error: unknown): string {
   if (!error || typeof error !== "object") return "";
   const message = (error as { message?: unknown }).message;
-  return typeof message === "string" ? message.slice(0, 300) : "";
+  return typeof message === "string" ? summariseUpstreamText(message) : "";
 }
 
 export function splitRepo(repo: string): [owner: string, name: string] {

@@ -7,6 +7,7 @@
 import { AppError } from "../../kernel/errors.ts";
 import { OutputTooLarge, readBounded } from "../../storage/archive/bounded.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
+import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 
 export interface ArchiveRequest {
   baseUrl: string;
@@ -36,7 +37,12 @@ export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn): 
       signal: AbortSignal.timeout(r.timeoutMs),
     });
   } catch (e) {
-    throw new AppError("upstream_unavailable", `Gitea unreachable (${where}): ${e instanceof Error ? e.message : String(e)}`);
+    // A refused address (storage/egress.ts) is the configuration's fault, not Gitea's: say so as is.
+    if (e instanceof AppError && e.code === "egress_refused") throw e;
+    throw new AppError(
+      "upstream_unavailable",
+      `Gitea unreachable (${where}): ${summariseUpstreamText(e instanceof Error ? e.message : String(e))}`,
+    );
   }
   if (res.status === 404) {
     await res.body?.cancel();
@@ -59,7 +65,10 @@ export async function fetchGiteaArchive(r: ArchiveRequest, fetchImpl: FetchFn): 
   } catch (e) {
     if (e instanceof OutputTooLarge)
       throw new AppError("payload_too_large", `Archive from Gitea exceeds ${r.maxBytes} bytes`, { details: { limit_bytes: r.maxBytes } });
-    throw new AppError("upstream_unavailable", `Gitea's answer to ${where} broke off: ${e instanceof Error ? e.message : String(e)}`);
+    throw new AppError(
+      "upstream_unavailable",
+      `Gitea's answer to ${where} broke off: ${summariseUpstreamText(e instanceof Error ? e.message : String(e))}`,
+    );
   }
   return { status: "ok", bytes };
 }

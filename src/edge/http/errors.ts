@@ -31,6 +31,7 @@ export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 4
       return 415;
     case "unprocessable":
     case "idempotency_key_reused":
+    case "egress_refused":
     case "no_model_configured":
       return 422;
     // A hard quota carries no retryAfter (waiting does not help); a rate limit does (docs/limits.md).

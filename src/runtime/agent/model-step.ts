@@ -5,10 +5,11 @@
  * loop runs them itself — and a call the model wrote as JSON text is turned into a structured call
  * (raw-tool-calls.ts).
  */
-import { APICallError, streamText, type ModelMessage } from "ai";
+import { APICallError, RetryError, streamText, type ModelMessage } from "ai";
 import type { ToolCall, Usage } from "../session/events.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { AppError } from "../../kernel/errors.ts";
+import { upstreamSummary } from "../../kernel/upstream-text.ts";
 import { redactSecrets, type ModelHandle, type ResolvedModels } from "./providers.ts";
 import { extractRawToolCalls } from "./raw-tool-calls.ts";
 import { RawCallDeltaGate } from "./raw-call-gate.ts";
@@ -69,7 +70,6 @@ export interface ModelStepArgs {
   callbacks: StepCallbacks;
 }
 
-const MAX_ERROR_TEXT = 500;
 export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
 
 export async function runModelStep(args: ModelStepArgs): Promise<StepOutput> {
@@ -237,19 +237,25 @@ function toUsage(u: { inputTokens: number | undefined; outputTokens: number | un
   return { input_tokens: input, output_tokens: output, total_tokens: u.totalTokens ?? input + output };
 }
 
-/** A short, secret-free description of why an attempt failed. */
+/**
+ * A short, secret-free description of why an attempt failed: the HTTP status and at most a short
+ * printable summary of what the server said (kernel/upstream-text.ts), never its whole body.
+ */
 function describeError(handle: ModelHandle, err: unknown): string {
-  const cause = err instanceof StepStreamError ? err.causeError : err;
+  let cause = err instanceof StepStreamError ? err.causeError : err;
+  if (RetryError.isInstance(cause)) cause = cause.lastError;
+  let status: number | undefined;
   let text: string;
   if (APICallError.isInstance(cause)) {
-    text = cause.statusCode !== undefined ? `HTTP ${cause.statusCode}: ${cause.message}` : cause.message;
+    status = cause.statusCode;
+    text = cause.message;
   } else if (cause instanceof Error) {
     text = cause.message || cause.name;
   } else {
     text = String(cause);
   }
-  text = redactSecrets(handle, text).replace(/\s+/g, " ").trim();
-  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text || "unknown error";
+  // Redact before cutting, so a cut never leaves part of a key behind.
+  return upstreamSummary(status, redactSecrets(handle, text)) || "unknown error";
 }
 
 function throwIfAborted(signal: AbortSignal): void {

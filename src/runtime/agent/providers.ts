@@ -12,6 +12,7 @@ import { createWorkersAI } from "workers-ai-provider";
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry, ProviderKind, WorkspaceConfig } from "../../storage/config/schema.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
+import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 
 export interface ModelHandle {
@@ -137,16 +138,20 @@ async function buildHandle(
 /** The production model factory: the `ai` SDK provider package for each provider kind. */
 export const providerModel: ModelFactory = (entry, { env, apiKey }) => {
   const baseURL = entry.base_url?.replace(/\/+$/, "");
+  // Every provider request (and each redirect hop) passes the egress policy (storage/outbound.ts).
+  const fetch = outboundFetch(env);
   switch (entry.provider) {
     case "openai-compatible":
       // includeUsage asks the server for the final usage chunk when streaming.
-      return createOpenAICompatible({ name: "openai-compatible", baseURL: baseURL!, apiKey, includeUsage: true }).chatModel(entry.id);
+      return createOpenAICompatible({ name: "openai-compatible", baseURL: baseURL!, apiKey, includeUsage: true, fetch }).chatModel(
+        entry.id,
+      );
     case "openai":
-      return createOpenAI({ apiKey, baseURL }).responses(entry.id);
+      return createOpenAI({ apiKey, baseURL, fetch }).responses(entry.id);
     case "anthropic":
-      return createAnthropic({ apiKey, baseURL })(entry.id);
+      return createAnthropic({ apiKey, baseURL, fetch })(entry.id);
     case "google":
-      return createGoogleGenerativeAI({ apiKey, baseURL })(entry.id);
+      return createGoogleGenerativeAI({ apiKey, baseURL, fetch })(entry.id);
     case "workers-ai":
       return createWorkersAI({ binding: env.AI! })(entry.id);
   }

@@ -11,7 +11,7 @@ describe("/api/agents", () => {
       token: ws.admin,
       body: {
         ...jony,
-        model: { provider: "openai-compatible", id: "m1", base_url: "http://127.0.0.1:9/v1" },
+        model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.example.com/v1" },
         gitea_token_secret: "JONY_TOKEN",
       },
     });

@@ -9,7 +9,7 @@ describe("workspace configuration", () => {
     const before = await json(await call("GET", "/api/config", { token: ws.read }));
     expect(before).toMatchObject({ runtime: { max_tool_iterations: 8, timezone: "UTC" } });
     const body = {
-      model: { provider: "openai-compatible", id: "m1", base_url: "http://127.0.0.1:9999/v1", api_key_secret: "MY_KEY" },
+      model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.example.com/v1", api_key_secret: "MY_KEY" },
       runtime: { max_tool_iterations: 3, timezone: "Europe/Berlin" },
     };
     const put = await call("PUT", "/api/config", { token: ws.admin, body });

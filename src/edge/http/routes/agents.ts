@@ -1,11 +1,13 @@
 /**
  * `/api/agents`: the workspace's toolchain agents (Gitea user, roles, model override, enabled). The
- * model override's size and the number of agents are the operator's limits (docs/limits.md).
+ * model override's size and the number of agents are the operator's limits (docs/limits.md); its
+ * `base_url` must pass the egress policy (storage/egress.ts), else 422 `egress_refused`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { notFound } from "../../../kernel/errors.ts";
+import { assertUrlFields, egressPolicy } from "../../../storage/egress.ts";
 import { AGENT_ROLES, AgentIdSchema, CreateAgentSchema, PatchAgentSchema, agentView } from "../../../domains/tasks/agents.ts";
 import { createAgent, getAgent, listAgents, patchAgent } from "../../../domains/tasks/agent-store.ts";
 import { assertFieldSize } from "../../../storage/limits.ts";
@@ -32,7 +34,7 @@ const create = createRoute({
   summary: "Register an agent (Gitea user, roles, optional model override)",
   middleware: [requireScope("admin")] as const,
   request: { body: jsonBody(CreateAgentSchema) },
-  responses: { 201: jsonResponse(AgentDoc, "Created"), ...errorResponses(409, 413, 415, 429) },
+  responses: { 201: jsonResponse(AgentDoc, "Created"), ...errorResponses(409, 413, 415, 422, 429) },
 });
 
 const list = createRoute({
@@ -61,7 +63,7 @@ const patch = createRoute({
   summary: "Change an agent (roles, Gitea user, model override, enabled)",
   middleware: [requireScope("admin")] as const,
   request: { params: IdParam, body: jsonBody(PatchAgentSchema) },
-  responses: { 200: jsonResponse(AgentDoc, "Updated"), ...errorResponses(404, 409, 413, 415) },
+  responses: { 200: jsonResponse(AgentDoc, "Updated"), ...errorResponses(404, 409, 413, 415, 422) },
 });
 
 export const agentRoutes = newRouter()
@@ -69,6 +71,7 @@ export const agentRoutes = newRouter()
     const body = c.req.valid("json");
     assertFieldSize(c.env, "model", body.model, "agent_model_bytes");
     await enforceQuota(c.env, c.get("principal").workspaceId, "agents");
+    assertUrlFields(body, egressPolicy(c.env, new URL(c.req.url).host));
     const agent = await createAgent(c.env, c.get("principal").workspaceId, body);
     return c.json(agentView(agent), 201);
   })
@@ -82,6 +85,7 @@ export const agentRoutes = newRouter()
   .openapi(patch, async (c) => {
     const body = c.req.valid("json");
     assertFieldSize(c.env, "model", body.model, "agent_model_bytes");
+    assertUrlFields(body, egressPolicy(c.env, new URL(c.req.url).host));
     const agent = await patchAgent(c.env, c.get("principal").workspaceId, c.req.valid("param").id, body);
     return c.json(agentView(agent), 200);
   });

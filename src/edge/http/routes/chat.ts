@@ -46,6 +46,7 @@ function httpCode(code: string): ErrorCode {
     case "no_model_configured":
     case "provider_error":
     case "upstream_unavailable":
+    case "egress_refused":
       return code;
     case "cancelled":
       return "conflict";

@@ -1,4 +1,7 @@
-/** `GET/PUT /api/config`: the workspace configuration, validated by one strict schema. */
+/**
+ * `GET/PUT /api/config`: the workspace configuration, validated by one strict schema; every URL in it
+ * must pass the egress policy (storage/egress.ts), else 422 `egress_refused` naming the field.
+ */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { validationError } from "../../../kernel/errors.ts";
@@ -6,6 +9,7 @@ import { requireScope } from "../auth.ts";
 import { WorkspaceConfigSchema } from "../../../app/config.ts";
 import { loadConfig, saveConfig } from "../../../storage/config/store.ts";
 import { assertFieldSize } from "../../../storage/limits.ts";
+import { assertUrlFields, egressPolicy } from "../../../storage/egress.ts";
 
 const ConfigDoc = z.record(z.string(), z.unknown()).openapi("WorkspaceConfig", {
   description: "model, fallback_model, auxiliary_model, runtime, toolchain (see README: Configuration)",
@@ -27,7 +31,7 @@ const put = createRoute({
   summary: "Replace the workspace configuration; unknown keys anywhere are rejected with their path",
   middleware: [requireScope("admin")] as const,
   request: { body: { required: true, content: { "application/json": { schema: ConfigDoc } } } },
-  responses: { 200: jsonResponse(ConfigDoc, "Saved configuration"), ...errorResponses(413) },
+  responses: { 200: jsonResponse(ConfigDoc, "Saved configuration"), ...errorResponses(413, 422) },
 });
 
 export const configRoutes = newRouter()
@@ -38,6 +42,8 @@ export const configRoutes = newRouter()
     assertFieldSize(c.env, "config", c.req.valid("json"), "config_bytes");
     const parsed = WorkspaceConfigSchema.safeParse(c.req.valid("json"));
     if (!parsed.success) throw validationError(parsed.error, "config");
+    // Every stored URL must pass the egress policy; Beaver's own host is the one this request came to.
+    assertUrlFields(parsed.data, egressPolicy(c.env, new URL(c.req.url).host));
     await saveConfig(c.env, c.get("principal").workspaceId, parsed.data);
     return c.json(parsed.data, 200);
   });
