@@ -17,6 +17,8 @@ export interface Env {
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
   BEAVER_ADMIN_TOKEN?: string;
   BEAVER_SECRETS_KEY?: string;
+  /** How long explicit skill and plugin writes wait for the workspace lock, in ms (default 10000; domains/governance/client.ts). */
+  BEAVER_LOCK_WAIT_MS?: string;
 }
 
 /** Read a Worker var/secret by a name chosen at runtime (single-tenant secret fallback). */

@@ -19,7 +19,7 @@ export const testServices = {
   toolsets: new Map<string, ToolsetFactory>(),
   /** Where outbound HTTP goes (the `OUTBOUND` binding of storage/outbound.ts). */
   outbound: null as FetchFn | null,
-  /** How long a WorkspaceDO's explicit operations wait for its lock (production default when null). */
+  /** How long explicit workspace-lock operations wait (`BEAVER_LOCK_WAIT_MS` of `testEnv`; production default when null). */
   lockWaitMs: null as number | null,
   /** Each WorkspaceDO's write lock, by object id, shared with the object so a test can hold it. */
   workspaceLocks: new Map<string, WriteLock>(),
@@ -45,12 +45,19 @@ export function setOutboundFetch(fetch: FetchFn | null): void {
   testServices.outbound = fetch;
 }
 
-/** The Worker's environment plus an `OUTBOUND` binding that follows `testServices.outbound`. */
+/**
+ * The Worker's environment plus an `OUTBOUND` binding that follows `testServices.outbound` and a
+ * `BEAVER_LOCK_WAIT_MS` that follows `testServices.lockWaitMs`.
+ */
 export function testEnv(env: Env): Env {
   const out: Env = { ...env };
   Object.defineProperty(out, "OUTBOUND", {
     enumerable: true,
     get: () => (testServices.outbound ? { fetch: testServices.outbound } : env.OUTBOUND),
+  });
+  Object.defineProperty(out, "BEAVER_LOCK_WAIT_MS", {
+    enumerable: true,
+    get: () => (testServices.lockWaitMs === null ? env.BEAVER_LOCK_WAIT_MS : String(testServices.lockWaitMs)),
   });
   return out;
 }
