@@ -163,13 +163,13 @@ describe("workspace write lock", () => {
         const [e, w, ...s] = await Promise.all([enable, write, ...syncs]);
         const timing = `long enable ${e.at} ms; write sent at ${sent} ms, answered ${w.status} at ${w.at} ms`;
         expect(e.status).toBe(200);
-        expect(w.status).toBe(409);
+        expect(w.status, timing).toBe(409);
         expect(w.retryAfter).toBe("2");
         expect(w.body).toMatchObject({ error: { code: "busy", details: { waited_ms: 300 } } });
         expect(s).toEqual([409, 409]);
         // Within the bound give or take a second, and while the long op still held the lock.
-        expect(w.at - sent).toBeLessThan(300 + 1000);
-        expect(w.at).toBeLessThanOrEqual(e.at);
+        expect(w.at - sent, timing).toBeLessThan(300 + 1000);
+        expect(w.at, timing).toBeLessThanOrEqual(e.at);
       } finally {
         WorkspaceDOClass.prototype.run = run;
         testServices.lockWaitMs = null;
