@@ -34,6 +34,8 @@ export interface Env {
   BEAVER_MAX_JSON_DEPTH?: string;
   /** `true` lets tenant-chosen URLs reach loopback and private networks (local model servers): storage/egress.ts. */
   BEAVER_ALLOW_PRIVATE_EGRESS?: string;
+  /** How long explicit skill and plugin writes wait for the workspace lock, in ms (default 10000; domains/governance/client.ts). */
+  BEAVER_LOCK_WAIT_MS?: string;
 }
 
 /** The platform's Rate Limiting binding: `success: false` once the key has used its limit this period. */

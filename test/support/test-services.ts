@@ -19,7 +19,7 @@ export const testServices = {
   toolsets: new Map<string, ToolsetFactory>(),
   /** Where outbound HTTP goes (the `OUTBOUND` binding of storage/outbound.ts). */
   outbound: null as FetchFn | null,
-  /** How long a WorkspaceDO's explicit operations wait for its lock (production default when null). */
+  /** How long explicit workspace-lock operations wait (`BEAVER_LOCK_WAIT_MS` of `testEnv`; production default when null). */
   lockWaitMs: null as number | null,
   /** Overrides the Worker var `BEAVER_ALLOW_PRIVATE_EGRESS` (storage/egress.ts) when set. */
   allowPrivateEgress: null as boolean | null,
@@ -55,8 +55,8 @@ export function setTestLimits(limits: Record<string, number> | null): void {
 }
 
 /**
- * The Worker's environment plus an `OUTBOUND` binding, `BEAVER_LIMITS` and `BEAVER_ALLOW_PRIVATE_EGRESS`
- * that follow `testServices`.
+ * The Worker's environment plus an `OUTBOUND` binding, `BEAVER_LIMITS`, `BEAVER_ALLOW_PRIVATE_EGRESS` and
+ * `BEAVER_LOCK_WAIT_MS` that follow `testServices`.
  */
 export function testEnv(env: Env): Env {
   const out: Env = { ...env };
@@ -71,6 +71,10 @@ export function testEnv(env: Env): Env {
   Object.defineProperty(out, "BEAVER_ALLOW_PRIVATE_EGRESS", {
     enumerable: true,
     get: () => (testServices.allowPrivateEgress === null ? env.BEAVER_ALLOW_PRIVATE_EGRESS : String(testServices.allowPrivateEgress)),
+  });
+  Object.defineProperty(out, "BEAVER_LOCK_WAIT_MS", {
+    enumerable: true,
+    get: () => (testServices.lockWaitMs === null ? env.BEAVER_LOCK_WAIT_MS : String(testServices.lockWaitMs)),
   });
   return out;
 }

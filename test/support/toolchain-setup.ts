@@ -40,6 +40,16 @@ export async function toolchainWorkspace(
   return ws;
 }
 
+/**
+ * The same payload as a later, distinct event would send it. Real events never share a byte-identical
+ * body (each carries its own ids and timestamps), and intake answers an identical signed body under a
+ * new delivery id as a replay (docs/toolchain.md, "Webhook intake"); trailing whitespace changes the
+ * bytes and nothing the parser sees.
+ */
+export function anotherEvent(body: string, n: number): string {
+  return body + " ".repeat(n);
+}
+
 export interface DeliverOptions {
   id?: string;
   sign?: "gitea" | "hub" | "none" | "wrong";

@@ -10,7 +10,6 @@ import { runtimeServices } from "../../src/app/runtime.ts";
 import type { RuntimeServices } from "../../src/runtime/services.ts";
 import type { Env } from "../../src/storage/env.ts";
 import { testEnv, testServices, workspaceLock } from "./test-services.ts";
-import { DEFAULT_LOCK_WAIT_MS } from "../../src/domains/governance/workspace-do.ts";
 
 /** Production services, overridden at call time by whatever the running test set. */
 function servicesForTests(): RuntimeServices {
@@ -32,7 +31,7 @@ export class SessionDO extends SessionObject {
 
 export class WorkspaceDO extends ProductionWorkspaceDO {
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, testEnv(env), { lock: workspaceLock(ctx.id), lockWaitMs: () => testServices.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
+    super(ctx, testEnv(env), { lock: workspaceLock(ctx.id) });
   }
 }
 

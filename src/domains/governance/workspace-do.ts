@@ -2,9 +2,12 @@
  * One Durable Object per workspace: the write lock for skills, plugins and learning candidates
  * (docs/skills-and-plugins.md, "The workspace write lock"). Every mutation of skill versions, plugin
  * state and candidates runs here, one at a time; version numbers are allocated inside. Explicit
- * operations wait up to `lockWaitMs` and then answer `busy`; automatic ones (`mode: "try"`) never
- * wait. Slow work that needs no lock — upload parsing, hashing, R2 writes — happens in the Worker
- * before calling in. Results cross the RPC boundary as a tagged union (errors keep code and details).
+ * operations come with an absolute deadline from the caller (client.ts): one that arrives after it,
+ * or gets the lock after it, runs nothing and answers `busy`; one that gets the lock in time asks the
+ * caller, over RPC, whether it is still waiting before it runs, so nothing is written after the
+ * caller answered busy. Automatic ones (`mode: "try"`) never wait. Slow work that needs no lock —
+ * upload parsing, hashing, R2 writes — happens in the Worker before calling in. Results cross the
+ * RPC boundary as a tagged union (errors keep code and details).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../storage/env.ts";
@@ -12,11 +15,12 @@ import { AppError } from "../../kernel/errors.ts";
 import { failure, success, toWire, type Outcome } from "../../kernel/outcome.ts";
 import { verifyTreeStored } from "../../storage/blob/store.ts";
 import { withR2WriteCounter } from "../../storage/blob/counting.ts";
-import { WriteLock } from "./lock.ts";
+import { withIoHook } from "../../storage/io-hook.ts";
+import { busyError, WriteLock, type LockCall } from "./lock.ts";
 import { executeOp, type OpKind, type OpResults, type WorkspaceOp } from "./ops.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 
-export type LockMode = "wait" | "try";
+export type { LockCall, LockMode } from "./lock.ts";
 
 /** What an op returns, with the R2 writes it made (measured, for the benchmark and tests). */
 export interface Measured<T> {
@@ -24,8 +28,6 @@ export interface Measured<T> {
   r2Writes: number;
 }
 
-/** Seconds suggested to a client that met a busy lock. */
-export const BUSY_RETRY_AFTER_SECONDS = 2;
 const GC_EPOCH_KEY = "gc_epoch";
 
 /**
@@ -40,25 +42,19 @@ export const WORKSPACE_MIGRATIONS: readonly Migration[] = [
 
 export const WORKSPACE_SCHEMA_VERSION = WORKSPACE_MIGRATIONS.length;
 
-/** How long explicit operations wait for the lock before answering `busy`. */
-export const DEFAULT_LOCK_WAIT_MS = 10_000;
-
-/** What the exported class may hand in (tests share the lock and shorten the wait; production takes the defaults). */
+/** What the exported class may hand in (tests share the lock; production takes the default). */
 export interface WorkspaceObjectOptions {
   lock?: WriteLock;
-  lockWaitMs?: () => number;
 }
 
 export class WorkspaceDO extends DurableObject<Env> {
   // JS-private (#), so nothing but `run` and `gcEpoch` is reachable over RPC.
   readonly #lock: WriteLock;
-  readonly #lockWaitMs: () => number;
   #epoch: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env, options: WorkspaceObjectOptions = {}) {
     super(ctx, env);
     this.#lock = options.lock ?? new WriteLock();
-    this.#lockWaitMs = options.lockWaitMs ?? (() => DEFAULT_LOCK_WAIT_MS);
     // Synchronous SQL in the constructor runs before any request is delivered, so no
     // blockConcurrencyWhile is needed to keep callers from seeing an unmigrated object.
     migrate(ctx.storage, WORKSPACE_MIGRATIONS);
@@ -78,34 +74,42 @@ export class WorkspaceDO extends DurableObject<Env> {
   async run<K extends OpKind>(
     workspaceId: string,
     op: Extract<WorkspaceOp, { kind: K }>,
-    mode: LockMode = "wait",
+    call: LockCall = { mode: "try" },
   ): Promise<Outcome<Measured<OpResults[K]>>> {
-    const counter = withR2WriteCounter(this.env);
-    const waitMs = mode === "try" ? 0 : this.#lockWaitMs();
-    const held = await this.#lock
-      .run(waitMs, async () => {
-        const isGc = op.kind === "collect_garbage";
+    // Every D1 or R2 call of the op holding the lock refuses waiters whose deadline has passed, so
+    // they are answered on time even when their timers cannot fire (lock.ts).
+    const counter = withR2WriteCounter(withIoHook(this.env, () => this.#lock.expireOverdue()));
+    // Delivered too late (the caller may already have answered busy): run nothing.
+    if (call.mode === "wait" && Date.now() >= call.deadline) return failure(busyError(call));
+    const acquired = call.mode === "try" ? await this.#lock.acquire(0) : await this.#lock.acquireBy(call.deadline);
+    if (!acquired) return failure(busyError(call));
+    try {
+      // Held, but perhaps late (handed over after the deadline), or the caller stopped waiting.
+      if (call.mode === "wait" && (Date.now() >= call.deadline || !(await this.#callerStillWaits(call)))) {
+        return failure(busyError(call));
+      }
+      const isGc = op.kind === "collect_garbage";
+      if (isGc) await this.#bumpEpoch();
+      try {
+        const value = (await executeOp(counter.env, workspaceId, op, (epoch) => this.#ensureStored(workspaceId, epoch))) as OpResults[K];
+        return success({ value, r2Writes: counter.writes() });
+      } finally {
         if (isGc) await this.#bumpEpoch();
-        try {
-          return (await executeOp(counter.env, workspaceId, op, (epoch) => this.#ensureStored(workspaceId, epoch))) as OpResults[K];
-        } finally {
-          if (isGc) await this.#bumpEpoch();
-        }
-      })
-      .catch((e: unknown) => ({ failed: e }));
-    if ("failed" in held) return failure(toWire("workspace op", held.failed));
-    if (!held.acquired) {
-      return failure({
-        code: "busy",
-        message:
-          mode === "try"
-            ? "The workspace is busy with another skill or plugin change; deferred"
-            : `The workspace is busy with another skill or plugin change (waited ${waitMs} ms)`,
-        details: { waited_ms: waitMs },
-        retryAfter: BUSY_RETRY_AFTER_SECONDS,
-      });
+      }
+    } catch (e) {
+      return failure(toWire("workspace op", e));
+    } finally {
+      this.#lock.release();
     }
-    return success({ value: held.value, r2Writes: counter.writes() });
+  }
+
+  /** The caller's answer to "still waiting?"; a caller that cannot be reached is not. */
+  async #callerStillWaits(call: Extract<LockCall, { mode: "wait" }>): Promise<boolean> {
+    try {
+      return (await call.start()) === true;
+    } catch {
+      return false;
+    }
   }
 
   /** Content stored while the collector ran (or before it ran) is checked in R2 before it is published. */

@@ -1,8 +1,9 @@
 /**
  * Webhook deliveries in D1: the dedupe record of each `X-Gitea-Delivery` with its first outcome,
- * listed by `GET /api/toolchain/deliveries`.
+ * listed by `GET /api/toolchain/deliveries`. Each new delivery also guards its signed body against
+ * replay under another delivery id (docs/toolchain.md, "Webhook intake").
  */
-import { and, desc, eq, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, isNotNull, lte, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
 import { makeDb, type Db } from "../../storage/db/client.ts";
 import { webhookDeliveries } from "../../storage/db/schema.ts";
@@ -62,7 +63,43 @@ export async function findDelivery(env: Env, workspaceId: string, deliveryId: st
   return row ? fromRow(row) : null;
 }
 
-/** The insert statement for a delivery (run inside the intake's batch, with its tasks). */
+/** The delivery that guards this body, if it arrived after `since` (the start of the replay window). */
+export async function findBodyGuard(env: Env, workspaceId: string, bodySha256: string, since: number): Promise<Delivery | null> {
+  const row = await makeDb(env.DB)
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.workspaceId, workspaceId),
+        eq(webhookDeliveries.bodySha256, bodySha256),
+        isNotNull(webhookDeliveries.bodyGuard),
+        gt(webhookDeliveries.receivedAt, since),
+      ),
+    )
+    .get();
+  return row ? fromRow(row) : null;
+}
+
+/**
+ * Ends a guard older than the replay window (`receivedAt <= since`), so a new delivery of the same
+ * body can take it over. Runs first in the intake's batch; a guard inside the window is left alone
+ * and makes the batch's insert fail on the unique body index.
+ */
+export function bodyGuardReleaseQuery(db: Db, workspaceId: string, bodySha256: string, since: number) {
+  return db
+    .update(webhookDeliveries)
+    .set({ bodyGuard: null })
+    .where(
+      and(
+        eq(webhookDeliveries.workspaceId, workspaceId),
+        eq(webhookDeliveries.bodySha256, bodySha256),
+        isNotNull(webhookDeliveries.bodyGuard),
+        lte(webhookDeliveries.receivedAt, since),
+      ),
+    );
+}
+
+/** The insert statement for a delivery, which guards its body (run inside the intake's batch, with its tasks). */
 export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery) {
   return db.insert(webhookDeliveries).values({
     workspaceId,
@@ -75,6 +112,7 @@ export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery) {
     taskIds: JSON.stringify(d.taskIds),
     statusCode: d.statusCode,
     bodySha256: d.bodySha256,
+    bodyGuard: 1,
     receivedAt: d.receivedAt,
   });
 }

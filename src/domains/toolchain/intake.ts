@@ -1,9 +1,9 @@
 /**
- * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery`, then classification, PR
- * resolution (`resolve-pull.ts`), routing and drafting — and finally one D1 batch that writes the
- * delivery, its tasks, their history and the PR index together, so a task is never half-created and
- * a redelivery finds the first outcome. Returns what happened as data (`IntakeResult`); the edge
- * decides the HTTP answer.
+ * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery` and on the signed body (a
+ * replay under a new delivery id), then classification, PR resolution (`resolve-pull.ts`), routing
+ * and drafting — and finally one D1 batch that writes the delivery, its tasks, their history and the
+ * PR index together, so a task is never half-created and a redelivery or replay finds the first
+ * outcome. Returns what happened as data (`IntakeResult`); the edge decides the HTTP answer.
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
@@ -19,7 +19,7 @@ import { classify, PayloadError, UnsupportedEventError, type Classified, type Pu
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
-import { deliveryInsertQuery, deliveryView, findDelivery, type Delivery } from "./delivery-store.ts";
+import { bodyGuardReleaseQuery, deliveryInsertQuery, deliveryView, findBodyGuard, findDelivery, type Delivery } from "./delivery-store.ts";
 import { pullUpsertQueries } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
@@ -32,12 +32,22 @@ export type IntakeResult =
   | { kind: "unauthorized" }
   /** The delivery id header is missing or malformed: nothing was recorded. */
   | { kind: "malformed"; reason: string }
-  /** This delivery id was seen before: the first outcome, unchanged. */
+  /** This delivery id, or this signed body within the replay window, was seen before: the first outcome, unchanged. */
   | { kind: "duplicate"; delivery: DeliveryView }
   /** Recorded as rejected (bad event type or payload). */
   | { kind: "rejected"; delivery: DeliveryView; reason: string }
   /** Recorded; tasks may have been created. `dispatch`: start them now (the workspace dispatches on intake). */
   | { kind: "accepted"; delivery: DeliveryView; dispatch: boolean };
+
+/**
+ * How long a signed body, once answered, refuses to be answered again under another delivery id
+ * (docs/toolchain.md, "Webhook intake"). The signature covers only the body, so without this a
+ * captured body replayed with a fresh `X-Gitea-Delivery` would create new tasks every time. Gitea
+ * itself redelivers with the same id, and two real events never share a byte-identical payload
+ * (each carries its own ids and timestamps). After the window the same body is accepted again, so
+ * the guard costs one index entry per delivery rather than a promise kept forever.
+ */
+export const REPLAY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const EVENT_TYPE = /^[a-z_]{1,64}$/;
@@ -136,10 +146,12 @@ function deliveryOf(base: Delivery, r: Routed): Delivery {
 }
 
 /**
- * Write the delivery with its tasks, history and PR facts in one batch (one transaction). Two
+ * Write the delivery with its tasks, history and PR facts in one batch (one transaction). Three
  * constraints can refuse it: the delivery id (the same delivery arrived twice at once — answer with
- * the first outcome) and the open-task dedupe index (another delivery about the same work won —
- * drop that work and write again, so this delivery records its own outcome instead of failing).
+ * the first outcome), the body guard (the same signed body arrived under another delivery id at the
+ * same moment — answer with that one's outcome) and the open-task dedupe index (another delivery
+ * about the same work won — drop that work and write again, so this delivery records its own
+ * outcome instead of failing). The batch first ends a body guard older than the replay window.
  */
 async function persist(
   env: Env,
@@ -159,12 +171,13 @@ async function persist(
       ...pullUpsertQueries(db, workspaceId, r.pulls, now),
       ...r.observations.map((o) => commentInsertQuery(db, workspaceId, o.taskId, o.comment, now)),
     ];
+    const since = now - REPLAY_WINDOW_MS;
     try {
-      await db.batch([deliveryInsertQuery(db, workspaceId, d), ...queries]);
+      await db.batch([bodyGuardReleaseQuery(db, workspaceId, d.bodySha256, since), deliveryInsertQuery(db, workspaceId, d), ...queries]);
       return answerFor(d, false, dispatchOnIntake);
     } catch (err) {
       // Nothing of the batch was written. Which constraint refused it is read from the data, not the error text.
-      const first = await findDelivery(env, workspaceId, d.deliveryId);
+      const first = (await findDelivery(env, workspaceId, d.deliveryId)) ?? (await findBodyGuard(env, workspaceId, d.bodySha256, since));
       if (first) return answerFor(first, true);
       const next = await withoutOpenWork(env, workspaceId, r);
       if (next.drafts.length === r.drafts.length) throw err;
@@ -191,6 +204,11 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   }
   const first = await findDelivery(env, req.workspaceId, deliveryId);
   if (first) return answerFor(first, true);
+  // The signature covers the body only: the same body under a new delivery id (and perhaps another,
+  // unsigned, event type) is a replay, answered with the first outcome and recorded nowhere.
+  const bodySha256 = await sha256Hex(req.body);
+  const replayed = await findBodyGuard(env, req.workspaceId, bodySha256, now - REPLAY_WINDOW_MS);
+  if (replayed) return answerFor(replayed, true);
 
   const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
   const base: Delivery = {
@@ -202,7 +220,7 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
     reason: null,
     taskIds: [],
     statusCode: 202,
-    bodySha256: await sha256Hex(req.body),
+    bodySha256,
     receivedAt: now,
   };
   const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };

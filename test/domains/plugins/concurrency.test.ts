@@ -1,12 +1,14 @@
 /**
  * The workspace write lock under concurrency: 20 simultaneous enable/sync/update requests give no
  * duplicate versions and no duplicate candidates; a held lock answers 409 busy with Retry-After
- * after a bounded wait, and automatic (try) callers are deferred at once.
+ * after a bounded wait — also when it is held by real long work that keeps the object busy — and an
+ * op refused as busy never runs later; automatic (try) callers are deferred at once
+ * (docs/skills-and-plugins.md, "The workspace write lock").
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";
-import { runLocked, workspaceStub } from "../../../src/domains/governance/client.ts";
+import { LOCK_CALL_GRACE_MS, runLocked, workspaceStub } from "../../../src/domains/governance/client.ts";
 import { WorkspaceDO as WorkspaceDOClass, type WorkspaceDO } from "../../../src/domains/governance/workspace-do.ts";
 import { AppError } from "../../../src/kernel/errors.ts";
 import { skillMd, toolkitSkill } from "../../fixtures/skills/bundles.ts";
@@ -80,9 +82,9 @@ describe("workspace write lock", () => {
     const ops: { kind: string; size: number }[] = [];
     // RPC dispatches through the prototype, so that is where the op can be seen arriving.
     const run = WorkspaceDOClass.prototype.run;
-    WorkspaceDOClass.prototype.run = function (this: WorkspaceDO, workspaceId, op, mode) {
+    WorkspaceDOClass.prototype.run = function (this: WorkspaceDO, workspaceId, op, call) {
       if (workspaceId === ws.id) ops.push({ kind: op.kind, size: JSON.stringify(op).length });
-      return run.call(this, workspaceId, op, mode);
+      return run.call(this, workspaceId, op, call);
     } as typeof run;
     try {
       // ~1.4 MB of distinct text in 60 files.
@@ -124,5 +126,110 @@ describe("workspace write lock", () => {
       testServices.lockWaitMs = null;
     }
     expect((await post(ws.admin, "/api/plugins/held/enable")).status).toBe(200);
+  });
+
+  it(
+    "bounds the wait behind real long work: 409 busy near the bound, and the refused write never happens",
+    { timeout: 90_000 },
+    async () => {
+      const ws = await newWorkspace();
+      // A plugin of 200 skills: enabling it mirrors each one under the lock (measured: 0.5–2.5 s in
+      // workerd on a shared machine), a chain of D1 calls that keeps the object's timers from firing.
+      const skills: Record<string, Record<string, string>> = {};
+      for (let i = 0; i < 200; i++) skills[`bulk-${i}`] = { "SKILL.md": skillMd(`bulk-${i}`, `Bulk skill ${i}.`) };
+      expect((await uploadPackage(ws.admin, await pluginPackage("bulk", "1", skills))).status).toBe(200);
+
+      let arrived!: () => void;
+      const enableHoldsLock = new Promise<void>((resolve) => (arrived = resolve));
+      const run = WorkspaceDOClass.prototype.run;
+      // The enable meets a free lock and takes it before its run() returns a promise.
+      WorkspaceDOClass.prototype.run = function (this: WorkspaceDO, workspaceId, op, call) {
+        const result = run.call(this, workspaceId, op, call);
+        if (workspaceId === ws.id && op.kind === "enable_plugin") arrived();
+        return result;
+      } as typeof run;
+      testServices.lockWaitMs = 300;
+      try {
+        const t0 = Date.now();
+        const enable = post(ws.admin, "/api/plugins/bulk/enable").then((r) => ({ status: r.status, at: Date.now() - t0 }));
+        await enableHoldsLock;
+        // Other explicit work queued first, as in the field: two syncs.
+        const syncs = [1, 2].map(() => post(ws.admin, "/api/plugins/sync").then((r) => r.status));
+        const sent = Date.now() - t0;
+        const write = call("PUT", "/api/skills/late", {
+          token: ws.member,
+          body: { files: [{ path: "SKILL.md", content: skillMd("late", "Late.") }] },
+        }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get("Retry-After"), body: await json(r), at: Date.now() - t0 }));
+        const [e, w, ...s] = await Promise.all([enable, write, ...syncs]);
+        const timing = `long enable ${e.at} ms; write sent at ${sent} ms, answered ${w.status} at ${w.at} ms`;
+        expect(e.status).toBe(200);
+        expect(w.status, timing).toBe(409);
+        expect(w.retryAfter).toBe("2");
+        expect(w.body).toMatchObject({ error: { code: "busy", details: { waited_ms: 300 } } });
+        expect(s).toEqual([409, 409]);
+        // Within the bound give or take a second, and while the long op still held the lock.
+        expect(w.at - sent, timing).toBeLessThan(300 + 1000);
+        expect(w.at, timing).toBeLessThanOrEqual(e.at);
+      } finally {
+        WorkspaceDOClass.prototype.run = run;
+        testServices.lockWaitMs = null;
+      }
+      // The long op finished; the refused write never ran, now or later.
+      expect(await versionsOf(ws.id, "bulk-199")).toBe(1);
+      expect(await versionsOf(ws.id, "late")).toBe(0);
+      const retried = await call("PUT", "/api/skills/late", {
+        token: ws.member,
+        body: { files: [{ path: "SKILL.md", content: skillMd("late", "Late.") }] },
+      });
+      expect(retried.status).toBe(200);
+      expect(await versionsOf(ws.id, "late")).toBe(1);
+    },
+  );
+
+  it("the caller answers busy on its own when the object does not answer in time, and the op never runs", async () => {
+    const ws = await newWorkspace();
+    const run = WorkspaceDOClass.prototype.run;
+    // The object is too busy to take the call until well after the bound.
+    WorkspaceDOClass.prototype.run = async function (this: WorkspaceDO, workspaceId, op, call) {
+      if (workspaceId === ws.id) await new Promise((r) => setTimeout(r, 1_500));
+      return run.call(this, workspaceId, op, call);
+    } as typeof run;
+    testServices.lockWaitMs = 200;
+    try {
+      const started = Date.now();
+      const res = await call("PUT", "/api/skills/slow", {
+        token: ws.member,
+        body: { files: [{ path: "SKILL.md", content: skillMd("slow", "Slow.") }] },
+      });
+      const took = Date.now() - started;
+      expect(res.status).toBe(409);
+      expect(res.headers.get("Retry-After")).toBe("2");
+      expect(await json(res)).toMatchObject({ error: { code: "busy", details: { waited_ms: 200 } } });
+      expect(took).toBeGreaterThanOrEqual(200 + LOCK_CALL_GRACE_MS - 20);
+      expect(took).toBeLessThan(1_400);
+      // The call arrives late; the object refuses it by its deadline.
+      await new Promise((r) => setTimeout(r, 1_600));
+    } finally {
+      WorkspaceDOClass.prototype.run = run;
+      testServices.lockWaitMs = null;
+    }
+    expect(await versionsOf(ws.id, "slow")).toBe(0);
+  });
+
+  it("an op that gets the lock in time runs only if its caller still waits", async () => {
+    const ws = await newWorkspace();
+    await uploadPackage(ws.admin, await pluginPackage("asked", "1", { askme: { "SKILL.md": skillMd("askme", "Asks.") } }));
+    const stub = workspaceStub(env, ws.id);
+    const op = { kind: "enable_plugin", pluginId: "asked", actor: "test" } as const;
+    const deadline = Date.now() + 5_000;
+    const refused = await stub.run(ws.id, op, { mode: "wait", deadline, waitMs: 5_000, start: () => false });
+    expect(refused).toMatchObject({ ok: false, error: { code: "busy" } });
+    expect(await versionsOf(ws.id, "askme")).toBe(0);
+    const late = await stub.run(ws.id, op, { mode: "wait", deadline: Date.now() - 1, waitMs: 5_000, start: () => true });
+    expect(late).toMatchObject({ ok: false, error: { code: "busy" } });
+    expect(await versionsOf(ws.id, "askme")).toBe(0);
+    const ran = await stub.run(ws.id, op, { mode: "wait", deadline, waitMs: 5_000, start: () => true });
+    expect(ran).toMatchObject({ ok: true });
+    expect(await versionsOf(ws.id, "askme")).toBe(1);
   });
 });

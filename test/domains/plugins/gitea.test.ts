@@ -14,7 +14,7 @@ import hookPush from "../../fixtures/upstream/gitea/webhooks/HookPush.json";
 import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
 import { runPluginTick } from "../../../src/domains/governance/plugin-cron.ts";
 import { workspaceStub } from "../../../src/domains/governance/client.ts";
-import { testServices, workspaceLock } from "../../support/test-services.ts";
+import { testEnv, testServices, workspaceLock } from "../../support/test-services.ts";
 
 const V1 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.") };
 const V2 = { "SKILL.md": skillMd("reviewer", "Reviews pull requests.", "# Steps\n\n1. Read the diff twice.\n") };
@@ -148,7 +148,8 @@ describe("Gitea plugin sources", () => {
     testServices.lockWaitMs = 50;
     expect(await lock.acquire(0)).toBe(true);
     try {
-      const handled = await handleGiteaPushForPlugins(env, ws.id, hookPush, gitea.fetch);
+      // testEnv: the caller's wait bound follows testServices.lockWaitMs.
+      const handled = await handleGiteaPushForPlugins(testEnv(env), ws.id, hookPush, gitea.fetch);
       expect(handled).toEqual([{ sourceId: "team-skills", outcome: "error", message: expect.stringContaining("busy") }]);
       const src = await json<{ sources: { last_status: string; last_commit: string }[] }>(
         await call("GET", "/api/plugins/sources", { token: ws.read }),

@@ -1,17 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";
+import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
+import { intakeWebhook, REPLAY_WINDOW_MS } from "../../../src/domains/toolchain/intake.ts";
 import { setOutboundFetch } from "../../support/test-services.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
 import { GITEA_SWAGGER, swaggerProblems } from "../../support/swagger.ts";
 import { operationOf } from "../../support/swagger-check.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
 import {
+  anotherEvent,
   deliver,
   deliverOk,
   getTask,
   listTasks,
   toolchainWorkspace,
   GITEA_URL,
+  WEBHOOK_SECRET,
   type DeliveryAnswer,
   type TaskJson,
 } from "../../support/toolchain-setup.ts";
@@ -311,9 +316,10 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
       ["a repository without an owner", JSON.stringify({ ...review, repository: { full_name: "no-owner" } })],
     ];
     let n = 0;
-    for (const event of events) {
+    for (const [e, event] of events.entries()) {
       for (const [what, body] of bodies) {
-        const res = await deliver(ws.id, event, body, { id: `bad-${n++}` });
+        // One body per event type: the same signed body under another event type would be a replay.
+        const res = await deliver(ws.id, event, anotherEvent(body, e), { id: `bad-${n++}` });
         const text = await res.text();
         expect(res.status, `${event} with ${what}: ${text}`).toBe(400);
         expect((JSON.parse(text) as Err).error.code, `${event} with ${what}`).toBe("bad_request");
@@ -352,6 +358,96 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
   });
 });
 
+describe('webhook intake: a signed body replayed under a new delivery id (docs/toolchain.md, "Webhook intake")', () => {
+  const signed = async (eventType: string, deliveryId: string, text: string) => ({
+    headers: new Headers({
+      "X-Gitea-Event-Type": eventType,
+      "X-Gitea-Delivery": deliveryId,
+      "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, text),
+    }),
+    body: new TextEncoder().encode(text),
+  });
+
+  it("answers 200 with the first outcome and creates nothing, whatever its delivery id and event type", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("issue_comment_mention");
+    const first = await deliverOk(ws.id, "issue_comment", body, { id: "original-1" });
+    expect(first.outcome).toBe("tasks_created");
+    for (const [id, event] of [
+      ["replay-1", "issue_comment"],
+      ["replay-2", "issue_comment"],
+      ["replay-3", "pull_request_comment"],
+      ["replay-4", "issue_assign"],
+    ]) {
+      const res = await deliver(ws.id, event!, body, { id });
+      expect(res.status, id).toBe(200);
+      expect(await json(res)).toMatchObject({
+        delivery_id: "original-1",
+        outcome: "tasks_created",
+        task_ids: first.task_ids,
+        duplicate: true,
+      });
+    }
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(first.task_ids);
+    expect((await deliveries(ws.read)).map((d) => d.delivery_id)).toEqual(["original-1"]);
+    // A different body is a different event: it is accepted and makes its own task.
+    const payload = JSON.parse(body) as { comment: { id: number; body: string } };
+    payload.comment = { ...payload.comment, id: payload.comment.id + 1, body: `${payload.comment.body} (and once more)` };
+    const other = await deliverOk(ws.id, "issue_comment", JSON.stringify(payload), { id: "original-2" });
+    expect(other).toMatchObject({ outcome: "tasks_created", duplicate: false });
+    expect(await listTasks(ws.read)).toHaveLength(2);
+  });
+
+  it("a rejected or ignored body is answered once too", async () => {
+    const ws = await toolchainWorkspace();
+    const bad = await deliver(ws.id, "pull_request", "{not json", { id: "bad-1" });
+    expect(bad.status).toBe(400);
+    const replayed = await deliver(ws.id, "pull_request", "{not json", { id: "bad-2" });
+    expect(replayed.status).toBe(200);
+    expect(await json(replayed)).toMatchObject({ delivery_id: "bad-1", outcome: "rejected", duplicate: true });
+    // Ignored for want of an agent; adding the agent later does not let a replay create the task.
+    await deliverOk(ws.id, "push", fixture("HookPush"), { id: "push-1" });
+    const again = await deliver(ws.id, "push", fixture("HookPush"), { id: "push-2" });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({ delivery_id: "push-1", outcome: "ignored", duplicate: true });
+    expect((await deliveries(ws.read)).map((d) => d.delivery_id).sort()).toEqual(["bad-1", "push-1"]);
+  });
+
+  it("the same body arriving at once under several new delivery ids creates its tasks once", async () => {
+    const ws = await toolchainWorkspace();
+    const body = fixture("issue_assign");
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => deliver(ws.id, "issue_assign", body, { id: `race-${i}` })));
+    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: await json<DeliveryAnswer>(r) })));
+    expect(bodies.map((b) => b.status).sort()).toEqual([200, 200, 200, 200, 200, 202]);
+    const winner = bodies.find((b) => b.status === 202)!.body;
+    for (const b of bodies) expect(b.body).toMatchObject({ delivery_id: winner.delivery_id, task_ids: winner.task_ids });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect(await deliveries(ws.read)).toHaveLength(1);
+  });
+
+  it("is accepted again once REPLAY_WINDOW_MS has passed since the delivery that answered it", async () => {
+    const ws = await toolchainWorkspace();
+    const text = fixture("issue_assign");
+    const t0 = Date.now();
+    const first = await intakeWebhook(env, { workspaceId: ws.id, ...(await signed("issue_assign", "old-1", text)) }, t0);
+    expect(first.kind).toBe("accepted");
+    const inside = await intakeWebhook(
+      env,
+      { workspaceId: ws.id, ...(await signed("issue_assign", "old-2", text)) },
+      t0 + REPLAY_WINDOW_MS - 1,
+    );
+    expect(inside).toMatchObject({ kind: "duplicate", delivery: { delivery_id: "old-1" } });
+    const later = t0 + REPLAY_WINDOW_MS;
+    const after = await intakeWebhook(env, { workspaceId: ws.id, ...(await signed("issue_assign", "new-1", text)) }, later);
+    // Accepted and recorded as its own delivery (its task is dropped: the first one is still open).
+    expect(after).toMatchObject({ kind: "accepted", delivery: { delivery_id: "new-1", duplicate: false } });
+    // From now on the new delivery guards the body.
+    const replay = await intakeWebhook(env, { workspaceId: ws.id, ...(await signed("issue_assign", "new-2", text)) }, later + 1);
+    expect(replay).toMatchObject({ kind: "duplicate", delivery: { delivery_id: "new-1" } });
+    expect((await deliveries(ws.read)).map((d) => d.delivery_id).sort()).toEqual(["new-1", "old-1"]);
+  });
+});
+
 describe("webhook intake: CI failures find their pull request", () => {
   it("through the PR index, without asking Gitea", async () => {
     const ws = await toolchainWorkspace();
@@ -383,7 +479,7 @@ describe("webhook intake: CI failures find their pull request", () => {
     expect(fake.requests[0]!.authorization).toBe("Bearer beaver-bot-token");
     expect(swaggerProblems(fake.requests)).toEqual([]);
     // Now indexed: the next failure on that commit needs no Gitea call.
-    await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    await deliverOk(ws.id, "status", anotherEvent(fixture("status_failure_unindexed"), 1));
     expect(fake.requests).toHaveLength(1);
   });
 
@@ -393,7 +489,7 @@ describe("webhook intake: CI failures find their pull request", () => {
     const none = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
     expect(none).toMatchObject({ outcome: "ignored", reason: "ci_failure: no pull request found for commit 5f3a9c0d1e2b" });
     fake.setDown("503");
-    const down = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    const down = await deliverOk(ws.id, "status", anotherEvent(fixture("status_failure_unindexed"), 1));
     expect(down.outcome).toBe("tasks_created");
     expect(down.reason).toContain("Gitea unreachable");
     const infra = (await listTasks(ws.read))[0]!;
@@ -410,7 +506,7 @@ describe("webhook intake: CI failures find their pull request", () => {
     });
     expect(infra.must_haves.steps.at(-1)).toContain(`toolchain_report for task ${infra.id}`);
     // A second outage while that task is open is written to it, with the delivery, as an observation.
-    const again = await deliverOk(ws.id, "status", fixture("status_failure_unindexed"));
+    const again = await deliverOk(ws.id, "status", anotherEvent(fixture("status_failure_unindexed"), 2));
     expect(again).toMatchObject({ outcome: "ignored", task_ids: [] });
     expect(await listTasks(ws.read)).toHaveLength(1);
     expect((await getTask(ws.read, infra.id)).comments).toMatchObject([
@@ -440,8 +536,8 @@ describe("webhook intake: CI failures find their pull request", () => {
       title: "somepull",
     });
     // A commit status and a workflow job for the same commit, each sent three times with its own delivery id.
-    const sends = ["status", "workflow_job", "status", "workflow_job", "status", "workflow_job"].map((event) =>
-      deliver(ws.id, event, fixture(event === "status" ? "status_failure" : "workflow_job_failure")),
+    const sends = ["status", "workflow_job", "status", "workflow_job", "status", "workflow_job"].map((event, i) =>
+      deliver(ws.id, event, anotherEvent(fixture(event === "status" ? "status_failure" : "workflow_job_failure"), i)),
     );
     const answers = await Promise.all(sends);
     const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: await json<DeliveryAnswer>(r) })));

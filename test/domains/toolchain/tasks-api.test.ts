@@ -4,7 +4,7 @@ import { call, json } from "../../support/api.ts";
 import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
 import { intakeWebhook } from "../../../src/domains/toolchain/intake.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
-import { deliverOk, getTask, listTasks, toolchainWorkspace, WEBHOOK_SECRET } from "../../support/toolchain-setup.ts";
+import { anotherEvent, deliverOk, getTask, listTasks, toolchainWorkspace, WEBHOOK_SECRET } from "../../support/toolchain-setup.ts";
 
 type Err = { error: { code: string; message: string; details?: { path: string; message: string }[] } };
 
@@ -144,7 +144,7 @@ describe("/api/toolchain/tasks", () => {
     const [first] = (await deliverOk(ws.id, "status", fixture("status_deploy_error"))).task_ids;
     expect((await call("POST", `/api/toolchain/tasks/${first}/cancel`, { token: ws.member })).status).toBe(200);
     // The same deployment fails again in a new delivery: a new open task for the same work.
-    const [second] = (await deliverOk(ws.id, "status", fixture("status_deploy_error"))).task_ids;
+    const [second] = (await deliverOk(ws.id, "status", anotherEvent(fixture("status_deploy_error"), 1))).task_ids;
     expect(second).toBeDefined();
     const res = await call("POST", `/api/toolchain/tasks/${first}/retry`, { token: ws.member });
     expect(res.status).toBe(409);

@@ -31,14 +31,15 @@ const route = createRoute({
   method: "post",
   path: "/gitea/{workspace_id}",
   tags: ["toolchain"],
-  summary: "Gitea webhook target (authenticated by X-Gitea-Signature / X-Hub-Signature-256, deduplicated on X-Gitea-Delivery)",
+  summary:
+    "Gitea webhook target (authenticated by X-Gitea-Signature / X-Hub-Signature-256, deduplicated on X-Gitea-Delivery and on the signed body)",
   description:
-    "Routes on X-Gitea-Event-Type. 202 with the outcome (tasks created, or ignored with a reason); 200 with the first outcome for a redelivery; 400 for malformed deliveries; 401 for a missing or wrong signature (nothing stored).",
+    "Routes on X-Gitea-Event-Type. 202 with the outcome (tasks created, or ignored with a reason); 200 with the first outcome for a redelivery, or for a replay (a signed body already answered within 7 days, under any delivery id); 400 for malformed deliveries; 401 for a missing or wrong signature (nothing stored).",
   security: [],
   middleware: [limitWebhooks] as const,
   request: { params: z.object({ workspace_id: z.string().min(1).max(63) }) },
   responses: {
-    200: jsonResponse(Outcome, "Redelivery: the first outcome"),
+    200: jsonResponse(Outcome, "Redelivery or replay: the first outcome"),
     202: jsonResponse(Outcome, "Accepted: tasks created or ignored with a reason"),
     ...errorResponses(413, 429),
   },

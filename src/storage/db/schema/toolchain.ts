@@ -46,9 +46,22 @@ export const webhookDeliveries = sqliteTable(
     /** HTTP status of the first answer (redeliveries answer 200 with this outcome). */
     statusCode: integer("status_code").notNull(),
     bodySha256: text("body_sha256").notNull(),
+    /**
+     * 1 while this delivery guards its signed body against replay under another delivery id
+     * (docs/toolchain.md, "Webhook intake"); NULL once a later delivery of the same body took over
+     * after the replay window, and on rows written before replay protection existed.
+     */
+    bodyGuard: integer("body_guard"),
     receivedAt: integer("received_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.deliveryId] }), index("webhook_deliveries_received_idx").on(t.workspaceId, t.receivedAt)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.deliveryId] }),
+    index("webhook_deliveries_received_idx").on(t.workspaceId, t.receivedAt),
+    // At most one guarding delivery per signed body: two replays racing in with new delivery ids cannot both be accepted.
+    uniqueIndex("webhook_deliveries_body_idx")
+      .on(t.workspaceId, t.bodySha256)
+      .where(sql`body_guard IS NOT NULL`),
+  ],
 );
 
 /** Pull requests seen in webhooks, so a commit status or workflow event finds its PR without Gitea. */

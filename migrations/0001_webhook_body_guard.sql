@@ -1,0 +1,2 @@
+ALTER TABLE `webhook_deliveries` ADD `body_guard` integer;--> statement-breakpoint
+CREATE UNIQUE INDEX `webhook_deliveries_body_idx` ON `webhook_deliveries` (`workspace_id`,`body_sha256`) WHERE body_guard IS NOT NULL;
