@@ -42,7 +42,7 @@ export const SECTION_POLICY: Record<SectionKind, SectionPolicy> = {
   skills: { order: 3, priority: 40, stable: true, shortenable: true },
   workspace: { order: 4, priority: 60, stable: true, shortenable: true },
   extra: { order: 5, priority: 80, stable: true, shortenable: true },
-  session: { order: 6, priority: 50, stable: true, shortenable: true },
+  session: { order: 6, priority: 75, stable: true, shortenable: true },
   // Volatile from here on: they may change between runs of one session.
   memory: { order: 7, priority: 30, stable: false, shortenable: true },
   activated_skills: { order: 8, priority: 70, stable: false, shortenable: true },
