@@ -15,7 +15,7 @@ const WARM_UP = 20;
 const WINDOW = 200;
 
 /** Appends events the way the SessionDO does: parent = active leaf, hidden run facts parentless. */
-class SyntheticLog {
+export class SyntheticLog {
   readonly events: PersistentEvent[] = [];
   leaf: string | null = null;
   #seq = 0;
@@ -69,14 +69,14 @@ class SyntheticLog {
   }
 }
 
-function seedLog(): SyntheticLog {
+export function seedLog(): SyntheticLog {
   const log = new SyntheticLog();
   for (let i = 0; log.events.length < LOG_SIZE; i++) log.turn(i);
   return log;
 }
 
 /** Mean milliseconds per turn of `step`, after untimed warm-up turns (JIT). */
-function perTurn(step: (turn: number) => void): number {
+export function perTurn(step: (turn: number) => void): number {
   for (let w = 0; w < WARM_UP; w++) step(-1 - w);
   const start = performance.now();
   for (let t = 0; t < TURNS; t++) step(t);

@@ -5,7 +5,15 @@
  * loop runs them itself — and a call the model wrote as JSON text is turned into a structured call
  * (raw-tool-calls.ts).
  */
-import { APICallError, RetryError, streamText, type ModelMessage } from "ai";
+import {
+  APICallError,
+  RetryError,
+  streamText,
+  type Instructions,
+  type LanguageModelUsage,
+  type ModelMessage,
+  type SystemModelMessage,
+} from "ai";
 import type { ToolCall, Usage } from "../session/events.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { AppError } from "../../kernel/errors.ts";
@@ -67,7 +75,18 @@ export interface ModelStepArgs {
   maxRetries?: number;
   /** An attempt that sends nothing for this long fails (and the fallback is asked). Default 90 s. */
   idleTimeoutMs?: number;
+  /** Prompt caching (docs/agent-loop.md, "Cacheable prefix"); without it no cache hints are sent. */
+  cache?: PromptCache;
   callbacks: StepCallbacks;
+}
+
+type ProviderOptions = NonNullable<SystemModelMessage["providerOptions"]>;
+
+export interface PromptCache {
+  /** Characters of `system` that are the stable prefix (the same for every run of the session). */
+  stableChars: number;
+  /** Groups requests that share a prefix: the session id. */
+  key: string;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
@@ -150,9 +169,11 @@ async function streamAttemptWithin(
   callbacks.onStart({ provider: handle.provider, model: handle.modelId, role });
   const tools = args.tools.toAiTools();
   const gate = new RawCallDeltaGate();
+  const providerOptions = cacheProviderOptions(handle, args.cache);
   const result = streamText({
     model: handle.model,
-    instructions: args.system,
+    instructions: modelInstructions(handle, args.system, args.cache),
+    ...(providerOptions ? { providerOptions } : {}),
     messages: args.messages,
     tools: Object.keys(tools).length > 0 ? tools : undefined,
     maxOutputTokens: args.maxOutputTokens ?? handle.maxTokens,
@@ -231,10 +252,47 @@ function withRawToolCalls(output: StepOutput, tools: ToolRegistry): StepOutput {
   return { ...output, text: extracted.remaining_text, tool_calls: extracted.tool_calls, finish_reason: "tool-calls" };
 }
 
-function toUsage(u: { inputTokens: number | undefined; outputTokens: number | undefined; totalTokens: number | undefined }): Usage {
+/**
+ * The system prompt as the SDK takes it. For Anthropic the stable prefix is its own system block
+ * carrying a cache breakpoint (which also covers the tool declarations before it), and the volatile
+ * rest follows uncached; other providers get one string, since some chat templates reject more
+ * than one system message.
+ */
+export function modelInstructions(handle: Pick<ModelHandle, "provider">, system: string, cache: PromptCache | undefined): Instructions {
+  if (!cache || handle.provider !== "anthropic" || cache.stableChars <= 0) return system;
+  const stable = system.slice(0, cache.stableChars).trimEnd();
+  const rest = system.slice(cache.stableChars).trimStart();
+  const cached = {
+    role: "system" as const,
+    content: stable,
+    providerOptions: { anthropic: { cacheControl: { type: "ephemeral" as const } } },
+  };
+  return rest ? [cached, { role: "system" as const, content: rest }] : [cached];
+}
+
+/**
+ * Call-level cache hints: OpenAI's responses API routes requests with the same `promptCacheKey` to
+ * the same cache. openai-compatible servers get nothing: the SDK would pass an unknown body field
+ * through, and a strict server rejects the whole request for it.
+ */
+export function cacheProviderOptions(handle: Pick<ModelHandle, "provider">, cache: PromptCache | undefined): ProviderOptions | undefined {
+  if (!cache) return undefined;
+  if (handle.provider === "openai") return { openai: { promptCacheKey: cache.key } };
+  return undefined;
+}
+
+/** The SDK's step usage as stored: detail counts only when the provider reported a non-zero one. */
+export function toUsage(u: Pick<LanguageModelUsage, "inputTokens" | "outputTokens" | "totalTokens"> & Partial<LanguageModelUsage>): Usage {
   const input = u.inputTokens ?? 0;
   const output = u.outputTokens ?? 0;
-  return { input_tokens: input, output_tokens: output, total_tokens: u.totalTokens ?? input + output };
+  const usage: Usage = { input_tokens: input, output_tokens: output, total_tokens: u.totalTokens ?? input + output };
+  const cacheRead = u.inputTokenDetails?.cacheReadTokens;
+  const cacheWrite = u.inputTokenDetails?.cacheWriteTokens;
+  const reasoning = u.outputTokenDetails?.reasoningTokens;
+  if (cacheRead) usage.cache_read_tokens = cacheRead;
+  if (cacheWrite) usage.cache_write_tokens = cacheWrite;
+  if (reasoning) usage.reasoning_tokens = reasoning;
+  return usage;
 }
 
 /**

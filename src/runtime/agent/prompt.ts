@@ -1,19 +1,24 @@
 /**
  * The system prompt, assembled from sections kept as data (base prompt, the <system-reminder>
- * note, runtime, session, workspace, extras; docs/agent-loop.md, "The system prompt") so each
- * section can be tested, snapshotted and extended (toolchain instructions, later skills) on its own.
- * Pure: the same input and `now` always give the same text.
+ * note, tools guidance, skills, workspace, task extras, session, memory, runtime; docs/agent-loop.md,
+ * "The system prompt") so each section can be tested, snapshotted, budgeted and extended on its own.
+ * Sections are ordered by the policy table in prompt-budget.ts: the stable ones first (a cacheable
+ * prefix), the volatile ones (the clock) last. Pure: the same input and `now` always give the same text.
  */
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { SYSTEM_REMINDER_NOTE } from "../session/system-reminder.ts";
 import { isTimeZone } from "../../kernel/time-zone.ts";
 import { describeTime } from "../tools/builtins/time-format.ts";
+import {
+  fitPromptToBudget,
+  orderSections,
+  promptBudgetTokens,
+  stablePrefixLength,
+  type PromptBudgetReport,
+  type PromptSection,
+} from "./prompt-budget.ts";
 
-export interface PromptSection {
-  /** Stable identifier, for tests and for callers that want to inspect or replace one section. */
-  id: "base" | "system_reminder" | "runtime" | "session" | "workspace" | `extra_${number}`;
-  text: string;
-}
+export type { PromptSection, PromptSectionId } from "./prompt-budget.ts";
 
 export interface SystemPromptInput {
   now: Date;
@@ -22,8 +27,12 @@ export interface SystemPromptInput {
   session: { id: string; title: string | null; metadata?: Record<string, unknown> };
   /** The workspace's `runtime.system_prompt`. */
   workspacePrompt?: string;
-  /** A run's `system_prompt_extra`, later skills: appended in order. */
+  /** A run's `system_prompt_extra` (task instructions): kept in order. */
   extraSections?: string[];
+  /** How to use the run's tools, when a tool source has guidance beyond the declarations. */
+  toolGuidance?: string;
+  /** Remembered facts (future: a memory source); volatile, so it goes after the stable prefix. */
+  memory?: string;
 }
 
 export const BASE_PROMPT = [
@@ -42,13 +51,18 @@ export function systemPromptSections(input: SystemPromptInput): PromptSection[] 
     { id: "runtime", text: runtimeSection(input.now, input.timezone) },
     { id: "session", text: sessionSection(input.session) },
   ];
+  const toolGuidance = input.toolGuidance?.trim();
+  if (toolGuidance) sections.push({ id: "tools", text: `# Using your tools\n${toolGuidance}` });
   const workspacePrompt = input.workspacePrompt?.trim();
   if (workspacePrompt) sections.push({ id: "workspace", text: `# Workspace instructions\n${workspacePrompt}` });
   (input.extraSections ?? []).forEach((extra, i) => {
     const text = extra.trim();
     if (text) sections.push({ id: `extra_${i}`, text });
   });
-  return sections;
+  const memory = input.memory?.trim();
+  if (memory) sections.push({ id: "memory", text: `# Memory\n${memory}` });
+  // Pushed in any order (other sources add theirs); the policy table decides where each goes.
+  return orderSections(sections);
 }
 
 export function renderSystemPrompt(sections: PromptSection[]): string {
@@ -59,24 +73,47 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   return renderSystemPrompt(systemPromptSections(input));
 }
 
+export interface RunPromptArgs {
+  now: Date;
+  session: SystemPromptInput["session"];
+  runtime: Pick<WorkspaceConfig["runtime"], "timezone" | "system_prompt"> &
+    Partial<Pick<WorkspaceConfig["runtime"], "system_prompt_budget_share">>;
+  /** The run's `system_prompt_extra`. */
+  extra?: string | undefined;
+  /** The main model's `context_window`; without it the prompt is not budgeted. */
+  contextWindow?: number | undefined;
+}
+
+/** A run's system prompt as snapshotted when the run opens. */
+export interface SystemPromptSnapshot {
+  text: string;
+  /** Length of the stable prefix (docs/agent-loop.md, "Cacheable prefix"): identical across runs of a session. */
+  stableChars: number;
+  /** What the budget did, when the model's context window is known. */
+  budget: PromptBudgetReport | null;
+}
+
 /**
  * The system prompt of a run opened at `now`: the one definition shared by the agent loop (which
  * snapshots it when the run opens) and `GET /context` (which shows what the next run would get).
  */
-export function runSystemPrompt(args: {
-  now: Date;
-  session: SystemPromptInput["session"];
-  runtime: Pick<WorkspaceConfig["runtime"], "timezone" | "system_prompt">;
-  /** The run's `system_prompt_extra`. */
-  extra?: string | undefined;
-}): string {
-  return buildSystemPrompt({
+export function runSystemPromptSnapshot(args: RunPromptArgs): SystemPromptSnapshot {
+  const sections = systemPromptSections({
     now: args.now,
     timezone: args.runtime.timezone,
     session: args.session,
     ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
     ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
   });
+  if (args.contextWindow === undefined) {
+    return { text: renderSystemPrompt(sections), stableChars: stablePrefixLength(sections), budget: null };
+  }
+  const fitted = fitPromptToBudget(sections, promptBudgetTokens(args.contextWindow, args.runtime.system_prompt_budget_share));
+  return { text: renderSystemPrompt(fitted.sections), stableChars: stablePrefixLength(fitted.sections), budget: fitted.report };
+}
+
+export function runSystemPrompt(args: RunPromptArgs): string {
+  return runSystemPromptSnapshot(args).text;
 }
 
 function runtimeSection(now: Date, timezone: string): string {

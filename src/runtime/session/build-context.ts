@@ -11,6 +11,7 @@ import type { Message, ToolResultMessage } from "./events.ts";
 import { convertToLlm, type LlmAction, type LlmConvertContext } from "./event-handlers.ts";
 import { appendReminder } from "./system-reminder.ts";
 import type { SessionTree } from "./tree.ts";
+import { estimateMessageTokens } from "../agent/tokens.ts";
 
 export interface BuildContextOptions {
   /**
@@ -19,6 +20,12 @@ export interface BuildContextOptions {
    * kept, even when it alone is longer than this.
    */
   maxMessages?: number;
+  /**
+   * Keep only as many of the most recent whole groups as fit this many estimated tokens (the model's
+   * context window minus the system prompt, tools and output; docs/agent-loop.md, "History window").
+   * Applied after `maxMessages`; the newest group is always kept.
+   */
+  maxTokens?: number;
 }
 
 export interface ContextResult {
@@ -27,7 +34,7 @@ export interface ContextResult {
   barrierEventId: string | null;
   /** The walk reached the root or a compact barrier (false: it stopped early at the window). */
   reachedStart: boolean;
-  /** Messages assembled but left out by the `maxMessages` window. */
+  /** Messages assembled but left out by the `maxMessages` or `maxTokens` window. */
   trimmed: number;
   /** Path events the walk converted (bounded by the window, the barrier or the root). */
   eventsVisited: number;
@@ -78,7 +85,8 @@ export function contextForRun(tree: SessionTree, leafId: string | null, opts: Bu
   }
 
   const assembled = assembleMessages(newestFirst.reverse());
-  const messages = maxMessages === undefined ? assembled : trimToRecent(assembled, maxMessages);
+  const byCount = maxMessages === undefined ? assembled : trimToRecent(assembled, maxMessages);
+  const messages = opts.maxTokens === undefined ? byCount : trimToTokens(byCount, opts.maxTokens);
   return { messages, barrierEventId, reachedStart, trimmed: assembled.length - messages.length, eventsVisited };
 }
 
@@ -137,6 +145,34 @@ export function trimToRecent(messages: readonly Message[], maxMessages: number):
     while (groupStart > 0 && !opensGroup(messages[groupStart]!)) groupStart--;
     const kept = messages.length - start;
     if (kept > 0 && kept + (start - groupStart) > maxMessages) break;
+    start = groupStart;
+  }
+  return messages.slice(start);
+}
+
+/** Start of the group that ends just before `end` (an assistant message with its tool results, or one message). */
+function groupStartBefore(messages: readonly Message[], end: number): number {
+  let start = end - 1;
+  while (start > 0 && !opensGroup(messages[start]!)) start--;
+  return start;
+}
+
+/**
+ * The most recent whole groups whose estimated tokens fit `maxTokens`, dropped from the oldest end
+ * so a tool result never loses its call; the newest group is kept even when it alone is larger. A
+ * window that then starts mid-turn (with an assistant message) is opened with a user note by
+ * model-messages.ts, as for `maxMessages`.
+ */
+export function trimToTokens(messages: readonly Message[], maxTokens: number): Message[] {
+  if (!Number.isFinite(maxTokens) || maxTokens < 1) throw new RangeError(`maxTokens must be a positive number, got ${maxTokens}`);
+  let start = messages.length;
+  let used = 0;
+  while (start > 0) {
+    const groupStart = groupStartBefore(messages, start);
+    let cost = 0;
+    for (let i = groupStart; i < start; i++) cost += estimateMessageTokens(messages[i]!);
+    if (start < messages.length && used + cost > maxTokens) break;
+    used += cost;
     start = groupStart;
   }
   return messages.slice(start);

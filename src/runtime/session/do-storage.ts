@@ -22,6 +22,10 @@ export interface SessionInfo {
 /** Progress of a run that must survive a restart (everything else is derived from the log). */
 export interface RunState {
   system_prompt?: string;
+  /** Characters of `system_prompt` that are its cacheable stable prefix. */
+  system_prompt_stable_chars?: number;
+  /** The run's assembled tools, frozen when it opened, so a resumed run is offered the same ones. */
+  tools?: string[];
   tool_iterations: number;
   /** Model steps taken (the `turn_index` of the next one). */
   steps?: number;

@@ -14,10 +14,18 @@ export interface ToolCall {
   args: unknown;
 }
 
+/**
+ * Token usage of a step, a run or a session. The detail fields are present only when the provider
+ * reported a non-zero count (docs/agent-loop.md, "Usage"): input tokens read from / written to the
+ * provider's prompt cache (both included in `input_tokens`), and reasoning tokens (in `output_tokens`).
+ */
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
 }
 
 export type UserMessage = {
@@ -81,9 +89,39 @@ export type SessionInfoEvent = PersistentBase & { type: "session_info"; changes:
 export type CustomEvent = PersistentBase & { type: "custom"; kind: string; data: unknown };
 export type CustomMessageEvent = PersistentBase & { type: "custom_message"; kind: string; message: Message; data?: unknown };
 
+/** What the prompt budget did to a run's system prompt (docs/agent-loop.md, "Prompt budget"). */
+export interface PromptBudgetReport {
+  budget_tokens: number;
+  tokens_before: number;
+  tokens_after: number;
+  /** Section ids removed entirely, in the order they were cut. */
+  dropped: string[];
+  /** Sections truncated with a marker. */
+  shortened: { id: string; tokens_before: number; tokens_after: number }[];
+  /** Still over budget after every cut allowed (`base` alone is too big): the prompt is sent anyway. */
+  over_budget: boolean;
+}
+
+/** One tool a run is offered and why (docs/agent-loop.md, "Tool assembly"). */
+export interface ToolChoice {
+  name: string;
+  reason: "always" | "hinted" | "relevant";
+  /** Lexical relevance to the user message (relevant tools only). */
+  score?: number;
+}
+
 /** Run facts: kept for audit and replay, never transcript, never searched, never sent to the model. */
 export type RunStartedEvent = PersistentBase & { type: "run_started"; input: Record<string, unknown> };
-export type SystemPromptSnapshottedEvent = PersistentBase & { type: "system_prompt_snapshotted"; prompt: string };
+export type SystemPromptSnapshottedEvent = PersistentBase & {
+  type: "system_prompt_snapshotted";
+  prompt: string;
+  /** Characters of `prompt` that are the cacheable stable prefix (docs/agent-loop.md, "Cacheable prefix"). */
+  stable_chars?: number;
+  /** What the prompt budget shortened or dropped; absent when the model's context window is unknown. */
+  prompt_budget?: PromptBudgetReport;
+  /** The run's assembled tools and why each was chosen (docs/agent-loop.md, "Tool assembly"). */
+  tools?: { chosen: ToolChoice[]; left_out: string[]; tokens: number; max_tools: number; budget_tokens: number };
+};
 export type SkillActivationSnapshottedEvent = PersistentBase & {
   type: "skill_activation_snapshotted";
   skills: { name: string; version: string; content_hash?: string }[];

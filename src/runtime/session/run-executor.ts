@@ -11,7 +11,7 @@
 import type { Env } from "../../storage/env.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import type { RunResult, RunStatus } from "./contract.ts";
-import type { AssistantMessage, ToolCall, Usage } from "./events.ts";
+import type { AssistantMessage, ToolCall } from "./events.ts";
 import type { RunRow } from "./do-storage.ts";
 import type { SessionLog } from "./session-log.ts";
 import { runProgress } from "./run-progress.ts";
@@ -21,12 +21,15 @@ import { AppError } from "../../kernel/errors.ts";
 import { resolveModels, type ResolvedModels } from "../agent/providers.ts";
 import { runModelStep, isAbortError } from "../agent/model-step.ts";
 import { toModelMessages } from "../agent/model-messages.ts";
-import { runSystemPrompt } from "../agent/prompt.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
 import { toolsFor, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
+import type { ToolSpec } from "../tools/spec.ts";
+import { addUsage } from "./usage.ts";
+// Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
+import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -80,13 +83,15 @@ export class RunExecutor {
       if (state.attempts > MAX_RUN_ATTEMPTS)
         throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
       const config = await this.#deps.loadConfig();
-      if (state.user_event_id === undefined) this.#open(config);
+      const toolset = toolsFor(this.#deps.services, this.run.input.toolset);
+      if (state.user_event_id === undefined) this.#open(config, toolset);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
       const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
         override: this.run.input.model_override,
         factory: this.#deps.services.modelFactory,
       });
-      const registry = new ToolRegistry(toolsFor(this.#deps.services, this.run.input.toolset));
+      // The tools assembled when the run opened (frozen in its state), also after a resume.
+      const registry = new ToolRegistry(frozenTools(toolset, state.tools));
       result = await this.#loop(config, models, registry);
     } catch (err) {
       result = this.#end(toRunEnd(err, this.#cancelRequested));
@@ -99,10 +104,15 @@ export class RunExecutor {
     return result;
   }
 
-  #open(config: WorkspaceConfig): void {
+  #open(config: WorkspaceConfig, toolset: ToolSpec<unknown>[]): void {
     const { log } = this.#deps;
     const { input } = this.run;
-    const system = runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, extra: input.system_prompt_extra });
+    // ---- prompt budget + tool assembly (run-assembly.ts) ----
+    const opening = openRun({ now: new Date(), session: log.session, config, input, specs: toolset });
+    const system = opening.prompt.text;
+    this.run.state.system_prompt_stable_chars = opening.prompt.stableChars;
+    this.run.state.tools = opening.tools.specs.map((s) => s.name);
+    // ---- end prompt budget + tool assembly ----
     const clientId = input.client_id ?? "api";
     const userId = newId("evt");
     this.run.status = "running";
@@ -112,7 +122,7 @@ export class RunExecutor {
     log.append(
       [
         { type: "run_started", run_id: this.run.id, client_id: clientId, input: describeInput(this.run) },
-        { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system },
+        { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system, ...openingFacts(opening, config) },
         {
           type: "message",
           id: userId,
@@ -174,15 +184,27 @@ export class RunExecutor {
     const runId = this.run.id;
     const turnIndex = this.run.state.steps ?? 0;
     const parentId = log.leaf;
-    const messages = toModelMessages(buildContext(log.tree, parentId, { maxMessages: config.runtime.max_context_messages }));
+    const system = this.run.state.system_prompt ?? "";
+    // History window: `max_context_messages` and, when known, the context window's token budget.
+    const maxTokens = historyBudgetTokens(models, system, registry.list());
+    const messages = toModelMessages(
+      buildContext(log.tree, parentId, {
+        maxMessages: config.runtime.max_context_messages,
+        ...(maxTokens !== undefined ? { maxTokens } : {}),
+      }),
+    );
     let eventId: string | null = null;
     log.emit({ type: "turn_start", run_id: runId, turn_index: turnIndex });
     let output;
     try {
       output = await runModelStep({
         models,
-        system: this.run.state.system_prompt ?? "",
+        system,
         messages,
+        // Cacheable prefix: a run opened before prefixes were recorded sends no cache hints.
+        ...(this.run.state.system_prompt_stable_chars !== undefined
+          ? { cache: { stableChars: this.run.state.system_prompt_stable_chars, key: log.session.id } }
+          : {}),
         tools: registry,
         signal: this.#abort.signal,
         callbacks: {
@@ -389,14 +411,6 @@ function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
   if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
   log.error("run failed unexpectedly", errorFields(err));
   return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
-}
-
-function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    input_tokens: a.input_tokens + b.input_tokens,
-    output_tokens: a.output_tokens + b.output_tokens,
-    total_tokens: a.total_tokens + b.total_tokens,
-  };
 }
 
 /** What `run_started` records: the submission minus its content (that is the user message). */

@@ -32,6 +32,7 @@ import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
 import { toolsFor, type RuntimeServices } from "../services.ts";
+import { frozenTools } from "./run-assembly.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
@@ -286,8 +287,12 @@ export class SessionObject extends DurableObject<Env> {
       const { log, queue } = this.#require(workspaceId);
       const config = await this.#config(workspaceId);
       const running = queue.current;
-      const system = running?.state.system_prompt ?? runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime });
-      const tools = await new ToolRegistry(toolsFor(this.#services, running?.input.toolset)).declarations();
+      const system =
+        running?.state.system_prompt ??
+        runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, contextWindow: config.model?.context_window });
+      const tools = await new ToolRegistry(
+        frozenTools(toolsFor(this.#services, running?.input.toolset), running?.state.tools),
+      ).declarations();
       const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
       return { system, tools, messages, active_leaf: log.leaf };
     });

@@ -32,6 +32,12 @@ export const RuntimeConfigSchema = z.strictObject({
   timezone: z.string().refine(isTimeZone, "must be an IANA time zone such as Europe/Berlin").default("UTC"),
   /** Extra instructions appended to the base system prompt. */
   system_prompt: z.string().max(20_000).optional(),
+  /** Share of the model's `context_window` the system prompt may take (docs/agent-loop.md, "Prompt budget"). */
+  system_prompt_budget_share: z.number().min(0.01).max(0.9).default(0.15),
+  /** At most this many tools are offered to the model per run (always and hinted tools count, and are never cut). */
+  max_tools: z.number().int().min(1).max(256).default(24),
+  /** Estimated tokens the selected tools' declarations may take (always and hinted tools are never cut). */
+  tool_budget_tokens: z.number().int().min(100).max(100_000).default(3_000),
 });
 
 const coreShape = {

@@ -1,10 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { isAbortError, ProviderError, runModelStep, type StepCallbacks } from "../../../src/runtime/agent/model-step.ts";
+import {
+  cacheProviderOptions,
+  isAbortError,
+  modelInstructions,
+  ProviderError,
+  runModelStep,
+  toUsage,
+  type StepCallbacks,
+} from "../../../src/runtime/agent/model-step.ts";
+import type { MockLanguageModelV4 } from "ai/test";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import type { ProviderKind } from "../../../src/storage/config/schema.ts";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import { builtinTools } from "../../../src/runtime/tools/builtins/index.ts";
 import { defineTool, ok } from "../../../src/runtime/tools/spec.ts";
-import { failingModel, finish, models, streamingModel, textParts, toolCallParts } from "../../support/mock-models.ts";
+import { failingModel, finish, handle, models, streamingModel, textParts, toolCallParts } from "../../support/mock-models.ts";
 import type { ModelMessage } from "ai";
 import type { ResolvedModels } from "../../../src/runtime/agent/providers.ts";
 import { statusOf } from "../../../src/edge/http/errors.ts";
@@ -328,5 +339,82 @@ describe("runModelStep: silent models", () => {
     expect(out.text).toBe("from fallback");
     const abandon = events.find((e) => e.kind === "abandon")?.value as { error: string };
     expect(abandon.error).toMatch(/no response from the model/);
+  });
+});
+
+describe("runModelStep: prompt cache hints and usage details", () => {
+  const system = "STABLE PART\n\nVOLATILE PART";
+  const cache = { stableChars: "STABLE PART\n\n".length, key: "ses_cache" };
+  const usageParts = (): LanguageModelV4StreamPart[] => [
+    ...textParts("ok").filter((p) => p.type !== "finish"),
+    {
+      type: "finish",
+      finishReason: { unified: "stop", raw: "stop" },
+      usage: {
+        inputTokens: { total: 100, noCache: 20, cacheRead: 70, cacheWrite: 10 },
+        outputTokens: { total: 30, text: 12, reasoning: 18 },
+      },
+    },
+  ];
+
+  function run(model: MockLanguageModelV4, provider: ProviderKind) {
+    return runModelStep({
+      models: { main: handle(model, "main", provider), fallback: null, auxiliary: null },
+      system,
+      messages,
+      tools: registry,
+      signal: new AbortController().signal,
+      cache,
+      callbacks: recorder().callbacks,
+    });
+  }
+
+  it("anthropic: the stable prefix is its own system block with an ephemeral cache breakpoint, the volatile rest follows", async () => {
+    const model = streamingModel(usageParts());
+    await run(model, "anthropic");
+    const prompt = model.doStreamCalls[0]!.prompt;
+    expect(prompt.slice(0, 2)).toEqual([
+      { role: "system", content: "STABLE PART", providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } } },
+      { role: "system", content: "VOLATILE PART" },
+    ]);
+  });
+
+  it("openai: one system message and a promptCacheKey per session", async () => {
+    const model = streamingModel(usageParts());
+    await run(model, "openai");
+    const call = model.doStreamCalls[0]!;
+    expect(call.prompt.filter((m) => m.role === "system")).toEqual([{ role: "system", content: system }]);
+    expect(call.providerOptions).toEqual({ openai: { promptCacheKey: "ses_cache" } });
+  });
+
+  it("openai-compatible: one system message, no cache hints", async () => {
+    const model = streamingModel(usageParts());
+    await run(model, "openai-compatible");
+    const call = model.doStreamCalls[0]!;
+    expect(call.prompt.filter((m) => m.role === "system")).toEqual([{ role: "system", content: system }]);
+    expect(call.providerOptions?.openai).toBeUndefined();
+    expect(JSON.stringify(call.prompt)).not.toContain("cacheControl");
+  });
+
+  it("records cache-read, cache-write and reasoning tokens from the step's usage", async () => {
+    const out = await run(streamingModel(usageParts()), "anthropic");
+    expect(out.usage).toEqual({
+      input_tokens: 100,
+      output_tokens: 30,
+      total_tokens: 130,
+      cache_read_tokens: 70,
+      cache_write_tokens: 10,
+      reasoning_tokens: 18,
+    });
+  });
+
+  it("modelInstructions and cacheProviderOptions send nothing without a cache", () => {
+    expect(modelInstructions({ provider: "anthropic" }, system, undefined)).toBe(system);
+    expect(cacheProviderOptions({ provider: "openai" }, undefined)).toBeUndefined();
+    expect(toUsage({ inputTokens: 3, outputTokens: 4, totalTokens: undefined })).toEqual({
+      input_tokens: 3,
+      output_tokens: 4,
+      total_tokens: 7,
+    });
   });
 });

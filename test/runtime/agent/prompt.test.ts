@@ -17,11 +17,12 @@ describe("buildSystemPrompt", () => {
     const expectedOrder = [
       BASE_PROMPT,
       SYSTEM_REMINDER_NOTE,
-      "# Runtime context\nCurrent time (UTC): 2026-05-26T03:18:35.000Z\nLocal time: 2026-05-26T11:18:35+08:00 (Tuesday)\nTime zone: Asia/Shanghai (UTC+08:00)",
-      '# Session\nSession id: ses_abc\nTitle: Release planning\nMetadata: {"a":1,"team":"infra"}',
       "# Workspace instructions\nAlways answer in French.",
       "# Task\nReview PR #12.",
       "# Skill: git\nUse small commits.",
+      '# Session\nSession id: ses_abc\nTitle: Release planning\nMetadata: {"a":1,"team":"infra"}',
+      // Volatile last: the clock changes every run, everything before it is a cacheable prefix.
+      "# Runtime context\nCurrent time (UTC): 2026-05-26T03:18:35.000Z\nLocal time: 2026-05-26T11:18:35+08:00 (Tuesday)\nTime zone: Asia/Shanghai (UTC+08:00)",
     ];
     expect(prompt).toBe(expectedOrder.join("\n\n"));
     expect(prompt).toContain("<system-reminder>");
@@ -41,8 +42,8 @@ describe("buildSystemPrompt", () => {
       workspacePrompt: "   ",
       extraSections: ["", "  "],
     });
-    expect(sections.map((s) => s.id)).toEqual(["base", "system_reminder", "runtime", "session"]);
-    expect(sections[3]!.text).toBe("# Session\nSession id: ses_x\nTitle: (untitled)");
+    expect(sections.map((s) => s.id)).toEqual(["base", "system_reminder", "session", "runtime"]);
+    expect(sections[2]!.text).toBe("# Session\nSession id: ses_x\nTitle: (untitled)");
   });
 
   it("falls back to UTC for a zone it does not know instead of failing the run", () => {

@@ -1,7 +1,9 @@
 // buildContext: what the model sees for a leaf — rewinds, branches, steers, compaction, windows.
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/runtime/session/events.ts";
-import { assembleMessages, buildContext, contextForRun, trimToRecent } from "../../../src/runtime/session/build-context.ts";
+import { assembleMessages, buildContext, contextForRun, trimToRecent, trimToTokens } from "../../../src/runtime/session/build-context.ts";
+import { estimateMessageTokens } from "../../../src/runtime/agent/tokens.ts";
+import { conversationForModel, toModelMessages } from "../../../src/runtime/agent/model-messages.ts";
 import { LogBuilder, prng } from "../../support/log-builder.ts";
 
 /** Compact view of messages: "role:text" (tool results as "tool:<id>:content"). */
@@ -380,5 +382,65 @@ describe("a 10,000-event session", () => {
     expect(full.filter((m) => m.role === "user")).toHaveLength(turns);
     expect(full).toHaveLength(turns * 5);
     expect(full.filter((m) => m.role === "tool_result" && m.content.includes("<system-reminder>")).length).toBeGreaterThan(100);
+  });
+});
+
+describe("maxTokens (the context window's history budget)", () => {
+  /** A tool-heavy history: each turn is a user message, calls with bulky results and an answer. */
+  function toolHeavy(turns: number) {
+    const log = new LogBuilder();
+    for (let t = 0; t < turns; t++) {
+      log.user(`question ${t}`);
+      log.calls(`c${t}`, "read", "read");
+      log.toolResult(`c${t}_0`, "x".repeat(400), "read");
+      log.toolResult(`c${t}_1`, "y".repeat(400), "read");
+      log.calls(`d${t}`, "read");
+      log.toolResult(`d${t}_0`, "z".repeat(400), "read");
+      log.assistant(`answer ${t}`);
+    }
+    return log;
+  }
+
+  it("drops whole groups from the oldest end until the estimate fits; a call never loses its results", () => {
+    const log = toolHeavy(6);
+    const full = buildContext(log.tree, log.leaf);
+    const budget = 700;
+    const window = buildContext(log.tree, log.leaf, { maxTokens: budget });
+    expect(window.length).toBeLessThan(full.length);
+    expect(window).toEqual(full.slice(full.length - window.length));
+    expect(window.reduce((n, m) => n + estimateMessageTokens(m), 0)).toBeLessThanOrEqual(budget);
+    // Whole groups: the window never starts with a tool result, and every result's call is inside it.
+    expect(window[0]!.role).not.toBe("tool_result");
+    const callIds = new Set(window.flatMap((m) => (m.role === "assistant" ? m.tool_calls.map((c) => c.id) : [])));
+    for (const m of window) if (m.role === "tool_result") expect(callIds.has(m.tool_call_id)).toBe(true);
+    // One more group would not have fit.
+    const groupBefore = full.slice(0, full.length - window.length);
+    let extra = 0;
+    for (let i = groupBefore.length - 1; i >= 0; i--) {
+      extra += estimateMessageTokens(groupBefore[i]!);
+      if (groupBefore[i]!.role !== "tool_result") break;
+    }
+    expect(window.reduce((n, m) => n + estimateMessageTokens(m), 0) + extra).toBeGreaterThan(budget);
+  });
+
+  it("a window that starts mid-turn still reaches the provider opening with a user message", () => {
+    const log = toolHeavy(3);
+    const window = buildContext(log.tree, log.leaf, { maxTokens: 150 });
+    expect(window[0]!.role).toBe("assistant");
+    const settled = conversationForModel(window);
+    expect(settled[0]!.role).toBe("user");
+    expect(toModelMessages(window)[0]!.role).toBe("user");
+  });
+
+  it("keeps the newest group even when it alone is over budget, and applies after maxMessages", () => {
+    const log = toolHeavy(4);
+    const window = buildContext(log.tree, log.leaf, { maxTokens: 1 });
+    expect(show(window)).toEqual(["assistant:answer 3"]);
+    const both = contextForRun(log.tree, log.leaf, { maxMessages: 8, maxTokens: 100_000 });
+    expect(both.messages).toEqual(trimToRecent(buildContext(log.tree, log.leaf), 8));
+    const tight = contextForRun(log.tree, log.leaf, { maxMessages: 8, maxTokens: 300 });
+    expect(tight.messages.length).toBeLessThan(both.messages.length);
+    expect(tight.trimmed).toBe(both.trimmed + both.messages.length - tight.messages.length);
+    expect(trimToTokens(both.messages, 300)).toEqual(tight.messages);
   });
 });

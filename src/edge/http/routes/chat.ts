@@ -24,7 +24,14 @@ const ChatResponse = z
     tool_iterations: z.number(),
     provider: z.string().nullable(),
     model: z.string().nullable(),
-    usage: z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }),
+    usage: z.object({
+      input_tokens: z.number(),
+      output_tokens: z.number(),
+      total_tokens: z.number(),
+      cache_read_tokens: z.number().optional(),
+      cache_write_tokens: z.number().optional(),
+      reasoning_tokens: z.number().optional(),
+    }),
   })
   .openapi("ChatResponse");
 

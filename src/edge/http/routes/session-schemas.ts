@@ -23,7 +23,19 @@ export const RunIdParam = SessionIdParam.extend({
     .openapi({ param: { name: "run_id", in: "path" } }),
 });
 
-const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).openapi("Usage");
+const Usage = z
+  .object({
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    total_tokens: z.number(),
+    cache_read_tokens: z.number().optional().openapi({ description: "Input tokens read from the provider's prompt cache (when reported)" }),
+    cache_write_tokens: z
+      .number()
+      .optional()
+      .openapi({ description: "Input tokens written to the provider's prompt cache (when reported)" }),
+    reasoning_tokens: z.number().optional().openapi({ description: "Output tokens spent on reasoning (when reported)" }),
+  })
+  .openapi("Usage");
 
 export const SessionSchema = z
   .object({

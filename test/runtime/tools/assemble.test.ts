@@ -1,0 +1,85 @@
+// Tool assembly: always and hinted tools first and never cut, then the most relevant up to max_tools and the token budget.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { assembleTools, relevanceScores, terms } from "../../../src/runtime/tools/assemble.ts";
+import { defineTool, ok, type ToolSpec } from "../../../src/runtime/tools/spec.ts";
+import { estimateToolTokens } from "../../../src/runtime/agent/tokens.ts";
+import { registeredToolsets } from "../../../src/app/runtime.ts";
+
+const tool = (name: string, description: string, extra: Partial<ToolSpec<unknown>> = {}) =>
+  defineTool({ name, description, input: z.strictObject({}), execute: async () => ok(name), ...extra });
+
+const catalogue = [
+  tool("echo", "Echoes the given text back.", { always: true }),
+  tool("current_time", "Tells the current date and time in a time zone."),
+  tool("weather_forecast", "Forecast of the weather (rain, temperature, wind) for a city."),
+  tool("gitea_pull_request", "Reads a Gitea pull request: title, body, diff and review comments."),
+  tool("gitea_issue", "Reads a Gitea issue and its comments."),
+  tool("send_mail", "Sends an email message to a recipient."),
+  tool("calendar_events", "Lists calendar events in a date range."),
+];
+
+describe("assembleTools", () => {
+  it("offers always tools, then hinted ones, then the most relevant to the user message", () => {
+    const out = assembleTools(catalogue, {
+      query: "Will it rain in Berlin tomorrow? Check the weather.",
+      hintedTools: ["send_mail"],
+      maxTools: 3,
+      budgetTokens: 10_000,
+    });
+    expect(out.choices).toEqual([
+      { name: "echo", reason: "always" },
+      { name: "weather_forecast", reason: "relevant", score: expect.any(Number) },
+      { name: "send_mail", reason: "hinted" },
+    ]);
+    expect(out.specs.map((s) => s.name)).toEqual(["echo", "weather_forecast", "send_mail"]);
+    expect(out.left_out).toEqual(["current_time", "gitea_pull_request", "gitea_issue", "calendar_events"]);
+  });
+
+  it("ranks by relevance: a pull-request question picks the pull-request tool before the issue tool", () => {
+    const out = assembleTools(catalogue, { query: "Review the pull request diff on Gitea", maxTools: 2, budgetTokens: 10_000 });
+    expect(out.choices.map((c) => c.name)).toEqual(["echo", "gitea_pull_request"]);
+  });
+
+  it("always and hinted tools are kept even past max_tools and the budget; relevant ones stop at the budget", () => {
+    const out = assembleTools(catalogue, {
+      query: "weather",
+      hintedTools: ["send_mail", "calendar_events", "no_such_tool"],
+      maxTools: 1,
+      budgetTokens: 1,
+    });
+    expect(out.choices.map((c) => [c.name, c.reason])).toEqual([
+      ["echo", "always"],
+      ["send_mail", "hinted"],
+      ["calendar_events", "hinted"],
+    ]);
+    const room = estimateToolTokens(catalogue[0]!) + estimateToolTokens(catalogue[2]!);
+    const budgeted = assembleTools(catalogue, { query: "weather in Paris", maxTools: 10, budgetTokens: room });
+    expect(budgeted.choices.map((c) => c.name)).toEqual(["echo", "weather_forecast"]);
+    expect(budgeted.tokens).toBeLessThanOrEqual(room);
+  });
+
+  it("fills free slots in tool-set order when nothing matches, and is deterministic", () => {
+    const a = assembleTools(catalogue, { query: "hello", maxTools: 3, budgetTokens: 10_000 });
+    expect(a.choices.map((c) => c.name)).toEqual(["echo", "current_time", "weather_forecast"]);
+    expect(assembleTools(catalogue, { query: "hello", maxTools: 3, budgetTokens: 10_000 })).toEqual(a);
+  });
+
+  it("splits names and drops stop words when matching", () => {
+    expect(terms("gitea_pullRequest for the PR")).toEqual(["gitea", "pull", "request", "pr"]);
+    const [time, weather] = relevanceScores([catalogue[1]!, catalogue[2]!], "what is the current time");
+    expect(time!).toBeGreaterThan(weather!);
+  });
+
+  it("toolchain and mail sets keep their domain tools however small max_tools is", () => {
+    const sets = registeredToolsets();
+    for (const name of ["toolchain", "mail"]) {
+      const specs = sets.get(name)!();
+      const domain = specs.filter((s) => s.always).map((s) => s.name);
+      expect(domain.length).toBeGreaterThan(0);
+      const out = assembleTools(specs, { query: "anything", maxTools: 1, budgetTokens: 100 });
+      expect(out.specs.map((s) => s.name)).toEqual(expect.arrayContaining(domain));
+    }
+    expect(sets.get("toolchain")!().some((s) => s.always && s.name.includes("report"))).toBe(true);
+  });
+});
