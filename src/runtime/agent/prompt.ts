@@ -8,10 +8,11 @@ import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { SYSTEM_REMINDER_NOTE } from "../session/system-reminder.ts";
 import { isTimeZone } from "../../kernel/time-zone.ts";
 import { describeTime } from "../tools/builtins/time-format.ts";
+import { renderActivatedSkills, renderSkillCatalog } from "../skills.ts";
 
 export interface PromptSection {
   /** Stable identifier, for tests and for callers that want to inspect or replace one section. */
-  id: "base" | "system_reminder" | "runtime" | "session" | "workspace" | `extra_${number}`;
+  id: "base" | "system_reminder" | "runtime" | "session" | "workspace" | "skills" | "activated_skills" | `extra_${number}`;
   text: string;
 }
 
@@ -22,8 +23,13 @@ export interface SystemPromptInput {
   session: { id: string; title: string | null; metadata?: Record<string, unknown> };
   /** The workspace's `runtime.system_prompt`. */
   workspacePrompt?: string;
-  /** A run's `system_prompt_extra`, later skills: appended in order. */
+  /** A run's `system_prompt_extra`: appended in order. */
   extraSections?: string[];
+  // --- skills (src/runtime/skills.ts; docs/skills-and-plugins.md, "Skills in a run") ---
+  /** Every skill the run may use: listed compactly (section `skills`). */
+  skillCatalog?: readonly { name: string; description: string }[];
+  /** The run's activated skills' SKILL.md bodies (section `activated_skills`). */
+  activatedSkills?: readonly { name: string; body: string }[];
 }
 
 export const BASE_PROMPT = [
@@ -44,6 +50,11 @@ export function systemPromptSections(input: SystemPromptInput): PromptSection[] 
   ];
   const workspacePrompt = input.workspacePrompt?.trim();
   if (workspacePrompt) sections.push({ id: "workspace", text: `# Workspace instructions\n${workspacePrompt}` });
+  // --- skills: after the workspace, before extras ---
+  const catalog = renderSkillCatalog(input.skillCatalog ?? []);
+  if (catalog) sections.push({ id: "skills", text: catalog });
+  const activated = renderActivatedSkills(input.activatedSkills ?? []);
+  if (activated) sections.push({ id: "activated_skills", text: activated });
   (input.extraSections ?? []).forEach((extra, i) => {
     const text = extra.trim();
     if (text) sections.push({ id: `extra_${i}`, text });
@@ -69,6 +80,8 @@ export function runSystemPrompt(args: {
   runtime: Pick<WorkspaceConfig["runtime"], "timezone" | "system_prompt">;
   /** The run's `system_prompt_extra`. */
   extra?: string | undefined;
+  /** The run's skill activation (catalog and bodies); absent = no skill sections. */
+  skills?: { catalog: SystemPromptInput["skillCatalog"]; bodies: SystemPromptInput["activatedSkills"] } | undefined;
 }): string {
   return buildSystemPrompt({
     now: args.now,
@@ -76,6 +89,7 @@ export function runSystemPrompt(args: {
     session: args.session,
     ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
     ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
+    ...(args.skills ? { skillCatalog: args.skills.catalog ?? [], activatedSkills: args.skills.bodies ?? [] } : {}),
   });
 }
 

@@ -6,6 +6,7 @@
  * deltas, tool progress, lifecycle). Field names are snake_case because these objects are the HTTP
  * and streaming wire format as they are.
  */
+import type { ActivationReason, SkillCandidate, SkillScores } from "../skills.ts";
 
 export interface ToolCall {
   id: string;
@@ -84,9 +85,17 @@ export type CustomMessageEvent = PersistentBase & { type: "custom_message"; kind
 /** Run facts: kept for audit and replay, never transcript, never searched, never sent to the model. */
 export type RunStartedEvent = PersistentBase & { type: "run_started"; input: Record<string, unknown> };
 export type SystemPromptSnapshottedEvent = PersistentBase & { type: "system_prompt_snapshotted"; prompt: string };
+/** Which skills a run activated and why, with every recalled candidate's scores (src/runtime/skills.ts). */
 export type SkillActivationSnapshottedEvent = PersistentBase & {
   type: "skill_activation_snapshotted";
-  skills: { name: string; version: string; content_hash?: string }[];
+  skills: { name: string; version: string; content_hash?: string; reason?: ActivationReason; scores?: SkillScores }[];
+  candidates?: SkillCandidate[];
+  /** The auxiliary model's reason, or the threshold rule that decided. */
+  rationale?: string;
+  /** Requested names (explicit or pinned) the workspace does not offer. */
+  unknown?: string[];
+  /** How many skills the run's catalog offered. */
+  catalog_size?: number;
 };
 export type RunCompletedEvent = PersistentBase & { type: "run_completed"; result: Record<string, unknown> };
 export type RunFailedEvent = PersistentBase & {

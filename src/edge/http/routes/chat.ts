@@ -11,6 +11,7 @@ import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
 import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
 import { excerpt } from "../../../runtime/session/message-text.ts";
 import { WAIT_TIMEOUT_MS } from "./session-messages.ts";
+import { RequestedSkills } from "./session-schemas.ts";
 
 const ChatResponse = z
   .object({
@@ -32,7 +33,13 @@ const chat = createRoute({
   summary: "One turn: send a message (to a new or existing session) and get the answer",
   middleware: [requireScope("member")] as const,
   request: {
-    body: jsonBody(z.strictObject({ message: z.string().min(1), session_id: z.string().regex(SESSION_ID_PATTERN).optional() })),
+    body: jsonBody(
+      z.strictObject({
+        message: z.string().min(1),
+        session_id: z.string().regex(SESSION_ID_PATTERN).optional(),
+        skills: RequestedSkills.optional(),
+      }),
+    ),
   },
   responses: { 200: jsonResponse(ChatResponse, "The answer"), ...errorResponses(404, 409, 413, 422, 502, 503) },
 });
@@ -59,7 +66,12 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   // Before creating a session: a refused message must not leave an empty one behind.
   assertMessageSize(body.message);
   const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
-  const { run_id } = await submitRun(c.env, sessionId, { workspace_id: workspaceId, content: body.message, client_id: "chat" });
+  const { run_id } = await submitRun(c.env, sessionId, {
+    workspace_id: workspaceId,
+    content: body.message,
+    client_id: "chat",
+    ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
+  });
   const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);
   if (result.status === "queued" || result.status === "running") {
     throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {
