@@ -8,6 +8,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "prompt", load: () => import("./prompt.ts") },
   { name: "agent-raw-tool-calls", load: () => import("./agent-raw-tool-calls.ts") },
   { name: "skills", load: () => import("./skills.ts") },
+  { name: "skill-selection", load: () => import("./skill-selection.ts") },
   { name: "webhooks", load: () => import("./webhooks.ts") },
 ];
 

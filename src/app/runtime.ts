@@ -1,6 +1,7 @@
 /**
- * Composition root, runtime: the tool sets domains register with the agent runtime and the model
- * factory it builds models with. The runtime sees only `RuntimeServices` (docs/layering.md).
+ * Composition root, runtime: the tool sets domains register with the agent runtime, the model
+ * factory it builds models with, and the skill provider that chooses each run's skills. The runtime
+ * sees only `RuntimeServices` (docs/layering.md).
  */
 import { DEFAULT_TOOLSET, type RuntimeServices, type ToolsetFactory } from "../runtime/services.ts";
 import type { ToolSpec } from "../runtime/tools/spec.ts";
@@ -8,17 +9,20 @@ import { providerModel } from "../runtime/agent/providers.ts";
 import { builtinTools } from "../runtime/tools/builtins/index.ts";
 import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
+import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
+import { skillViewTool } from "../domains/skills/skill-view.ts";
 
 /**
- * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Within a
- * domain's set its own tools are `always` offered, so per-run tool assembly (docs/agent-loop.md,
- * "Tool assembly") never leaves a toolchain run without its report and Gitea tools.
+ * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
+ * read skills (`skill_view`). Within a domain's set its own tools are `always` offered, so per-run tool
+ * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
+ * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => builtinTools()],
-    ["toolchain", () => [...builtinTools(), ...alwaysOffered(toolchainTools())]],
-    ["mail", () => [...builtinTools(), ...alwaysOffered(mailTools())]],
+    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool]],
+    ["toolchain", () => [...builtinTools(), skillViewTool, ...alwaysOffered(toolchainTools())]],
+    ["mail", () => [...builtinTools(), skillViewTool, ...alwaysOffered(mailTools())]],
   ]);
 }
 
@@ -27,6 +31,6 @@ export function alwaysOffered(specs: ToolSpec<unknown>[]): ToolSpec<unknown>[] {
   return specs.map((spec) => ({ ...spec, always: true }));
 }
 
-export function runtimeServices(): RuntimeServices {
-  return { toolsets: registeredToolsets(), modelFactory: providerModel };
+export function runtimeServices(options: { skills?: SkillProviderOptions } = {}): RuntimeServices {
+  return { toolsets: registeredToolsets(), modelFactory: providerModel, skills: skillProvider(options.skills) };
 }

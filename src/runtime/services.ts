@@ -6,6 +6,7 @@
 import type { ToolSpec } from "./tools/spec.ts";
 import type { ModelFactory } from "./agent/providers.ts";
 import type { ReplicationFault } from "./session/replicator.ts";
+import type { SkillProvider } from "./skills.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
@@ -20,6 +21,8 @@ export interface RuntimeServices {
   modelFactory: ModelFactory;
   /** Makes a replication attempt fail as if D1 were down; only chaos and durability tests set it. */
   replicationFault?: ReplicationFault;
+  /** Chooses each run's skills when it opens (src/runtime/skills.ts); absent = runs get no skills. */
+  skills?: SkillProvider;
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */

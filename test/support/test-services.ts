@@ -9,11 +9,14 @@ import type { ReplicationFault } from "../../src/runtime/session/replicator.ts";
 import type { ToolsetFactory } from "../../src/runtime/services.ts";
 import type { FetchFn } from "../../src/storage/outbound.ts";
 import type { Env } from "../../src/storage/env.ts";
+import type { EmbeddingFactory } from "../../src/domains/skills/embeddings.ts";
 import { WriteLock } from "../../src/domains/governance/lock.ts";
 
 export const testServices = {
   /** Replaces the provider packages when set (secrets are still resolved and checked first). */
   modelFactory: null as ModelFactory | null,
+  /** Replaces the provider packages for `embedding_model` when set. */
+  embeddingFactory: null as EmbeddingFactory | null,
   replicationFault: null as ReplicationFault | null,
   /** Tool sets added to the registered ones (a test's own tools). */
   toolsets: new Map<string, ToolsetFactory>(),

@@ -7,19 +7,23 @@ import production from "../../src/index.ts";
 import { SessionObject } from "../../src/runtime/session/session-object.ts";
 import { WorkspaceDO as ProductionWorkspaceDO } from "../../src/edge/durable-objects.ts";
 import { runtimeServices } from "../../src/app/runtime.ts";
+import { providerEmbeddingModel } from "../../src/domains/skills/embeddings.ts";
 import type { RuntimeServices } from "../../src/runtime/services.ts";
 import type { Env } from "../../src/storage/env.ts";
 import { testEnv, testServices, workspaceLock } from "./test-services.ts";
 
 /** Production services, overridden at call time by whatever the running test set. */
 function servicesForTests(): RuntimeServices {
-  const base = runtimeServices();
+  const base = runtimeServices({
+    skills: { embeddingFactory: (entry, build) => (testServices.embeddingFactory ?? providerEmbeddingModel)(entry, build) },
+  });
   return {
     get toolsets() {
       return new Map([...base.toolsets, ...testServices.toolsets]);
     },
     modelFactory: (entry, build) => (testServices.modelFactory ?? base.modelFactory)(entry, build),
     replicationFault: (sessionId) => testServices.replicationFault?.(sessionId) ?? false,
+    ...(base.skills ? { skills: base.skills } : {}),
   };
 }
 

@@ -54,6 +54,7 @@ async function startMail(
   mail: MailTask,
   model: Parameters<typeof startAgentRun>[1]["model"],
   now: number,
+  skills: string[],
 ): Promise<void> {
   const attempt = mail.attempts + 1;
   const claimed = await transitionMail(env, workspaceId, mail.id, {
@@ -77,6 +78,7 @@ async function startMail(
       systemPrompt: mailHandler.systemPrompt(claimedMail),
       toolData: { mail_id: mail.id, agent_id: mail.toAgent },
       model,
+      skills,
       idempotencyKey: `${mail.id}:attempt:${attempt}`,
     });
     await transitionMail(env, workspaceId, mail.id, {
@@ -118,7 +120,7 @@ export async function dispatchMail(env: Env, workspaceId: string, now = Date.now
         });
         return;
       }
-      await startMail(env, workspaceId, mail, agent.model, now);
+      await startMail(env, workspaceId, mail, agent.model, now, agent.skills ?? []);
     }),
   );
 }

@@ -140,3 +140,22 @@ export async function listAudit(db: Db, workspaceId: string, skillName: string) 
     .orderBy(skillAudit.id)
     .all();
 }
+
+/** Every active skill of a workspace with its current version row, in one query (the run's catalog). */
+export async function listActiveCurrent(db: Db, workspaceId: string): Promise<{ skill: SkillRow; version: VersionRow }[]> {
+  const rows = await db
+    .select({ skill: skills, version: skillVersions })
+    .from(skills)
+    .innerJoin(
+      skillVersions,
+      and(
+        eq(skillVersions.workspaceId, skills.workspaceId),
+        eq(skillVersions.skillName, skills.name),
+        eq(skillVersions.versionNo, skills.currentVersionNo),
+      ),
+    )
+    .where(and(eq(skills.workspaceId, workspaceId), eq(skills.status, "active")))
+    .orderBy(skills.name)
+    .all();
+  return rows;
+}

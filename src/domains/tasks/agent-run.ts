@@ -23,6 +23,8 @@ export interface AgentRunRequest {
   toolData: Record<string, unknown>;
   model: ModelEntry | null;
   idempotencyKey: string;
+  /** Skills pinned to the run (the agent's `skills`). */
+  skills?: string[];
   /** Tool iterations the run may take (toolchain.max_tool_iterations); the workspace's runtime limit when absent. */
   maxToolIterations?: number;
 }
@@ -40,6 +42,7 @@ export async function startAgentRun(env: Env, r: AgentRunRequest): Promise<{ ses
     tool_data: r.toolData,
     ...(r.model ? { model_override: r.model } : {}),
     system_prompt_extra: r.systemPrompt,
+    ...(r.skills && r.skills.length > 0 ? { pinned_skills: r.skills } : {}),
     ...(r.maxToolIterations !== undefined ? { max_tool_iterations: r.maxToolIterations } : {}),
   });
   return { sessionId, runId: submitted.run_id };

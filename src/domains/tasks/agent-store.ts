@@ -17,6 +17,7 @@ function fromRow(row: typeof toolchainAgents.$inferSelect): Agent {
     roles: JSON.parse(row.roles) as AgentRole[],
     model: row.model ? (JSON.parse(row.model) as ModelEntry) : null,
     giteaTokenSecret: row.giteaTokenSecret,
+    skills: row.skills ? (JSON.parse(row.skills) as string[]) : [],
     enabled: row.enabled === 1,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -76,6 +77,7 @@ export async function createAgent(env: Env, workspaceId: string, input: CreateAg
     roles: JSON.stringify([...new Set(input.roles)]),
     model: input.model ? JSON.stringify(input.model) : null,
     giteaTokenSecret: input.gitea_token_secret ?? null,
+    skills: input.skills && input.skills.length > 0 ? JSON.stringify([...new Set(input.skills)]) : null,
     enabled: input.enabled ? 1 : 0,
     createdAt: now,
     updatedAt: now,
@@ -102,6 +104,7 @@ export async function patchAgent(env: Env, workspaceId: string, id: string, patc
   if (patch.roles !== undefined) set.roles = JSON.stringify([...new Set(patch.roles)]);
   if (patch.model !== undefined) set.model = patch.model ? JSON.stringify(patch.model) : null;
   if (patch.gitea_token_secret !== undefined) set.giteaTokenSecret = patch.gitea_token_secret;
+  if (patch.skills !== undefined) set.skills = patch.skills.length > 0 ? JSON.stringify([...new Set(patch.skills)]) : null;
   if (patch.enabled !== undefined) set.enabled = patch.enabled ? 1 : 0;
   try {
     await makeDb(env.DB)

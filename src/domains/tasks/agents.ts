@@ -14,6 +14,8 @@ export interface Agent {
   roles: AgentRole[];
   model: ModelEntry | null;
   giteaTokenSecret: string | null;
+  /** Skills pinned to every run of this agent (docs/skills-and-plugins.md, "Skills in a run"). */
+  skills?: string[];
   enabled: boolean;
   createdAt: number;
   updatedAt: number;
@@ -27,12 +29,23 @@ export const GiteaUsernameSchema = z
   .max(40)
   .regex(/^[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?$/, "must be a Gitea user name");
 
+/** Skill names pinned to an agent's runs (checked against the catalog when a run opens). */
+export const SkillNamesSchema = z
+  .array(
+    z
+      .string()
+      .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be a skill name")
+      .max(64),
+  )
+  .max(8);
+
 export const CreateAgentSchema = z.strictObject({
   id: AgentIdSchema,
   gitea_username: GiteaUsernameSchema,
   roles: z.array(z.enum(AGENT_ROLES)).min(1).max(4),
   model: ModelEntrySchema.nullish(),
   gitea_token_secret: SecretNameSchema.nullish(),
+  skills: SkillNamesSchema.optional(),
   enabled: z.boolean().default(true),
 });
 export type CreateAgentInput = z.infer<typeof CreateAgentSchema>;
@@ -42,6 +55,7 @@ export const PatchAgentSchema = z.strictObject({
   roles: z.array(z.enum(AGENT_ROLES)).min(1).max(4).optional(),
   model: ModelEntrySchema.nullable().optional(),
   gitea_token_secret: SecretNameSchema.nullable().optional(),
+  skills: SkillNamesSchema.optional(),
   enabled: z.boolean().optional(),
 });
 export type PatchAgentInput = z.infer<typeof PatchAgentSchema>;
@@ -54,6 +68,7 @@ export function agentView(a: Agent) {
     roles: a.roles,
     model: a.model,
     gitea_token_secret: a.giteaTokenSecret,
+    skills: a.skills ?? [],
     enabled: a.enabled,
     created_at: a.createdAt,
     updated_at: a.updatedAt,

@@ -84,6 +84,7 @@ async function finishTask(c: Ctx, task: ToolchainTask, result: RunResult): Promi
 
 /** Queue a run of the task's own session with the toolchain prompt and tools. */
 function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run: RunKind, idempotencyKey: string) {
+  const skills = c.agents.find((a) => a.id === task.agentId)?.skills ?? [];
   return startAgentRun(c.env, {
     workspaceId: c.workspaceId,
     taskId: task.id,
@@ -95,6 +96,7 @@ function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run
     toolData: { task_id: task.id, agent_id: task.agentId },
     model,
     idempotencyKey,
+    skills,
     maxToolIterations: c.config.max_tool_iterations,
   });
 }

@@ -19,6 +19,7 @@ import {
 } from "./prompt-budget.ts";
 
 export type { PromptSection, PromptSectionId } from "./prompt-budget.ts";
+import { renderActivatedSkills, renderSkillCatalog } from "../skills.ts";
 
 export interface SystemPromptInput {
   now: Date;
@@ -33,6 +34,11 @@ export interface SystemPromptInput {
   toolGuidance?: string;
   /** Remembered facts (future: a memory source); volatile, so it goes after the stable prefix. */
   memory?: string;
+  // --- skills (src/runtime/skills.ts; docs/skills-and-plugins.md, "Skills in a run") ---
+  /** Every skill the run may use: listed compactly (section `skills`). */
+  skillCatalog?: readonly { name: string; description: string }[];
+  /** The run's activated skills' SKILL.md bodies (section `activated_skills`). */
+  activatedSkills?: readonly { name: string; body: string }[];
 }
 
 export const BASE_PROMPT = [
@@ -55,6 +61,11 @@ export function systemPromptSections(input: SystemPromptInput): PromptSection[] 
   if (toolGuidance) sections.push({ id: "tools", text: `# Using your tools\n${toolGuidance}` });
   const workspacePrompt = input.workspacePrompt?.trim();
   if (workspacePrompt) sections.push({ id: "workspace", text: `# Workspace instructions\n${workspacePrompt}` });
+  // --- skills: after the workspace, before extras ---
+  const catalog = renderSkillCatalog(input.skillCatalog ?? []);
+  if (catalog) sections.push({ id: "skills", text: catalog });
+  const activated = renderActivatedSkills(input.activatedSkills ?? []);
+  if (activated) sections.push({ id: "activated_skills", text: activated });
   (input.extraSections ?? []).forEach((extra, i) => {
     const text = extra.trim();
     if (text) sections.push({ id: `extra_${i}`, text });
@@ -82,6 +93,8 @@ export interface RunPromptArgs {
   extra?: string | undefined;
   /** The main model's `context_window`; without it the prompt is not budgeted. */
   contextWindow?: number | undefined;
+  /** The run's skill activation (catalog and bodies); absent = no skill sections. */
+  skills?: { catalog: SystemPromptInput["skillCatalog"]; bodies: SystemPromptInput["activatedSkills"] } | undefined;
 }
 
 /** A run's system prompt as snapshotted when the run opens. */
@@ -104,6 +117,7 @@ export function runSystemPromptSnapshot(args: RunPromptArgs): SystemPromptSnapsh
     session: args.session,
     ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
     ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
+    ...(args.skills ? { skillCatalog: args.skills.catalog ?? [], activatedSkills: args.skills.bodies ?? [] } : {}),
   });
   if (args.contextWindow === undefined) {
     return { text: renderSystemPrompt(sections), stableChars: stablePrefixLength(sections), budget: null };

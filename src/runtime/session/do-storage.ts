@@ -8,6 +8,7 @@
 import type { PersistentEvent, Usage } from "./events.ts";
 import type { RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
+import type { ActivatedSkill } from "../skills.ts";
 
 export interface SessionInfo {
   id: string;
@@ -40,6 +41,8 @@ export interface RunState {
   cancel_requested?: boolean;
   /** Executions started (1 + resumes); a run that keeps crashing is failed, not resumed forever. */
   attempts?: number;
+  /** The skills this run activated when it opened (frozen; their bodies are in `system_prompt`). */
+  skills?: ActivatedSkill[];
 }
 
 export interface RunRow {

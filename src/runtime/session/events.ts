@@ -6,6 +6,7 @@
  * deltas, tool progress, lifecycle). Field names are snake_case because these objects are the HTTP
  * and streaming wire format as they are.
  */
+import type { ActivationReason, SkillCandidate, SkillScores } from "../skills.ts";
 
 export interface ToolCall {
   id: string;
@@ -122,9 +123,17 @@ export type SystemPromptSnapshottedEvent = PersistentBase & {
   /** The run's assembled tools and why each was chosen (docs/agent-loop.md, "Tool assembly"). */
   tools?: { chosen: ToolChoice[]; left_out: string[]; tokens: number; max_tools: number; budget_tokens: number };
 };
+/** Which skills a run activated and why, with every recalled candidate's scores (src/runtime/skills.ts). */
 export type SkillActivationSnapshottedEvent = PersistentBase & {
   type: "skill_activation_snapshotted";
-  skills: { name: string; version: string; content_hash?: string }[];
+  skills: { name: string; version: string; content_hash?: string; reason?: ActivationReason; scores?: SkillScores }[];
+  candidates?: SkillCandidate[];
+  /** The auxiliary model's reason, or the threshold rule that decided. */
+  rationale?: string;
+  /** Requested names (explicit or pinned) the workspace does not offer. */
+  unknown?: string[];
+  /** How many skills the run's catalog offered. */
+  catalog_size?: number;
 };
 export type RunCompletedEvent = PersistentBase & { type: "run_completed"; result: Record<string, unknown> };
 export type RunFailedEvent = PersistentBase & {

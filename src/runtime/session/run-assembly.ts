@@ -9,7 +9,7 @@ import type { SubmitRunInput } from "./contract.ts";
 import type { SystemPromptSnapshottedEvent } from "./events.ts";
 import type { ToolSpec } from "../tools/spec.ts";
 import type { ResolvedModels } from "../agent/providers.ts";
-import { runSystemPromptSnapshot, type SystemPromptInput, type SystemPromptSnapshot } from "../agent/prompt.ts";
+import { runSystemPromptSnapshot, type RunPromptArgs, type SystemPromptInput, type SystemPromptSnapshot } from "../agent/prompt.ts";
 import { assembleTools, type ToolAssembly } from "../tools/assemble.ts";
 import { estimateTokens, estimateToolTokens } from "../agent/tokens.ts";
 
@@ -28,6 +28,8 @@ export function openRun(args: {
   specs: readonly ToolSpec<unknown>[];
   /** Tools named by activated skills' `allowed-tools` (skill selection feeds these). */
   hintedTools?: readonly string[];
+  /** The run's skill activation: the catalog listed and the bodies activated (section ids `skills`, `activated_skills`). */
+  skills?: RunPromptArgs["skills"];
 }): RunOpening {
   const { config, input } = args;
   const prompt = runSystemPromptSnapshot({
@@ -36,6 +38,7 @@ export function openRun(args: {
     runtime: config.runtime,
     extra: input.system_prompt_extra,
     contextWindow: (input.model_override ?? config.model)?.context_window,
+    ...(args.skills ? { skills: args.skills } : {}),
   });
   const tools = assembleTools(args.specs, {
     query: input.content,

@@ -30,6 +30,7 @@ import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
 import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
+import { EMPTY_ACTIVATION, type SkillActivation } from "../skills.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -84,12 +85,14 @@ export class RunExecutor {
         throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
       const config = await this.#deps.loadConfig();
       const toolset = toolsFor(this.#deps.services, this.run.input.toolset);
-      if (state.user_event_id === undefined) this.#open(config, toolset);
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
-      const models = await resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
+      const resolving = resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
         override: this.run.input.model_override,
         factory: this.#deps.services.modelFactory,
       });
+      resolving.catch(() => undefined); // awaited below; a failure must not go unhandled while the run opens
+      if (state.user_event_id === undefined) await this.#open(config, toolset, resolving);
+      if (this.#cancelRequested) throw new RunEnd("cancelled");
+      const models = await resolving;
       // The tools assembled when the run opened (frozen in its state), also after a resume.
       const registry = new ToolRegistry(frozenTools(toolset, state.tools));
       result = await this.#loop(config, models, registry);
@@ -104,11 +107,19 @@ export class RunExecutor {
     return result;
   }
 
-  #open(config: WorkspaceConfig, toolset: ToolSpec<unknown>[]): void {
+  async #open(config: WorkspaceConfig, toolset: ToolSpec<unknown>[], resolving: Promise<ResolvedModels>): Promise<void> {
     const { log } = this.#deps;
     const { input } = this.run;
+    const activation = await this.#selectSkills(config, resolving);
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
-    const opening = openRun({ now: new Date(), session: log.session, config, input, specs: toolset });
+    const opening = openRun({
+      now: new Date(),
+      session: log.session,
+      config,
+      input,
+      specs: toolset,
+      ...(activation ? { skills: { catalog: activation.catalog, bodies: activation.bodies } } : {}),
+    });
     const system = opening.prompt.text;
     this.run.state.system_prompt_stable_chars = opening.prompt.stableChars;
     this.run.state.tools = opening.tools.specs.map((s) => s.name);
@@ -119,10 +130,12 @@ export class RunExecutor {
     this.run.started_at = Date.now();
     this.run.state.system_prompt = system;
     this.run.state.user_event_id = userId;
+    if (activation) this.run.state.skills = activation.skills;
     log.append(
       [
         { type: "run_started", run_id: this.run.id, client_id: clientId, input: describeInput(this.run) },
         { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system, ...openingFacts(opening, config) },
+        ...(activation ? [skillActivationEvent(this.run.id, clientId, activation)] : []),
         {
           type: "message",
           id: userId,
@@ -133,6 +146,36 @@ export class RunExecutor {
       ],
       () => log.store.updateRun(this.run),
     );
+  }
+
+  // --- skills (src/runtime/skills.ts): chosen once when the run opens, frozen with it ---
+  /** The run's skill activation, or null when no skill provider is registered. Never fails the run. */
+  async #selectSkills(config: WorkspaceConfig, resolving: Promise<ResolvedModels>): Promise<SkillActivation | null> {
+    const provider = this.#deps.services.skills;
+    if (!provider) return null;
+    const { input } = this.run;
+    const session = this.#deps.log.session;
+    const sessionPins = Array.isArray(session.metadata?.skills) ? session.metadata.skills.filter((s) => typeof s === "string") : [];
+    try {
+      return await provider.select({
+        env: this.#deps.env,
+        workspaceId: input.workspace_id,
+        sessionId: session.id,
+        message: input.content,
+        explicit: input.skills ?? [],
+        pinned: [...new Set([...(input.pinned_skills ?? []), ...sessionPins])],
+        config,
+        auxiliary: await resolving.then(
+          (m) => m.auxiliary,
+          () => null,
+        ),
+        signal: this.#abort.signal,
+      });
+    } catch (err) {
+      if (this.#cancelRequested) throw err;
+      log.warn("skill selection failed; the run goes on without skills", errorFields(err));
+      return { ...EMPTY_ACTIVATION, rationale: `skill selection failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
   }
 
   async #loop(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<RunResult> {
@@ -411,6 +454,19 @@ function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
   if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
   log.error("run failed unexpectedly", errorFields(err));
   return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
+}
+
+function skillActivationEvent(runId: string, clientId: string, a: SkillActivation) {
+  return {
+    type: "skill_activation_snapshotted" as const,
+    run_id: runId,
+    client_id: clientId,
+    skills: a.skills,
+    candidates: a.candidates,
+    rationale: a.rationale,
+    unknown: a.unknown,
+    catalog_size: a.catalog.length,
+  };
 }
 
 /** What `run_started` records: the submission minus its content (that is the user message). */

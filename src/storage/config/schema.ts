@@ -44,6 +44,8 @@ const coreShape = {
   model: ModelEntrySchema.optional(),
   fallback_model: ModelEntrySchema.optional(),
   auxiliary_model: ModelEntrySchema.optional(),
+  /** Embeds skills and messages for skill selection (docs/skills-and-plugins.md, "Skills in a run"); absent = lexical only. */
+  embedding_model: ModelEntrySchema.optional(),
   runtime: RuntimeConfigSchema.default(() => RuntimeConfigSchema.parse({})),
 };
 

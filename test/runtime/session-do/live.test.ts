@@ -47,7 +47,7 @@ describe("live clients", () => {
     );
 
     const visible = (await doEvents(session.id, ws.id)).filter(
-      (e) => !["run_started", "system_prompt_snapshotted", "run_completed"].includes(e.type),
+      (e) => !["run_started", "system_prompt_snapshotted", "skill_activation_snapshotted", "run_completed"].includes(e.type),
     );
     expect(persistentIds(a.frames)).toEqual(visible.map((e) => e.id));
     expect(b.frames.map((f) => f.seq)).toEqual(a.frames.map((f) => f.seq));

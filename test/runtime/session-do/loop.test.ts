@@ -44,7 +44,14 @@ describe("agent loop: a turn", () => {
       run_id: runId,
     });
     expect(result.usage).toEqual({ input_tokens: 10, output_tokens: 4, total_tokens: 14 });
-    expect(events.map((e) => e.type)).toEqual(["run_started", "system_prompt_snapshotted", "message", "message", "run_completed"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "run_started",
+      "system_prompt_snapshotted",
+      "skill_activation_snapshotted",
+      "message",
+      "message",
+      "run_completed",
+    ]);
     expect(events.every((e) => e.run_id === runId)).toBe(true);
     for (const e of events.filter(isHidden)) expect(e.parent_id).toBeNull();
     const [user, assistant] = events.filter((e) => e.type === "message");

@@ -209,7 +209,9 @@ describe("session routes: happy paths", () => {
     );
     const all = await doEvents(id, ws.id);
     expect(visible.events.map((e) => e.id)).toEqual(
-      all.filter((e) => !["run_started", "system_prompt_snapshotted", "run_completed"].includes(e.type)).map((e) => e.id),
+      all
+        .filter((e) => !["run_started", "system_prompt_snapshotted", "skill_activation_snapshotted", "run_completed"].includes(e.type))
+        .map((e) => e.id),
     );
     expect((await call("GET", `/api/sessions/${id}/events?include_hidden=true`, { token: ws.member })).status).toBe(403);
     const withHidden = await json<{ events: PersistentEvent[] }>(
@@ -281,7 +283,7 @@ describe("session routes: happy paths", () => {
         input_schema: (t as { inputSchema?: unknown }).inputSchema,
       })),
     );
-    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time"]);
+    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time", "skill_view"]);
     expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);
     gate.resolve();

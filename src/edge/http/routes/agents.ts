@@ -20,6 +20,7 @@ const AgentDoc = z
     roles: z.array(z.enum(AGENT_ROLES)),
     model: z.record(z.string(), z.unknown()).nullable(),
     gitea_token_secret: z.string().nullable(),
+    skills: z.array(z.string()).describe("Skills pinned to every run of this agent"),
     enabled: z.boolean(),
     created_at: z.number(),
     updated_at: z.number(),

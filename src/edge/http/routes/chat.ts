@@ -14,6 +14,7 @@ import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
 import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
 import { excerpt } from "../../../runtime/session/message-text.ts";
 import { WAIT_TIMEOUT_MS } from "./session-messages.ts";
+import { RequestedSkills } from "./session-schemas.ts";
 
 const ChatResponse = z
   .object({
@@ -42,7 +43,13 @@ const chat = createRoute({
   summary: "One turn: send a message (to a new or existing session) and get the answer",
   middleware: [requireScope("member"), limitRuns] as const,
   request: {
-    body: jsonBody(z.strictObject({ message: z.string().min(1), session_id: z.string().regex(SESSION_ID_PATTERN).optional() })),
+    body: jsonBody(
+      z.strictObject({
+        message: z.string().min(1),
+        session_id: z.string().regex(SESSION_ID_PATTERN).optional(),
+        skills: RequestedSkills.optional(),
+      }),
+    ),
   },
   responses: { 200: jsonResponse(ChatResponse, "The answer"), ...errorResponses(404, 409, 413, 422, 429, 502, 503) },
 });
@@ -71,7 +78,12 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   assertMessageSize(body.message, limitsOf(c.env).message_bytes, "message");
   if (body.session_id === undefined) await enforceQuota(c.env, workspaceId, "sessions");
   const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
-  const { run_id } = await submitRun(c.env, sessionId, { workspace_id: workspaceId, content: body.message, client_id: "chat" });
+  const { run_id } = await submitRun(c.env, sessionId, {
+    workspace_id: workspaceId,
+    content: body.message,
+    client_id: "chat",
+    ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
+  });
   const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);
   if (result.status === "queued" || result.status === "running") {
     throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {

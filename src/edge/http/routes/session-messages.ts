@@ -21,7 +21,7 @@ import {
 import { unwrap } from "../../../kernel/outcome.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
-import { Flag, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
+import { Flag, RequestedSkills, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
 
 /** How long `?wait=true` holds the request before answering 202 with the run's current state. */
 export const WAIT_TIMEOUT_MS = 120_000;
@@ -33,6 +33,7 @@ export const MessageBody = z.strictObject({
     .describe(`The message (at most ${MAX_MESSAGE_BYTES} bytes of UTF-8 by default, BEAVER_LIMITS.message_bytes; larger answers 413)`),
   client_id: z.string().min(1).max(100).optional(),
   source: z.enum(["steer", "followUp"]).optional().describe("steer: join the running run; followUp: queue as a follow-up task"),
+  skills: RequestedSkills.optional(),
 });
 
 const post = createRoute({
@@ -68,6 +69,7 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     content: body.content,
     ...(body.client_id !== undefined ? { client_id: body.client_id } : {}),
     ...(body.source !== undefined ? { source: body.source } : {}),
+    ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
     ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey, idempotency_fingerprint: await messageFingerprint(body) } : {}),
   };
 

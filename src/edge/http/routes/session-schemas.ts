@@ -104,6 +104,17 @@ export const EventSchema = z
     description: "A persistent session event (id, parent_id, seq, session_id, client_id, ts, run_id, type, payload fields)",
   });
 
+/** `skills` on a message: skills to activate for its run by name (docs/skills-and-plugins.md, "Skills in a run"). */
+export const RequestedSkills = z
+  .array(
+    z
+      .string()
+      .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be a skill name")
+      .max(64),
+  )
+  .max(8)
+  .describe("Skills to activate for this run by name, besides those chosen automatically (at most 8)");
+
 export const MessageSchema = z.custom<Message>((v) => typeof v === "object" && v !== null).openapi("ContextMessage", { type: "object" });
 export const DisplayItemSchema = z
   .custom<DisplayItem>((v) => typeof v === "object" && v !== null)

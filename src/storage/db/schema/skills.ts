@@ -241,3 +241,21 @@ export const pluginSources = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
 );
+
+/**
+ * Cached embedding vectors of skills for run-time selection (docs/skills-and-plugins.md, "Skills in a
+ * run"): one per workspace, embedding model and SKILL.md content hash, so a version is embedded once.
+ */
+export const skillEmbeddings = sqliteTable(
+  "skill_embeddings",
+  {
+    workspaceId: ws(),
+    /** `<provider>:<model id>` of the workspace's `embedding_model`. */
+    model: text("model").notNull(),
+    contentHash: text("content_hash").notNull(),
+    /** JSON array of numbers. */
+    vector: text("vector").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.model, t.contentHash] })],
+);

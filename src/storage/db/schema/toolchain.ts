@@ -22,6 +22,8 @@ export const toolchainAgents = sqliteTable(
     model: text("model"),
     /** Name of a workspace secret with this agent's own Gitea token (else the workspace token). */
     giteaTokenSecret: text("gitea_token_secret"),
+    /** JSON array of skill names pinned to this agent's runs (null: none). */
+    skills: text("skills"),
     enabled: integer("enabled").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -1,0 +1,105 @@
+/**
+ * Embedding recall for skill selection (docs/skills-and-plugins.md, "Skills in a run"): when the
+ * workspace configures `embedding_model`, each skill's name + description + keywords is embedded once
+ * per SKILL.md content hash and cached in D1 (`skill_embeddings`), and each run embeds its message.
+ * Models come from the `ai` SDK provider packages (`embedMany`); tests supply their own factory.
+ */
+import { embedMany, type EmbeddingModel } from "ai";
+import { and, eq, inArray } from "drizzle-orm";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createWorkersAI } from "workers-ai-provider";
+import type { Env } from "../../storage/env.ts";
+import type { ModelEntry } from "../../storage/config/schema.ts";
+import { makeDb } from "../../storage/db/client.ts";
+import { skillEmbeddings } from "../../storage/db/schema.ts";
+import { resolveSecret } from "../../storage/secrets/store.ts";
+import { AppError } from "../../kernel/errors.ts";
+import type { CatalogSkill } from "./selection.ts";
+
+/** Builds an `ai` SDK embedding model for a config entry (the provider packages in production). */
+export type EmbeddingFactory = (entry: ModelEntry, build: { env: Env; apiKey: string | undefined }) => EmbeddingModel;
+
+export const providerEmbeddingModel: EmbeddingFactory = (entry, { env, apiKey }) => {
+  const baseURL = entry.base_url?.replace(/\/+$/, "");
+  switch (entry.provider) {
+    case "openai-compatible":
+      if (!baseURL) throw new AppError("unprocessable", "embedding_model: provider 'openai-compatible' needs base_url");
+      return createOpenAICompatible({ name: "openai-compatible", baseURL, apiKey }).embeddingModel(entry.id);
+    case "openai":
+      return createOpenAI({ apiKey, baseURL }).embeddingModel(entry.id);
+    case "google":
+      return createGoogleGenerativeAI({ apiKey, baseURL }).embeddingModel(entry.id);
+    case "workers-ai":
+      if (!env.AI) throw new AppError("unprocessable", "embedding_model: provider 'workers-ai' needs the Worker's AI binding");
+      return createWorkersAI({ binding: env.AI }).embedding(entry.id);
+    case "anthropic":
+      throw new AppError("unprocessable", "embedding_model: provider 'anthropic' has no embedding models");
+  }
+};
+
+/** The text a skill is embedded as: what lexical recall sees too. */
+export const embeddingText = (s: CatalogSkill) => [s.name.replace(/-/g, " "), s.description, s.keywords.join(" ")].join("\n").trim();
+
+/**
+ * Cosine similarity of the message with every catalog skill. Missing skill vectors are embedded (in the
+ * same call as the message) and cached; returns name → cosine.
+ */
+export async function embeddingCosines(
+  env: Env,
+  workspaceId: string,
+  entry: ModelEntry,
+  factory: EmbeddingFactory,
+  catalog: readonly CatalogSkill[],
+  message: string,
+  cosine: (a: readonly number[], b: readonly number[]) => number,
+  signal?: AbortSignal,
+): Promise<Map<string, number>> {
+  const modelKey = `${entry.provider}:${entry.id}`;
+  const db = makeDb(env.DB);
+  const hashes = [...new Set(catalog.map((s) => s.content_hash))];
+  const cached = new Map<string, number[]>();
+  // D1 caps bound parameters per statement; look hashes up in chunks.
+  for (let i = 0; i < hashes.length; i += 90) {
+    const rows = await db
+      .select({ contentHash: skillEmbeddings.contentHash, vector: skillEmbeddings.vector })
+      .from(skillEmbeddings)
+      .where(
+        and(
+          eq(skillEmbeddings.workspaceId, workspaceId),
+          eq(skillEmbeddings.model, modelKey),
+          inArray(skillEmbeddings.contentHash, hashes.slice(i, i + 90)),
+        ),
+      )
+      .all();
+    for (const r of rows) cached.set(r.contentHash, JSON.parse(r.vector) as number[]);
+  }
+  const missing = catalog.filter(
+    (s, i, all) => !cached.has(s.content_hash) && all.findIndex((o) => o.content_hash === s.content_hash) === i,
+  );
+  const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
+  const model = factory(entry, { env, apiKey });
+  const { embeddings } = await embedMany({
+    model,
+    values: [message, ...missing.map(embeddingText)],
+    maxRetries: 1,
+    ...(signal ? { abortSignal: signal } : {}),
+  });
+  const [query, ...fresh] = embeddings;
+  if (!query) throw new AppError("provider_error", "embedding_model returned no vector for the message");
+  const now = Date.now();
+  const inserts = missing.map((s, i) => {
+    const vector = fresh[i] ?? [];
+    cached.set(s.content_hash, vector);
+    return db
+      .insert(skillEmbeddings)
+      .values({ workspaceId, model: modelKey, contentHash: s.content_hash, vector: JSON.stringify(vector), createdAt: now })
+      .onConflictDoNothing();
+  });
+  for (let i = 0; i < inserts.length; i += 50) {
+    const chunk = inserts.slice(i, i + 50);
+    if (chunk.length > 0) await db.batch(chunk as [(typeof chunk)[0], ...typeof chunk]);
+  }
+  return new Map(catalog.map((s) => [s.name, cosine(query, cached.get(s.content_hash) ?? [])]));
+}

@@ -1,0 +1,218 @@
+/**
+ * The skills domain's `SkillProvider` (src/runtime/skills.ts), registered at the composition root
+ * (src/app/runtime.ts): at run open it loads the workspace's catalog — every active skill at its
+ * current version, then the builtins no active skill shadows; never a disabled skill or another
+ * workspace's — recalls candidates (BM25 over name, description and keywords; embeddings when
+ * `embedding_model` is configured), lets the auxiliary model choose among the top ones (else the
+ * documented threshold rule of selection.ts decides), adds explicit and pinned skills, and reads the
+ * activated skills' SKILL.md bodies. docs/skills-and-plugins.md, "Skills in a run".
+ */
+import { generateText, Output } from "ai";
+import { z } from "zod";
+import type { Env } from "../../storage/env.ts";
+import { makeDb } from "../../storage/db/client.ts";
+import { readBlob, requireManifest } from "../../storage/blob/store.ts";
+import { versionLabel } from "../../kernel/content-tree/hashing.ts";
+import type { ModelHandle } from "../../runtime/agent/providers.ts";
+import type { ActivatedSkill, ActivationReason, SkillActivation, SkillProvider, SkillSelectRequest } from "../../runtime/skills.ts";
+import { builtinSkills } from "./builtin.ts";
+import { listActiveCurrent } from "./store.ts";
+import { parseSkillMd } from "./frontmatter.ts";
+import {
+  MAX_AUTO_ACTIVATED,
+  TOP_K,
+  cachedIndex,
+  catalogOrder,
+  cosine,
+  describeThreshold,
+  keywordsOf,
+  rankSkills,
+  thresholdChoice,
+  type CatalogSkill,
+  type RankedSkill,
+} from "./selection.ts";
+import { embeddingCosines, providerEmbeddingModel, type EmbeddingFactory } from "./embeddings.ts";
+import { log, errorFields } from "../../kernel/log.ts";
+
+/** One activated SKILL.md body is cut to this many characters; all bodies of a run to `MAX_BODIES_CHARS`. */
+export const MAX_BODY_CHARS = 16_000;
+export const MAX_BODIES_CHARS = 48_000;
+/** Explicit and pinned skills beyond this many are ignored (recorded as such in the rationale). */
+export const MAX_REQUESTED = 8;
+
+/** A catalog entry and where its files are: a stored tree, or a builtin. */
+export interface LoadedSkill extends CatalogSkill {
+  treeHash: string | null;
+}
+
+/** The workspace's skill catalog: active current versions, then unshadowed builtins; sorted by name. */
+export async function loadCatalog(env: Env, workspaceId: string): Promise<LoadedSkill[]> {
+  const rows = await listActiveCurrent(makeDb(env.DB), workspaceId);
+  const out: LoadedSkill[] = rows.map(({ skill, version }) => ({
+    name: skill.name,
+    description: skill.description,
+    keywords: keywordsOf(JSON.parse(version.frontmatter) as Record<string, unknown>),
+    version: versionLabel(version.versionNo),
+    content_hash: version.contentHash,
+    treeHash: version.treeHash,
+  }));
+  const taken = new Set(out.map((s) => s.name));
+  for (const [name, b] of await builtinSkills()) {
+    if (taken.has(name)) continue;
+    out.push({
+      name,
+      description: b.skill.frontmatter.description,
+      keywords: keywordsOf(b.skill.frontmatter),
+      version: "builtin",
+      content_hash: b.skill.contentHash,
+      treeHash: null,
+    });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The SKILL.md of a catalog entry, as text, or null when its content is gone. */
+export async function readSkillMd(env: Env, workspaceId: string, skill: LoadedSkill): Promise<string | null> {
+  if (skill.treeHash === null) {
+    const bytes = (await builtinSkills()).get(skill.name)?.skill.files.find((f) => f.path === "SKILL.md")?.bytes;
+    return bytes ? new TextDecoder().decode(bytes) : null;
+  }
+  const entry = (await requireManifest(env, workspaceId, skill.treeHash)).files.find((f) => f.path === "SKILL.md");
+  const obj = entry ? await readBlob(env, workspaceId, entry.sha256) : null;
+  return obj ? await obj.text() : null;
+}
+
+/** A SKILL.md without its frontmatter, capped. */
+export function skillBody(name: string, text: string, cap = MAX_BODY_CHARS): string {
+  const parsed = parseSkillMd(new TextEncoder().encode(text), "SKILL.md", name);
+  const body = (parsed.ok ? parsed.body : text.replace(/^---\n[\s\S]*?\n---\n?/, "")).trim();
+  return body.length > cap ? `${body.slice(0, cap)}\n\n[…SKILL.md truncated at ${cap} characters; read the rest with skill_view]` : body;
+}
+
+const AuxChoice = z.object({
+  skills: z.array(z.string()).max(MAX_AUTO_ACTIVATED).describe("Names of the skills to activate, from the candidates; may be empty"),
+  reason: z.string().max(600).describe("One or two sentences: why these skills, or why none"),
+});
+
+/** The auxiliary model's choice among the candidates (names it invents are dropped). */
+async function auxiliaryChoice(
+  aux: ModelHandle,
+  message: string,
+  ranked: readonly RankedSkill[],
+  catalog: ReadonlyMap<string, CatalogSkill>,
+  signal?: AbortSignal,
+): Promise<{ names: string[]; reason: string }> {
+  const list = ranked.map((r) => `- ${r.name}: ${catalog.get(r.name)?.description.replace(/\s+/g, " ").slice(0, 400) ?? ""}`).join("\n");
+  const { output } = await generateText({
+    model: aux.model,
+    output: Output.object({ schema: AuxChoice }),
+    system:
+      "You decide which skills an AI agent should load before answering a request. A skill is a set of instructions for a kind of task. " +
+      `Choose at most ${MAX_AUTO_ACTIVATED} skills from the candidates that clearly help with the request; choose none when none clearly applies.`,
+    prompt: `Request:\n${message.slice(0, 4_000)}\n\nCandidate skills:\n${list}`,
+    maxRetries: 1,
+    ...(signal ? { abortSignal: signal } : {}),
+  });
+  const allowed = new Set(ranked.map((r) => r.name));
+  return { names: [...new Set(output.skills.filter((n) => allowed.has(n)))], reason: output.reason };
+}
+
+export interface SkillProviderOptions {
+  /** How embedding models are built (the provider packages by default). */
+  embeddingFactory?: EmbeddingFactory;
+}
+
+export function skillProvider(options: SkillProviderOptions = {}): SkillProvider {
+  const embeddingFactory = options.embeddingFactory ?? providerEmbeddingModel;
+  return {
+    async select(req: SkillSelectRequest): Promise<SkillActivation> {
+      const catalog = await loadCatalog(req.env, req.workspaceId);
+      const byName = new Map(catalog.map((s) => [s.name, s]));
+      const notes: string[] = [];
+
+      let cosines: Map<string, number> | undefined;
+      const embeddingEntry = req.config.embedding_model;
+      if (embeddingEntry && catalog.length > 0) {
+        try {
+          cosines = await embeddingCosines(
+            req.env,
+            req.workspaceId,
+            embeddingEntry,
+            embeddingFactory,
+            catalog,
+            req.message,
+            cosine,
+            req.signal,
+          );
+        } catch (err) {
+          if (req.signal?.aborted) throw err;
+          log.warn("skill embedding recall failed; lexical recall decides", errorFields(err));
+          notes.push(`embedding recall failed (${err instanceof Error ? err.message : String(err)}); lexical recall only`);
+        }
+      }
+      const ranked = catalog.length > 0 ? rankSkills(catalog, cachedIndex(catalog), req.message, cosines, TOP_K) : [];
+      const scoresOf = (name: string) => ranked.find((r) => r.name === name)?.scores ?? {};
+
+      const chosen = new Map<string, ActivationReason>();
+      const unknown: string[] = [];
+      const requested: [string, ActivationReason][] = [
+        ...req.explicit.map((n): [string, ActivationReason] => [n, "explicit"]),
+        ...req.pinned.map((n): [string, ActivationReason] => [n, "pinned"]),
+      ];
+      for (const [name, reason] of requested) {
+        if (chosen.has(name)) continue;
+        if (!byName.has(name)) {
+          if (!unknown.includes(name)) unknown.push(name);
+          continue;
+        }
+        if (chosen.size >= MAX_REQUESTED) {
+          notes.push(`more than ${MAX_REQUESTED} skills requested; '${name}' and later ones were not activated`);
+          break;
+        }
+        chosen.set(name, reason);
+      }
+
+      let rationale: string;
+      if (ranked.length === 0) rationale = "no skill matched the message";
+      else if (req.auxiliary) {
+        try {
+          const aux = await auxiliaryChoice(req.auxiliary, req.message, ranked, byName, req.signal);
+          for (const name of aux.names) if (!chosen.has(name)) chosen.set(name, "auxiliary_model");
+          rationale = `auxiliary model ${req.auxiliary.modelId}: ${aux.reason}`;
+        } catch (err) {
+          if (req.signal?.aborted) throw err;
+          log.warn("auxiliary skill choice failed; the threshold rule decides", errorFields(err));
+          for (const name of thresholdChoice(ranked)) if (!chosen.has(name)) chosen.set(name, "bm25_threshold");
+          rationale = `auxiliary model failed (${err instanceof Error ? err.message : String(err)}); ${describeThreshold()}`;
+        }
+      } else {
+        for (const name of thresholdChoice(ranked)) if (!chosen.has(name)) chosen.set(name, "bm25_threshold");
+        rationale = describeThreshold();
+      }
+      if (unknown.length > 0) notes.push(`not offered by this workspace: ${unknown.join(", ")}`);
+      if (notes.length > 0) rationale = `${rationale}; ${notes.join("; ")}`;
+
+      const skills: ActivatedSkill[] = [];
+      const bodies: { name: string; body: string }[] = [];
+      let budget = MAX_BODIES_CHARS;
+      for (const [name, reason] of chosen) {
+        const skill = byName.get(name)!;
+        const text = await readSkillMd(req.env, req.workspaceId, skill);
+        if (text === null) continue;
+        const body = skillBody(name, text, Math.min(MAX_BODY_CHARS, Math.max(0, budget)));
+        budget -= body.length;
+        skills.push({ name, version: skill.version, content_hash: skill.content_hash, reason, scores: scoresOf(name) });
+        bodies.push({ name, body });
+      }
+
+      return {
+        skills,
+        candidates: ranked.map((r) => ({ name: r.name, version: r.version, scores: r.scores })),
+        rationale,
+        catalog: catalogOrder(catalog, ranked).map((s) => ({ name: s.name, description: s.description })),
+        bodies,
+        unknown,
+      };
+    },
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * How skills reach a run (docs/skills-and-plugins.md, "Skills in a run"): the runtime knows only this
+ * interface. A domain implements it and the composition root hands it over in `RuntimeServices.skills`
+ * (docs/layering.md, "Registration instead of imports"); absent, runs get no skills. The run asks once,
+ * when it opens, and freezes the answer with the run: the catalog and the activated bodies become two
+ * sections of the snapshotted system prompt, the choice becomes the hidden `skill_activation_snapshotted`
+ * event and part of the run's state.
+ */
+import type { Env } from "../storage/env.ts";
+import type { WorkspaceConfig } from "../storage/config/schema.ts";
+import type { ModelHandle } from "./agent/providers.ts";
+
+/** Why a skill was activated. */
+export type ActivationReason = "explicit" | "pinned" | "auxiliary_model" | "bm25_threshold";
+
+/** Recall scores of one candidate (absent: that recall did not run or did not find it). */
+export interface SkillScores {
+  /** MiniSearch BM25 score over name, description and keywords. */
+  bm25?: number;
+  /** The BM25 score divided by the best score of this run (1 for the best candidate). */
+  bm25_relative?: number;
+  /** Share of the message's content words the skill matched (lexical recall). */
+  coverage?: number;
+  /** Cosine similarity of the message and the skill's embedding. */
+  embedding?: number;
+  /** Reciprocal-rank fusion of the recalls that ran; the order candidates are offered in. */
+  fused?: number;
+}
+
+export interface ActivatedSkill {
+  name: string;
+  /** `v0003`, or `builtin`. */
+  version: string;
+  content_hash: string;
+  reason: ActivationReason;
+  scores: SkillScores;
+}
+
+export interface SkillCandidate {
+  name: string;
+  version: string;
+  scores: SkillScores;
+}
+
+export interface SkillActivation {
+  /** What the run activated, in order. */
+  skills: ActivatedSkill[];
+  /** The top recalled candidates the choice was made among (with their scores), activated or not. */
+  candidates: SkillCandidate[];
+  /** How the choice was made: the auxiliary model's reason, or the threshold rule that applied. */
+  rationale: string;
+  /** Every skill the workspace offers this run (listed compactly in the prompt). */
+  catalog: { name: string; description: string }[];
+  /** SKILL.md bodies of the activated skills, frontmatter stripped and capped. */
+  bodies: { name: string; body: string }[];
+  /** Names asked for (explicitly or pinned) that the workspace does not offer. */
+  unknown: string[];
+}
+
+export interface SkillSelectRequest {
+  env: Env;
+  workspaceId: string;
+  sessionId: string;
+  /** The run's user message. */
+  message: string;
+  /** Skills the submission named (`skills` on a message). */
+  explicit: readonly string[];
+  /** Skills pinned by the session (`metadata.skills`) or the agent that submitted the run. */
+  pinned: readonly string[];
+  config: WorkspaceConfig;
+  /** The workspace's auxiliary model, when one is configured and could be built. */
+  auxiliary: ModelHandle | null;
+  signal?: AbortSignal;
+}
+
+export interface SkillProvider {
+  select(request: SkillSelectRequest): Promise<SkillActivation>;
+}
+
+export const EMPTY_ACTIVATION: SkillActivation = { skills: [], candidates: [], rationale: "", catalog: [], bodies: [], unknown: [] };
+
+/** Catalog caps: the prompt lists at most this many skills in at most this many characters. */
+export const CATALOG_MAX_SKILLS = 40;
+export const CATALOG_MAX_CHARS = 4_000;
+/** One catalog line's description is cut to this many characters. */
+const CATALOG_DESCRIPTION_CHARS = 200;
+
+/** The `skills` prompt section: every available skill, one line each, capped (docs/skills-and-plugins.md). */
+export function renderSkillCatalog(catalog: readonly { name: string; description: string }[]): string {
+  if (catalog.length === 0) return "";
+  const head = [
+    "# Skills",
+    "Skills are folders of instructions and files for particular tasks. Activated skills are included below in full; " +
+      "read any other with the skill_view tool (skill_view({ name }) for its SKILL.md, skill_view({ name, path }) for a file it mentions).",
+  ];
+  const lines: string[] = [];
+  let chars = head.join("\n").length;
+  for (const s of catalog) {
+    const description = oneLine(s.description);
+    const cut = description.length > CATALOG_DESCRIPTION_CHARS ? `${description.slice(0, CATALOG_DESCRIPTION_CHARS - 1)}…` : description;
+    const line = `- ${s.name}: ${cut}`;
+    if (lines.length >= CATALOG_MAX_SKILLS || chars + line.length + 1 > CATALOG_MAX_CHARS) break;
+    lines.push(line);
+    chars += line.length + 1;
+  }
+  const more = catalog.length - lines.length;
+  if (more > 0) lines.push(`…and ${more} more; use skill_view with a name to read one.`);
+  return [...head, ...lines].join("\n");
+}
+
+/** The `activated_skills` prompt section: the SKILL.md bodies this run activated. */
+export function renderActivatedSkills(bodies: readonly { name: string; body: string }[]): string {
+  if (bodies.length === 0) return "";
+  const parts = bodies.map((b) => `<skill name="${b.name}">\n${b.body.trim()}\n</skill>`);
+  return [
+    "# Activated skills",
+    "These skills were activated for this request. Follow their instructions where they apply; read files they mention with skill_view.",
+    ...parts,
+  ].join("\n\n");
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}

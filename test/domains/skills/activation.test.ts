@@ -1,0 +1,349 @@
+/**
+ * Skills reach the agent (docs/skills-and-plugins.md, "Skills in a run"): per-run selection over the
+ * workspace's current skills, the hidden `skill_activation_snapshotted` event, the `skills` and
+ * `activated_skills` prompt sections as the scripted model received them, explicit activation, the
+ * `skill_view` tool, isolation (disabled, other workspaces) and freezing for the run. Real D1, R2 and DOs.
+ */
+import { describe, expect, it } from "vitest";
+import { MockEmbeddingModelV4 } from "ai/test";
+import { call, json, type TestWorkspace } from "../../support/api.ts";
+import {
+  ScriptedModel,
+  countingTool,
+  deferred,
+  doEvents,
+  newSession,
+  registerModel,
+  registerToolset,
+  scriptedWorkspace,
+  text,
+  toolCalls,
+  until,
+} from "../../support/sessions.ts";
+import { testServices } from "../../support/test-services.ts";
+import { skillMd, toolkitSkill } from "../../fixtures/skills/bundles.ts";
+import { FIXTURE_SKILLS, fixtureSkill } from "../../fixtures/skills/agent-skills.ts";
+import { tarGz, treeEntries } from "../../fixtures/skills/archives.ts";
+import { env } from "cloudflare:workers";
+import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { skillViewTool } from "../../../src/domains/skills/skill-view.ts";
+import type { SkillActivationSnapshottedEvent, ToolResultMessage } from "../../../src/runtime/session/events.ts";
+
+const COMIC_BODY = "# Comic steps\n\nMARKER-COMIC-BODY: sketch four panels, then ink them.\n";
+
+async function putSkill(ws: TestWorkspace, name: string, files: Record<string, string>): Promise<void> {
+  const res = await call("PUT", `/api/skills/${name}`, {
+    token: ws.member,
+    body: { files: Object.entries(files).map(([path, content]) => ({ path, content })) },
+  });
+  if (res.status !== 200) throw new Error(`publish ${name}: ${res.status} ${await res.text()}`);
+}
+
+async function uploadArchive(ws: TestWorkspace, name: string, files: Record<string, string | Uint8Array>): Promise<void> {
+  const res = await call("PUT", `/api/skills/${name}/upload`, {
+    token: ws.member,
+    rawBody: await tarGz(treeEntries(files, name)),
+    headers: { "Content-Type": "application/gzip" },
+  });
+  if (res.status !== 200) throw new Error(`upload ${name}: ${res.status} ${await res.text()}`);
+}
+
+async function send(ws: TestWorkspace, sessionId: string, body: Record<string, unknown>) {
+  const res = await call("POST", `/api/sessions/${sessionId}/messages?wait=true`, { token: ws.member, body });
+  expect(res.status).toBe(200);
+  return json<{ run_id: string; status: string; output_text: string }>(res);
+}
+
+async function activationOf(ws: TestWorkspace, sessionId: string, runId: string): Promise<SkillActivationSnapshottedEvent> {
+  const events = await doEvents(sessionId, ws.id);
+  const found = events.find((e): e is SkillActivationSnapshottedEvent => e.type === "skill_activation_snapshotted" && e.run_id === runId);
+  if (!found) throw new Error("no skill_activation_snapshotted event");
+  return found;
+}
+
+const systemOf = (model: ScriptedModel, i: number): string => {
+  const first = model.calls[i]?.prompt[0];
+  return first?.role === "system" ? first.content : "";
+};
+
+const toolResults = async (ws: TestWorkspace, sessionId: string) =>
+  (await doEvents(sessionId, ws.id)).flatMap((e) =>
+    e.type === "message" && e.message.role === "tool_result" ? [e.message as ToolResultMessage] : [],
+  );
+
+describe("skills in a run", () => {
+  it("activates a skill whose description matches the message: scores in the hidden event, body in the model's system prompt", async () => {
+    const main = new ScriptedModel([text("ok")]);
+    const ws = await scriptedWorkspace(main);
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": skillMd("comic-toolkit", "Draws four-panel comics from a short script. Use when asked for a comic strip.", COMIC_BODY),
+    });
+    await putSkill(ws, "tax-forms", {
+      "SKILL.md": skillMd("tax-forms", "Fills in German tax declarations (ELSTER). Use for income tax questions."),
+    });
+    const sid = await newSession(ws);
+    const run = await send(ws, sid, { content: "Please draw me a comic strip about two cats" });
+    expect(run.status).toBe("completed");
+
+    const event = await activationOf(ws, sid, run.run_id);
+    expect(event.skills.map((s) => s.name)).toEqual(["comic-toolkit"]);
+    const comic = event.skills[0]!;
+    expect(comic).toMatchObject({ version: "v0001", reason: "bm25_threshold" });
+    expect(comic.content_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(comic.scores?.bm25).toBeGreaterThan(0);
+    expect(comic.scores?.bm25_relative).toBe(1);
+    expect(event.candidates?.[0]?.name).toBe("comic-toolkit");
+    expect(event.rationale).toMatch(/threshold rule/);
+
+    const system = systemOf(main, 0);
+    expect(system).toContain("# Skills");
+    expect(system).toContain("- tax-forms: Fills in German tax declarations");
+    expect(system).toContain("- beaver-skill-authoring:"); // builtins are listed too
+    expect(system).toContain("# Activated skills");
+    expect(system).toContain("MARKER-COMIC-BODY");
+    expect(system).not.toContain("description: Draws four-panel"); // frontmatter stripped
+    // The activation is in the system prompt, never a user message of the transcript.
+    const userTexts = main.calls[0]!.prompt.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+    expect(userTexts.join("")).not.toContain("MARKER-COMIC-BODY");
+  });
+
+  it("activates nothing when nothing matches, and activates an explicitly named skill", async () => {
+    const main = new ScriptedModel([text("ok")]);
+    const ws = await scriptedWorkspace(main);
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": skillMd("comic-toolkit", "Draws four-panel comics from a short script. Use when asked for a comic strip.", COMIC_BODY),
+    });
+    const sid = await newSession(ws);
+
+    const none = await send(ws, sid, { content: "What time is it in Berlin?" });
+    const e1 = await activationOf(ws, sid, none.run_id);
+    expect(e1.skills).toEqual([]);
+    expect(systemOf(main, 0)).not.toContain("# Activated skills");
+    expect(systemOf(main, 0)).toContain("- comic-toolkit:");
+
+    const explicit = await send(ws, sid, { content: "What time is it in Berlin?", skills: ["comic-toolkit", "no-such-skill"] });
+    const e2 = await activationOf(ws, sid, explicit.run_id);
+    expect(e2.skills.map((s) => [s.name, s.reason])).toEqual([["comic-toolkit", "explicit"]]);
+    expect(e2.unknown).toEqual(["no-such-skill"]);
+    expect(systemOf(main, 1)).toContain("MARKER-COMIC-BODY");
+
+    // POST /api/chat takes `skills` too.
+    const chat = await call("POST", "/api/chat", {
+      token: ws.member,
+      body: { message: "hello there", session_id: sid, skills: ["comic-toolkit"] },
+    });
+    expect(chat.status).toBe(200);
+    expect(systemOf(main, 2)).toContain("MARKER-COMIC-BODY");
+    const bad = await call("POST", "/api/chat", { token: ws.member, body: { message: "hi", skills: ["Not A Name"] } });
+    expect(bad.status).toBe(400);
+  });
+
+  it("skill_view returns a supporting file byte-identical to the upload, describes binaries and lists close matches", async () => {
+    const unicode = "# Größe — ✓\n\nLine with tabs\tand trailing spaces   \n\nno final newline";
+    const main = new ScriptedModel([
+      toolCalls(
+        { id: "c1", name: "skill_view", args: { name: "comic-toolkit", path: "templates/panel.md" } },
+        { id: "c2", name: "skill_view", args: { name: "comic-toolkit", path: "notes/unicode.md" } },
+        { id: "c3", name: "skill_view", args: { name: "comic-toolkit", path: "assets/panel.png" } },
+        { id: "c4", name: "skill_view", args: { name: "comic-tolkit" } },
+        { id: "c5", name: "skill_view", args: { name: "comic-toolkit" } },
+      ),
+      text("done"),
+    ]);
+    const ws = await scriptedWorkspace(main);
+    const files = toolkitSkill("comic-toolkit", { "notes/unicode.md": unicode });
+    await uploadArchive(ws, "comic-toolkit", files);
+    const sid = await newSession(ws);
+    const run = await send(ws, sid, { content: "use the tool" });
+    expect(run.status).toBe("completed");
+    const results = await toolResults(ws, sid);
+    expect(results.map((r) => r.is_error)).toEqual([false, false, false, true, false]);
+    expect(results[0]!.content).toBe(files["templates/panel.md"]);
+    expect(new TextEncoder().encode(results[1]!.content)).toEqual(new TextEncoder().encode(unicode));
+    expect(results[2]!.content).toMatch(/^\[binary file\] assets\/panel\.png .*20 bytes, type image\/png/);
+    expect(results[3]!.content).toMatch(/Close matches: comic-toolkit/);
+    expect(results[4]!.content).toContain("Draws four-panel comics");
+    expect(results[4]!.content).toContain("templates/panel.md");
+  });
+
+  it("never lists, activates or shows a disabled skill or another workspace's", async () => {
+    const mainA = new ScriptedModel([text("ok")]);
+    const a = await scriptedWorkspace(mainA);
+    await putSkill(a, "secret-recipe", {
+      "SKILL.md": skillMd("secret-recipe", "The secret sauce recipe for barbecue ribs. Use when cooking ribs.", "MARKER-SECRET"),
+    });
+    await putSkill(a, "old-recipe", {
+      "SKILL.md": skillMd("old-recipe", "An outdated barbecue ribs recipe. Use when cooking ribs.", "MARKER-OLD"),
+    });
+    expect((await call("POST", "/api/skills/old-recipe/disable", { token: a.admin })).status).toBe(200);
+
+    const view = (name: string) => ({ id: `v-${name}`, name: "skill_view", args: { name } });
+    const mainB = new ScriptedModel([toolCalls(view("secret-recipe")), text("ok")]);
+    const b = await scriptedWorkspace(mainB);
+    const sidB = await newSession(b);
+    const runB = await send(b, sidB, { content: "How do I cook barbecue ribs with the secret sauce recipe?", skills: ["secret-recipe"] });
+    const eB = await activationOf(b, sidB, runB.run_id);
+    expect(eB.skills).toEqual([]);
+    expect(eB.unknown).toEqual(["secret-recipe"]);
+    expect(JSON.stringify(mainB.calls)).not.toMatch(/secret-recipe\b.*sauce|MARKER-SECRET/);
+    expect(systemOf(mainB, 0)).not.toContain("secret-recipe");
+    const [viewB] = await toolResults(b, sidB);
+    expect(viewB).toMatchObject({ is_error: true });
+    expect(viewB!.content).toMatch(/No skill 'secret-recipe'/);
+
+    const mainA2 = new ScriptedModel([toolCalls(view("old-recipe")), text("ok")]);
+    const a2Model = registerModel(mainA2);
+    const sidA = await newSession(a);
+    // Same workspace, this run on another scripted model (PUT the config with it as main).
+    expect(
+      (
+        await call("PUT", "/api/config", {
+          token: a.admin,
+          body: { model: { provider: "openai-compatible", id: a2Model, base_url: "http://scripted.test/v1" } },
+        })
+      ).status,
+    ).toBe(200);
+    const runA = await send(a, sidA, { content: "How do I cook barbecue ribs?", skills: ["old-recipe"] });
+    const eA = await activationOf(a, sidA, runA.run_id);
+    expect(eA.skills.map((s) => s.name)).toEqual(["secret-recipe"]);
+    expect(eA.unknown).toEqual(["old-recipe"]);
+    expect(systemOf(mainA2, 0)).not.toContain("old-recipe");
+    expect(systemOf(mainA2, 0)).not.toContain("MARKER-OLD");
+    const [viewA] = await toolResults(a, sidA);
+    expect(viewA!.is_error).toBe(true);
+  });
+
+  it("a skill published during a run does not change that run; the next run sees it", async () => {
+    const wait = countingTool("wait_here", { idempotent: true });
+    const gate = deferred();
+    wait.state.gate = gate.promise;
+    const toolset = registerToolset("skills-midrun", [wait.spec, skillViewTool]);
+    const main = new ScriptedModel([toolCalls({ id: "w1", name: "wait_here", args: {} }), text("done"), text("again")]);
+    const ws = await scriptedWorkspace(main);
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": skillMd("comic-toolkit", "Draws four-panel comics. Use when asked for a comic strip.", "MARKER-V1"),
+    });
+    const sid = await newSession(ws);
+    const { run_id } = await submitRun(env, sid, { workspace_id: ws.id, content: "draw a comic strip", toolset });
+    const pending = waitForRun(env, sid, run_id, 30_000, ws.id);
+    await until(() => wait.state.runs === 1, 10_000, "the tool to start");
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": skillMd("comic-toolkit", "Draws four-panel comics. Use when asked for a comic strip.", "MARKER-V2"),
+    });
+    await putSkill(ws, "comic-colours", {
+      "SKILL.md": skillMd("comic-colours", "Colours comic strip panels. Use when asked for a comic strip.", "MARKER-NEW"),
+    });
+    gate.resolve();
+    const run = await pending;
+    expect(run.status).toBe("completed");
+    expect(main.calls).toHaveLength(2);
+    expect(systemOf(main, 1)).toBe(systemOf(main, 0));
+    expect(systemOf(main, 1)).toContain("MARKER-V1");
+    expect(systemOf(main, 1)).not.toContain("MARKER-V2");
+    expect(systemOf(main, 1)).not.toContain("comic-colours");
+    const event = await activationOf(ws, sid, run.run_id);
+    expect(event.skills.map((s) => [s.name, s.version])).toEqual([["comic-toolkit", "v0001"]]);
+
+    const next = await send(ws, sid, { content: "draw a comic strip" });
+    expect(systemOf(main, 2)).toContain("MARKER-V2");
+    expect((await activationOf(ws, sid, next.run_id)).skills.find((s) => s.name === "comic-toolkit")?.version).toBe("v0002");
+  });
+
+  it("selects each real Agent Skills bundle for a message that plainly needs it, without an auxiliary model", async () => {
+    const main = new ScriptedModel([text("ok")]);
+    const ws = await scriptedWorkspace(main);
+    for (const name of FIXTURE_SKILLS) {
+      const files = Object.fromEntries(fixtureSkill(name).map((f) => [f.path, new TextDecoder().decode(f.bytes)]));
+      await putSkill(ws, name, files);
+    }
+    const cases: [string, string][] = [
+      ["build an MCP server for the GitHub API", "mcp-builder"],
+      ["help me create a new skill", "skill-creator"],
+      ["make this slide follow Anthropic's brand colours", "brand-guidelines"],
+      ["call the Claude API from Python with streaming", "claude-api"],
+    ];
+    for (const [message, expected] of cases) {
+      const sid = await newSession(ws);
+      const run = await send(ws, sid, { content: message });
+      const event = await activationOf(ws, sid, run.run_id);
+      expect(
+        event.skills.map((s) => s.name),
+        message,
+      ).toContain(expected);
+      expect(event.skills[0]?.name, message).toBe(expected);
+    }
+  });
+
+  it("lets the auxiliary model choose among the recalled candidates, with its reason recorded", async () => {
+    const main = new ScriptedModel([text("ok")]);
+    const aux = new ScriptedModel([text("unused")]);
+    const auxCalls: unknown[] = [];
+    aux.model.doGenerate = async (options) => {
+      auxCalls.push(options.prompt);
+      return {
+        content: [{ type: "text", text: JSON.stringify({ skills: ["tax-forms", "invented-skill"], reason: "the user asks about taxes" }) }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: {
+          inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
+        warnings: [],
+      };
+    };
+    const ws = await scriptedWorkspace(main);
+    const mainId = registerModel(main);
+    const auxId = registerModel(aux);
+    const config = {
+      model: { provider: "openai-compatible", id: mainId, base_url: "http://scripted.test/v1" },
+      auxiliary_model: { provider: "openai-compatible", id: auxId, base_url: "http://scripted.test/v1" },
+    };
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: config })).status).toBe(200);
+    await putSkill(ws, "tax-forms", {
+      "SKILL.md": skillMd("tax-forms", "Fills in German tax declarations. Use for income tax questions.", "MARKER-TAX"),
+    });
+    await putSkill(ws, "comic-toolkit", { "SKILL.md": skillMd("comic-toolkit", "Draws comics about any topic.", COMIC_BODY) });
+    const sid = await newSession(ws);
+    const run = await send(ws, sid, { content: "Can you explain my income tax declaration?" });
+    const event = await activationOf(ws, sid, run.run_id);
+    expect(event.skills.map((s) => [s.name, s.reason])).toEqual([["tax-forms", "auxiliary_model"]]);
+    expect(event.rationale).toContain("the user asks about taxes");
+    expect(systemOf(main, 0)).toContain("MARKER-TAX");
+    const auxPrompt = JSON.stringify(auxCalls[0]);
+    expect(auxPrompt).toContain("tax-forms");
+  });
+
+  it("adds embedding recall when embedding_model is configured, caching each version's vector", async () => {
+    const main = new ScriptedModel([text("ok")]);
+    const ws = await scriptedWorkspace(main);
+    const mainId = registerModel(main);
+    // A toy embedding: one dimension per topic word.
+    const topics = ["comic", "tax", "cat"];
+    const embedded: string[] = [];
+    const embedding = new MockEmbeddingModelV4({
+      doEmbed: async ({ values }) => {
+        embedded.push(...values);
+        return { embeddings: values.map((v) => topics.map((t) => (v.toLowerCase().includes(t) ? 1 : 0.01))), warnings: [] };
+      },
+    });
+    testServices.embeddingFactory = () => embedding;
+    try {
+      const config = {
+        model: { provider: "openai-compatible", id: mainId, base_url: "http://scripted.test/v1" },
+        embedding_model: { provider: "openai-compatible", id: "toy-embed", base_url: "http://embed.test/v1" },
+      };
+      expect((await call("PUT", "/api/config", { token: ws.admin, body: config })).status).toBe(200);
+      await putSkill(ws, "tax-forms", { "SKILL.md": skillMd("tax-forms", "Fills in tax declarations.", "MARKER-TAX") });
+      const sid = await newSession(ws);
+      const run = await send(ws, sid, { content: "my tax" });
+      const event = await activationOf(ws, sid, run.run_id);
+      const tax = event.candidates?.find((c) => c.name === "tax-forms");
+      expect(tax?.scores.embedding).toBeGreaterThan(0.9);
+      expect(event.skills.map((s) => s.name)).toContain("tax-forms");
+      const firstCount = embedded.length;
+      await send(ws, sid, { content: "my tax again" });
+      expect(embedded.length - firstCount).toBe(1); // only the message; the skills' vectors came from D1
+    } finally {
+      testServices.embeddingFactory = null;
+    }
+  });
+});
