@@ -15,6 +15,7 @@ import type { ModelEntry } from "../../storage/config/schema.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { skillEmbeddings } from "../../storage/db/schema.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
+import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import type { CatalogSkill } from "./selection.ts";
 
@@ -23,14 +24,16 @@ export type EmbeddingFactory = (entry: ModelEntry, build: { env: Env; apiKey: st
 
 export const providerEmbeddingModel: EmbeddingFactory = (entry, { env, apiKey }) => {
   const baseURL = entry.base_url?.replace(/\/+$/, "");
+  // Requests go through the egress policy like every tenant-chosen URL (README, "Egress policy").
+  const fetch = outboundFetch(env);
   switch (entry.provider) {
     case "openai-compatible":
       if (!baseURL) throw new AppError("unprocessable", "embedding_model: provider 'openai-compatible' needs base_url");
-      return createOpenAICompatible({ name: "openai-compatible", baseURL, apiKey }).embeddingModel(entry.id);
+      return createOpenAICompatible({ name: "openai-compatible", baseURL, apiKey, fetch }).embeddingModel(entry.id);
     case "openai":
-      return createOpenAI({ apiKey, baseURL }).embeddingModel(entry.id);
+      return createOpenAI({ apiKey, baseURL, fetch }).embeddingModel(entry.id);
     case "google":
-      return createGoogleGenerativeAI({ apiKey, baseURL }).embeddingModel(entry.id);
+      return createGoogleGenerativeAI({ apiKey, baseURL, fetch }).embeddingModel(entry.id);
     case "workers-ai":
       if (!env.AI) throw new AppError("unprocessable", "embedding_model: provider 'workers-ai' needs the Worker's AI binding");
       return createWorkersAI({ binding: env.AI }).embedding(entry.id);
