@@ -11,18 +11,19 @@ import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
 import { skillViewTool } from "../domains/skills/skill-view.ts";
+import { sessionSearchTool } from "../runtime/tools/session-search.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
- * read skills (`skill_view`). Within a domain's set its own tools are `always` offered, so per-run tool
+ * read skills (`skill_view`) and search the workspace's other sessions (`session_search`, docs/sessions.md). Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool]],
-    ["toolchain", () => [...builtinTools(), skillViewTool, ...alwaysOffered(toolchainTools())]],
-    ["mail", () => [...builtinTools(), skillViewTool, ...alwaysOffered(mailTools())]],
+    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool, sessionSearchTool]],
+    ["toolchain", () => [...builtinTools(), skillViewTool, sessionSearchTool, ...alwaysOffered(toolchainTools())]],
+    ["mail", () => [...builtinTools(), skillViewTool, sessionSearchTool, ...alwaysOffered(mailTools())]],
   ]);
 }
 

@@ -79,7 +79,7 @@ function nonEmpty(text: string | undefined): string | null {
 function describeTarget(id: string, ctx: DisplayContext): string {
   const target = ctx.lookup(id);
   if (target === undefined) return id;
-  const text = searchableText(target);
+  const text = previewText(target);
   return text === null ? target.type : `“${excerpt(text)}”`;
 }
 
@@ -135,7 +135,13 @@ function messageToDisplay(event: PersistentEvent, message: Message): DisplayItem
   }
 }
 
+/**
+ * What of a message is searchable (docs/sessions.md, "Search"): what people and the agent said — user
+ * text, assistant text and its error. Never tool arguments (they may carry secrets) and never tool
+ * output (command output and file dumps would swamp ranking and may echo secrets the tool read).
+ */
 function messageSearchText(message: Message): string | null {
+  if (message.role === "tool_result") return null;
   if (message.role === "assistant") {
     return nonEmpty([message.text, message.error?.message].filter((t) => nonEmpty(t) !== null).join("\n"));
   }
@@ -298,4 +304,10 @@ export function leafAfter(event: PersistentEvent): string | null {
 export function navigationTarget(event: PersistentEvent): string | null {
   const next = leafAfter(event);
   return next !== null && next !== event.id ? next : null;
+}
+
+/** Text for one-line previews (tree leaves, navigation notices): the searchable text, or a tool result's output. */
+export function previewText(event: PersistentEvent): string | null {
+  if (event.type === "message" && event.message.role === "tool_result") return nonEmpty(event.message.content);
+  return searchableText(event);
 }

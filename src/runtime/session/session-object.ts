@@ -26,7 +26,7 @@ import { streamFailure } from "./stream-failure.ts";
 import { buildContext } from "./build-context.ts";
 import { buildTranscript } from "./display.ts";
 import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
-import { searchableText } from "./event-handlers.ts";
+import { previewText } from "./event-handlers.ts";
 import { excerpt } from "./message-text.ts";
 import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
@@ -314,7 +314,7 @@ export class SessionObject extends DurableObject<Env> {
         ts: e.ts,
         type: e.type,
         run_id: e.run_id,
-        excerpt: excerpt(searchableText(e) ?? "", 120),
+        excerpt: excerpt(previewText(e) ?? "", 120),
         active: e.id === log.leaf,
       }));
       return { active_leaf: log.leaf, event_count: log.tree.size, leaves };

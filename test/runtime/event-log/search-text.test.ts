@@ -1,11 +1,11 @@
 // searchableText: what each event type contributes to the D1 full-text index.
 import { describe, expect, it } from "vitest";
 import { HIDDEN_TYPES } from "../../../src/runtime/session/events.ts";
-import { searchableText } from "../../../src/runtime/session/event-handlers.ts";
+import { previewText, searchableText } from "../../../src/runtime/session/event-handlers.ts";
 import { samples } from "../../support/log-samples.ts";
 
 describe("searchableText", () => {
-  it("indexes the text of messages, custom messages and compaction summaries", () => {
+  it("indexes the text of messages, custom messages and compaction summaries, never tool output", () => {
     expect(searchableText(samples.message)).toBe("hello there");
     expect(searchableText(samples.custom_message)).toContain("user prefers tabs");
     expect(searchableText(samples.compact)).toBe("we fixed the bug");
@@ -13,7 +13,8 @@ describe("searchableText", () => {
       ...samples.message,
       message: { role: "tool_result" as const, tool_call_id: "c", tool_name: "grep", content: "src/a.ts:1", is_error: false },
     };
-    expect(searchableText(result)).toBe("src/a.ts:1");
+    expect(searchableText(result)).toBeNull();
+    expect(previewText(result)).toBe("src/a.ts:1");
   });
 
   it("indexes an assistant's text and its error, not its reasoning", () => {

@@ -283,7 +283,7 @@ describe("session routes: happy paths", () => {
         input_schema: (t as { inputSchema?: unknown }).inputSchema,
       })),
     );
-    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time", "skill_view"]);
+    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time", "skill_view", "session_search"]);
     expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);
     gate.resolve();
@@ -367,10 +367,14 @@ describe("session routes: happy paths", () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("the capybara answer")]));
     const id = await newSession(ws);
     await send(ws.member, id, "tell me about capybaras", { wait: true });
-    const found = await json<{ results: { session_id: string; text: string }[] }>(
+    await until(
+      async () =>
+        (await json<{ results: unknown[] }>(await call("GET", "/api/sessions/search?q=capybara", { token: ws.read }))).results.length === 2,
+    );
+    const found = await json<{ results: { session_id: string; snippet: string }[] }>(
       await call("GET", "/api/sessions/search?q=capybara", { token: ws.read }),
     );
-    expect(found.results.map((r) => r.text).sort()).toEqual(["tell me about capybaras", "the capybara answer"]);
+    expect(found.results.map((r) => r.snippet).sort()).toEqual(["tell me about **capybaras**", "the **capybara** answer"]);
     const hidden = await json<{ results: unknown[] }>(await call("GET", "/api/sessions/search?q=Runtime%20context", { token: ws.read }));
     expect(hidden.results).toEqual([]);
   });

@@ -6,13 +6,14 @@
  * `title`/`metadata` are bounded, so no page outgrows an isolate (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, like, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lt, or, type SQL } from "drizzle-orm";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { assertScope, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { sessionEvents, sessions } from "../../../storage/db/schema.ts";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { createSession, rpc } from "../../../runtime/session/service.ts";
+import { MAX_SEARCH_DEPTH, searchSessions } from "../../../runtime/session/search.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
 import { takeWithinBudget } from "../../../kernel/byte-budget.ts";
 import { assertFieldSize, limitsOf } from "../../../storage/limits.ts";
@@ -81,31 +82,41 @@ const list = createRoute({
   },
 });
 
+const SearchHitSchema = z.object({
+  session_id: z.string(),
+  session_title: z.string(),
+  event_id: z.string(),
+  seq: z.number(),
+  type: z.string(),
+  ts: z.number(),
+  snippet: z.string().describe("The matched passage, matched words between ** and **, … where text was cut"),
+  score: z.number().describe("bm25 relevance, higher is better; comparable within one search only"),
+});
+
 const search = createRoute({
   method: "get",
   path: "/search",
   tags: ["sessions"],
-  summary: "Search the visible text of the workspace's sessions (hidden run facts are never searched)",
+  summary:
+    "Full-text search of the workspace's sessions, best match first (user and assistant text only; never tool output, tool arguments or hidden run facts)",
   middleware: [requireScope("read")] as const,
   request: {
     query: z.strictObject({
-      q: z.string().min(2).max(200),
+      q: z
+        .string()
+        .min(1)
+        .max(200)
+        .describe("Plain words, all of which must match; the last one also as a prefix. Search syntax is not interpreted."),
       limit: z.coerce.number().int().min(1).max(100).default(20),
-      before: z.coerce.number().int().optional(),
-      /** With `before`: the event id of the last result of the previous page. */
-      before_id: z.string().min(1).max(200).optional(),
+      cursor: z.coerce.number().int().min(0).max(MAX_SEARCH_DEPTH).optional().describe("next_cursor of the previous page"),
+      /** Leave one session out (for example the one the user is looking at). */
+      exclude_session_id: z.string().min(1).max(200).optional(),
     }),
   },
   responses: {
     200: jsonResponse(
-      z.object({
-        results: z.array(
-          z.object({ session_id: z.string(), event_id: z.string(), seq: z.number(), type: z.string(), text: z.string(), ts: z.number() }),
-        ),
-        next_before: z.number().nullable(),
-        next_before_id: z.string().nullable(),
-      }),
-      "Matches, newest first; pass next_before and next_before_id to continue (null: nothing more)",
+      z.object({ results: z.array(SearchHitSchema), next_cursor: z.string().nullable() }),
+      "Matches, best first; pass next_cursor as cursor to continue (null: nothing more)",
     ),
     ...errorResponses(),
   },
@@ -337,8 +348,6 @@ async function eventsPage(
   };
 }
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
-
 export const sessionRoutes = newRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
@@ -383,32 +392,18 @@ export const sessionRoutes = newRouter()
   })
   .openapi(search, async (c) => {
     const q = c.req.valid("query");
-    const where = [
-      eq(sessionEvents.workspaceId, c.get("principal").workspaceId),
-      eq(sessionEvents.hidden, 0),
-      like(sessionEvents.searchText, `%${escapeLike(q.q)}%`),
-    ];
-    if (q.before !== undefined) where.push(olderThan(sessionEvents.ts, sessionEvents.id, q.before, q.before_id));
-    const rows = await makeDb(c.env.DB)
-      .select({
-        sessionId: sessionEvents.sessionId,
-        id: sessionEvents.id,
-        seq: sessionEvents.seq,
-        type: sessionEvents.type,
-        text: sessionEvents.searchText,
-        ts: sessionEvents.ts,
-      })
-      .from(sessionEvents)
-      .where(and(...where))
-      .orderBy(desc(sessionEvents.ts), desc(sessionEvents.id))
-      .limit(q.limit)
-      .all();
-    const page = takeWithinBudget(
-      rows.map((r) => ({ session_id: r.sessionId, event_id: r.id, seq: r.seq, type: r.type, text: r.text ?? "", ts: r.ts })),
-      limitsOf(c.env).list_page_bytes,
-    );
-    const last = page.truncated || rows.length === q.limit ? page.items.at(-1) : undefined;
-    return c.json({ results: page.items, next_before: last?.ts ?? null, next_before_id: last?.event_id ?? null }, 200);
+    const offset = q.cursor ?? 0;
+    const hits = await searchSessions(c.env.DB, {
+      workspaceId: c.get("principal").workspaceId,
+      query: q.q,
+      limit: q.limit,
+      offset,
+      ...(q.exclude_session_id !== undefined ? { excludeSessionId: q.exclude_session_id } : {}),
+    });
+    const page = takeWithinBudget(hits, limitsOf(c.env).list_page_bytes);
+    const next = offset + page.items.length;
+    const more = (page.truncated || hits.length === q.limit) && next < MAX_SEARCH_DEPTH;
+    return c.json({ results: page.items, next_cursor: more ? String(next) : null }, 200);
   })
   .openapi(get, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
