@@ -10,6 +10,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "skills", load: () => import("./skills.ts") },
   { name: "skill-selection", load: () => import("./skill-selection.ts") },
   { name: "webhooks", load: () => import("./webhooks.ts") },
+  { name: "session-search", load: () => import("./session-search.ts") },
 ];
 
 for (const area of areas) {

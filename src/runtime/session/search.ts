@@ -78,16 +78,24 @@ export async function searchSessions(db: D1Database, opts: SearchOptions): Promi
   if (match === null || limit <= 0) return [];
   const statement = db
     .prepare(
-      `SELECT e.id AS event_id, e.session_id, e.seq, e.type, e.ts, s.title,
-              snippet(session_search_fts, 0, '${HIGHLIGHT_OPEN}', '${HIGHLIGHT_CLOSE}', '…', 24) AS snippet,
-              bm25(session_search_fts) AS score
-         FROM session_search_fts
-         JOIN session_events e ON e.id = session_search_fts.event_id
+      // Rank first (rowid and bm25 only), then build snippets for the page alone: a snippet per match
+      // would cost as much as the ranking for a common word.
+      `WITH top AS (
+         SELECT session_search_fts.rowid AS rid, bm25(session_search_fts) AS score, e.id AS event_id
+           FROM session_search_fts
+           JOIN session_events e ON e.id = session_search_fts.event_id
+          WHERE session_search_fts MATCH ?1 AND e.workspace_id = ?2 AND e.hidden = 0
+            AND (?4 IS NULL OR e.session_id != ?4)
+          ORDER BY score, e.id
+          LIMIT ?3 OFFSET ?5)
+       SELECT e.id AS event_id, e.session_id, e.seq, e.type, e.ts, s.title, top.score,
+              snippet(session_search_fts, 0, '${HIGHLIGHT_OPEN}', '${HIGHLIGHT_CLOSE}', '…', 24) AS snippet
+         FROM top
+         JOIN session_search_fts ON session_search_fts.rowid = top.rid
+         JOIN session_events e ON e.id = top.event_id
          LEFT JOIN sessions s ON s.id = e.session_id
-        WHERE session_search_fts MATCH ?1 AND e.workspace_id = ?2 AND e.hidden = 0
-          AND (?4 IS NULL OR e.session_id != ?4)
-        ORDER BY score, e.id
-        LIMIT ?3 OFFSET ?5`,
+        WHERE session_search_fts MATCH ?1
+        ORDER BY top.score, e.id`,
     )
     .bind(match, opts.workspaceId, limit, opts.excludeSessionId ?? null, offset);
   const { results } = await statement.all<HitRow>();
