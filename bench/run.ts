@@ -10,6 +10,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "skills", load: () => import("./skills.ts") },
   { name: "skill-selection", load: () => import("./skill-selection.ts") },
   { name: "webhooks", load: () => import("./webhooks.ts") },
+  { name: "memory", load: () => import("./memory.ts") },
 ];
 
 for (const area of areas) {

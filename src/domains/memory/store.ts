@@ -301,22 +301,20 @@ export async function putStore(
   await commit(
     db,
     [db.delete(memoryEntries).where(where), ...next.map((row) => db.insert(memoryEntries).values(row))],
-    db
-      .insert(memoryChanges)
-      .values(
-        changeRow(
-          scope,
-          store,
-          actor,
-          {
-            action: "put",
-            entryId: null,
-            oldText: JSON.stringify(rows.map((r) => r.text)),
-            newText: JSON.stringify(next.map((r) => r.text)),
-          },
-          now,
-        ),
+    db.insert(memoryChanges).values(
+      changeRow(
+        scope,
+        store,
+        actor,
+        {
+          action: "put",
+          entryId: null,
+          oldText: JSON.stringify(rows.map((r) => r.text)),
+          newText: JSON.stringify(next.map((r) => r.text)),
+        },
+        now,
       ),
+    ),
   );
   return viewOf(env, store, next);
 }
