@@ -24,6 +24,8 @@ const DOMAIN_DEPENDENCIES = {
   plugins: ["skills", "gitea"],
   learning: ["skills", "plugins"],
   governance: ["skills", "plugins", "learning", "gitea"],
+  // Curated memory: agent ids from tasks, the text safety patterns from skills.
+  memory: ["tasks", "skills"],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

@@ -11,6 +11,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "skill-selection", load: () => import("./skill-selection.ts") },
   { name: "webhooks", load: () => import("./webhooks.ts") },
   { name: "session-search", load: () => import("./session-search.ts") },
+  { name: "memory", load: () => import("./memory.ts") },
 ];
 
 for (const area of areas) {

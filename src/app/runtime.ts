@@ -12,18 +12,21 @@ import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
 import { skillViewTool } from "../domains/skills/skill-view.ts";
 import { sessionSearchTool } from "../runtime/tools/session-search.ts";
+import { memoryTool } from "../domains/memory/tool.ts";
+import { memoryProvider } from "../domains/memory/provider.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
- * read skills (`skill_view`) and search the workspace's other sessions (`session_search`, docs/sessions.md). Within a domain's set its own tools are `always` offered, so per-run tool
+ * read skills (`skill_view`), search the workspace's other sessions (`session_search`, docs/sessions.md)
+ * and curate memory (`memory`, docs/memory.md). Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool, sessionSearchTool]],
-    ["toolchain", () => [...builtinTools(), skillViewTool, sessionSearchTool, ...alwaysOffered(toolchainTools())]],
-    ["mail", () => [...builtinTools(), skillViewTool, sessionSearchTool, ...alwaysOffered(mailTools())]],
+    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool]],
+    ["toolchain", () => [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, ...alwaysOffered(toolchainTools())]],
+    ["mail", () => [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, ...alwaysOffered(mailTools())]],
   ]);
 }
 
@@ -33,5 +36,10 @@ export function alwaysOffered(specs: ToolSpec<unknown>[]): ToolSpec<unknown>[] {
 }
 
 export function runtimeServices(options: { skills?: SkillProviderOptions } = {}): RuntimeServices {
-  return { toolsets: registeredToolsets(), modelFactory: providerModel, skills: skillProvider(options.skills) };
+  return {
+    toolsets: registeredToolsets(),
+    modelFactory: providerModel,
+    skills: skillProvider(options.skills),
+    memory: memoryProvider(),
+  };
 }

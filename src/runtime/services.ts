@@ -7,6 +7,7 @@ import type { ToolSpec } from "./tools/spec.ts";
 import type { ModelFactory } from "./agent/providers.ts";
 import type { ReplicationFault } from "./session/replicator.ts";
 import type { SkillProvider } from "./skills.ts";
+import type { MemoryProvider } from "./memory.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
@@ -23,6 +24,8 @@ export interface RuntimeServices {
   replicationFault?: ReplicationFault;
   /** Chooses each run's skills when it opens (src/runtime/skills.ts); absent = runs get no skills. */
   skills?: SkillProvider;
+  /** Renders each run's frozen memory snapshot when it opens (src/runtime/memory.ts); absent = no memory section. */
+  memory?: MemoryProvider;
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */

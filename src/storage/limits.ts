@@ -54,6 +54,10 @@ export const DEFAULT_LIMITS = {
   plugin_sources: 50,
   /** Toolchain agents per workspace. */
   agents: 100,
+  /** Characters the `notes` memory store may hold per scope (docs/memory.md). */
+  memory_notes_chars: 2_200,
+  /** Characters the `profile` memory store may hold per scope (docs/memory.md). */
+  memory_profile_chars: 1_375,
   /** `Retry-After` of a 429 `rate_limited`: the period of the rate limit bindings in wrangler.toml. */
   rate_limit_period_seconds: 60,
 } as const;
@@ -82,6 +86,8 @@ const OverrideSchema = z
     plugins: count,
     plugin_sources: count,
     agents: count,
+    memory_notes_chars: z.number().int().min(1).max(100_000),
+    memory_profile_chars: z.number().int().min(1).max(100_000),
     rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();

@@ -24,6 +24,7 @@ function servicesForTests(): RuntimeServices {
     modelFactory: (entry, build) => (testServices.modelFactory ?? base.modelFactory)(entry, build),
     replicationFault: (sessionId) => testServices.replicationFault?.(sessionId) ?? false,
     ...(base.skills ? { skills: base.skills } : {}),
+    ...(base.memory ? { memory: base.memory } : {}),
   };
 }
 

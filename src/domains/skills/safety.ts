@@ -280,3 +280,14 @@ export function checkSkillSafety(files: readonly TreeFile[]): SafetyReport {
   const level = findings.reduce<SafetyLevel>((acc, x) => maxLevel(acc, x.level), "pass");
   return { level, findings };
 }
+
+/**
+ * Check one piece of text read as documentation (not a script) with the same line patterns; other
+ * stores of text that reaches a prompt (curated memory, docs/memory.md) use it to refuse injections
+ * and secrets.
+ */
+export function checkTextSafety(text: string, path: string): SafetyFinding[] {
+  const findings: SafetyFinding[] = [];
+  checkText({ path, bytes: new Uint8Array(), executable: false }, text, findings);
+  return findings;
+}

@@ -32,7 +32,7 @@ export interface SystemPromptInput {
   extraSections?: string[];
   /** How to use the run's tools, when a tool source has guidance beyond the declarations. */
   toolGuidance?: string;
-  /** Remembered facts (future: a memory source); volatile, so it goes after the stable prefix. */
+  /** Curated memory as snapshotted when the run opened (docs/memory.md); volatile, so it goes after the stable prefix. */
   memory?: string;
   // --- skills (src/runtime/skills.ts; docs/skills-and-plugins.md, "Skills in a run") ---
   /** Every skill the run may use: listed compactly (section `skills`). */
@@ -95,6 +95,8 @@ export interface RunPromptArgs {
   contextWindow?: number | undefined;
   /** The run's skill activation (catalog and bodies); absent = no skill sections. */
   skills?: { catalog: SystemPromptInput["skillCatalog"]; bodies: SystemPromptInput["activatedSkills"] } | undefined;
+  /** The run's memory snapshot (section `memory`; docs/memory.md). */
+  memory?: string | undefined;
 }
 
 /** A run's system prompt as snapshotted when the run opens. */
@@ -118,6 +120,7 @@ export function runSystemPromptSnapshot(args: RunPromptArgs): SystemPromptSnapsh
     ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
     ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
     ...(args.skills ? { skillCatalog: args.skills.catalog ?? [], activatedSkills: args.skills.bodies ?? [] } : {}),
+    ...(args.memory ? { memory: args.memory } : {}),
   });
   if (args.contextWindow === undefined) {
     return { text: renderSystemPrompt(sections), stableChars: stablePrefixLength(sections), budget: null };

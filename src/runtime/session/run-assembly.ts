@@ -30,6 +30,8 @@ export function openRun(args: {
   hintedTools?: readonly string[];
   /** The run's skill activation: the catalog listed and the bodies activated (section ids `skills`, `activated_skills`). */
   skills?: RunPromptArgs["skills"];
+  /** The run's memory snapshot (section `memory`; docs/memory.md). */
+  memory?: string;
 }): RunOpening {
   const { config, input } = args;
   const prompt = runSystemPromptSnapshot({
@@ -39,6 +41,7 @@ export function openRun(args: {
     extra: input.system_prompt_extra,
     contextWindow: (input.model_override ?? config.model)?.context_window,
     ...(args.skills ? { skills: args.skills } : {}),
+    ...(args.memory ? { memory: args.memory } : {}),
   });
   const tools = assembleTools(args.specs, {
     query: input.content,

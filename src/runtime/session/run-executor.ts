@@ -111,6 +111,7 @@ export class RunExecutor {
     const { log } = this.#deps;
     const { input } = this.run;
     const activation = await this.#selectSkills(config, resolving);
+    const memory = await this.#memorySnapshot();
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
     const opening = openRun({
       now: new Date(),
@@ -119,6 +120,7 @@ export class RunExecutor {
       input,
       specs: toolset,
       ...(activation ? { skills: { catalog: activation.catalog, bodies: activation.bodies } } : {}),
+      ...(memory ? { memory } : {}),
     });
     const system = opening.prompt.text;
     this.run.state.system_prompt_stable_chars = opening.prompt.stableChars;
@@ -177,6 +179,26 @@ export class RunExecutor {
       return { ...EMPTY_ACTIVATION, rationale: `skill selection failed: ${err instanceof Error ? err.message : String(err)}` };
     }
   }
+
+  // --- memory (src/runtime/memory.ts; docs/memory.md): snapshotted once when the run opens, frozen in its system prompt ---
+  /** The run's memory section, or "" without a provider. Never fails the run. */
+  async #memorySnapshot(): Promise<string> {
+    const provider = this.#deps.services.memory;
+    if (!provider) return "";
+    try {
+      return await provider.snapshot({
+        env: this.#deps.env,
+        workspaceId: this.run.input.workspace_id,
+        sessionId: this.#deps.log.session.id,
+        data: this.run.input.tool_data ?? {},
+      });
+    } catch (err) {
+      if (this.#cancelRequested) throw err;
+      log.warn("memory snapshot failed; the run goes on without memory", errorFields(err));
+      return "";
+    }
+  }
+  // --- end memory ---
 
   async #loop(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<RunResult> {
     const { log } = this.#deps;

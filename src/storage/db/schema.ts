@@ -6,3 +6,4 @@ export * from "./schema/core.ts";
 export * from "./schema/sessions.ts";
 export * from "./schema/toolchain.ts";
 export * from "./schema/skills.ts";
+export * from "./schema/memory.ts";

@@ -1,0 +1,38 @@
+/**
+ * The memory domain's `MemoryProvider` (src/runtime/memory.ts), registered at the composition root:
+ * when a run opens it renders the run's memory — its own scope's stores (an agent's, or the
+ * workspace's), and for an agent's run the workspace's as well, marked shared — as the `memory`
+ * section the run's system prompt freezes (docs/memory.md, "Frozen snapshot").
+ */
+import type { MemoryProvider, MemorySnapshotRequest } from "../../runtime/memory.ts";
+import type { Env } from "../../storage/env.ts";
+import { MEMORY_STORES, STORE_PURPOSE, renderStore, runScope, type MemoryScope, type StoreView } from "./memory.ts";
+import { viewStore } from "./store.ts";
+
+const INTRO =
+  "What you curated with the memory tool, as it was when this run started. Changes you make now are saved at once " +
+  "but appear here only from the next run.";
+
+async function views(env: Env, scope: MemoryScope): Promise<StoreView[]> {
+  return Promise.all(MEMORY_STORES.map((store) => viewStore(env, scope, store)));
+}
+
+const title = (store: StoreView["store"]) => (store === "notes" ? "Notes" : "Profile");
+
+/** The `memory` section's text for a run (empty when nothing is remembered). */
+export async function memorySnapshot(request: MemorySnapshotRequest): Promise<string> {
+  const own = runScope(request.workspaceId, request.data);
+  const mine = await views(request.env, own);
+  const shared = own.agentId ? await views(request.env, { workspaceId: request.workspaceId, agentId: null }) : [];
+  if ([...mine, ...shared].every((v) => v.entries.length === 0)) return "";
+  const parts = [INTRO];
+  for (const v of mine) parts.push(renderStore(v, `${title(v.store)} — ${STORE_PURPOSE[v.store]}`));
+  for (const v of shared) {
+    if (v.entries.length > 0) parts.push(renderStore(v, `Workspace ${v.store.toLowerCase()} (shared; read-only for you)`));
+  }
+  return parts.join("\n\n");
+}
+
+export function memoryProvider(): MemoryProvider {
+  return { snapshot: memorySnapshot };
+}
