@@ -27,7 +27,11 @@ import { tarGz, treeEntries } from "../../fixtures/skills/archives.ts";
 import { env } from "cloudflare:workers";
 import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { skillViewTool } from "../../../src/domains/skills/skill-view.ts";
-import type { SkillActivationSnapshottedEvent, ToolResultMessage } from "../../../src/runtime/session/events.ts";
+import type {
+  SkillActivationSnapshottedEvent,
+  SystemPromptSnapshottedEvent,
+  ToolResultMessage,
+} from "../../../src/runtime/session/events.ts";
 
 const COMIC_BODY = "# Comic steps\n\nMARKER-COMIC-BODY: sketch four panels, then ink them.\n";
 
@@ -345,5 +349,43 @@ describe("skills in a run", () => {
     } finally {
       testServices.embeddingFactory = null;
     }
+  });
+
+  it("offers the tools an activated skill's allowed-tools names, past max_tools; the choice says which skill named them", async () => {
+    const tools = ["alpha_tool", "beta_tool", "zebra_sort"].map((n) => countingTool(n).spec);
+    const toolset = registerToolset("skills-hinted", tools);
+    const main = new ScriptedModel([text("plain"), text("with skill")]);
+    const ws = await scriptedWorkspace(main, { runtime: { max_tools: 3 } });
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md":
+        "---\nname: comic-toolkit\ndescription: Draws four-panel comics. Use when asked for a comic strip.\n" +
+        "allowed-tools: zebra_sort no_such_tool\n---\n\nMARKER-COMIC-BODY\n",
+    });
+    const sid = await newSession(ws);
+    const toolsOf = async (runId: string) => {
+      const events = await doEvents(sid, ws.id);
+      const snap = events.find((e): e is SystemPromptSnapshottedEvent => e.type === "system_prompt_snapshotted" && e.run_id === runId);
+      return snap?.tools;
+    };
+    const offered = (i: number) => (main.calls[i]?.tools ?? []).map((t) => t.name).sort();
+
+    // Relevance alone (nothing matches): the first three of the tool set; zebra_sort is left out.
+    const plain = await submitRun(env, sid, { workspace_id: ws.id, content: "What time is it in Berlin?", toolset });
+    expect((await waitForRun(env, sid, plain.run_id, 30_000, ws.id)).status).toBe("completed");
+    expect((await activationOf(ws, sid, plain.run_id)).skills).toEqual([]);
+    expect((await toolsOf(plain.run_id))?.left_out).toContain("zebra_sort");
+    expect(offered(0)).not.toContain("zebra_sort");
+
+    const hinted = await submitRun(env, sid, { workspace_id: ws.id, content: "Please draw a comic strip about two cats", toolset });
+    expect((await waitForRun(env, sid, hinted.run_id, 30_000, ws.id)).status).toBe("completed");
+    const activation = await activationOf(ws, sid, hinted.run_id);
+    expect(activation.skills.map((s) => [s.name, s.allowed_tools])).toEqual([["comic-toolkit", ["zebra_sort", "no_such_tool"]]]);
+    const assembled = await toolsOf(hinted.run_id);
+    expect(assembled?.max_tools).toBe(3);
+    expect(assembled?.chosen).toContainEqual({ name: "zebra_sort", reason: "hinted", hinted_by: ["comic-toolkit"] });
+    expect(assembled?.chosen.map((c) => c.name)).not.toContain("no_such_tool");
+    expect(assembled?.chosen).toHaveLength(3);
+    expect(offered(1)).toContain("zebra_sort");
+    expect(offered(1)).toHaveLength(3);
   });
 });
