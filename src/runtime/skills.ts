@@ -34,6 +34,11 @@ export interface ActivatedSkill {
   content_hash: string;
   reason: ActivationReason;
   scores: SkillScores;
+  /**
+   * The SKILL.md frontmatter's `allowed-tools` (tool names; absent when it names none): the run's tool
+   * assembly offers these tools whatever the limits (docs/agent-loop.md, "Tool assembly").
+   */
+  allowed_tools?: string[];
 }
 
 export interface SkillCandidate {
@@ -75,6 +80,15 @@ export interface SkillSelectRequest {
 
 export interface SkillProvider {
   select(request: SkillSelectRequest): Promise<SkillActivation>;
+}
+
+/** The tools activated skills name in `allowed-tools`, each with the skills that named it, in activation order. */
+export function hintedToolsOf(skills: readonly ActivatedSkill[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const skill of skills) {
+    for (const tool of skill.allowed_tools ?? []) out.set(tool, [...(out.get(tool) ?? []), skill.name]);
+  }
+  return out;
 }
 
 export const EMPTY_ACTIVATION: SkillActivation = { skills: [], candidates: [], rationale: "", catalog: [], bodies: [], unknown: [] };

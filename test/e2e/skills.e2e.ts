@@ -1,12 +1,18 @@
 /**
  * Skills and plugins on a real `wrangler dev`: archive uploads through the real HTTP stack, R2 and
- * D1 as wrangler runs them, and a plugin source fetched from a Gitea-shaped HTTP server this test
- * starts on loopback (its archive endpoint is Gitea 1.22's `repoGetArchive`).
+ * D1 as wrangler runs them, a plugin source fetched from a Gitea-shaped HTTP server this test
+ * starts on loopback (its archive endpoint is Gitea 1.22's `repoGetArchive`), and skills reaching a
+ * run (docs/skills-and-plugins.md, "Skills in a run") as the scripted OpenAI-compatible model
+ * received them.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { packTar } from "modern-tar";
 import { api, baseUrl, newWorkspace } from "./client.ts";
+import { scriptedModelClient, type RecordedRequest } from "../support/scripted-openai.ts";
+
+const modelUrl = inject("modelUrl");
+const models = scriptedModelClient(modelUrl);
 
 const skillMd = (name: string, d: string) => `---\nname: ${name}\ndescription: ${d}\n---\n\n# ${name}\n`;
 
@@ -113,5 +119,87 @@ describe("wrangler dev: skills and plugins", () => {
     expect(giteaRequests.at(-1)).toEqual({ url: "/api/v1/repos/acme/skills/archive/main.tar.gz", auth: "token e2e-gitea-token" });
     const en = await api("POST", "/api/plugins/remote-kit/enable", { token });
     expect(await en.json()).toMatchObject({ mirrored: [{ skill: "remote-skill", version: "v0001" }] });
+  });
+
+  it("activates a skill the message needs: its body in the model's system message, scores in the hidden event; skill_view reads its files", async () => {
+    const { token } = await newWorkspace();
+    const model = `echo:skills-${Date.now()}`;
+    const config = { model: { provider: "openai-compatible", id: model, base_url: `${modelUrl}/v1` } };
+    expect((await api("PUT", "/api/config", { token, body: config })).status).toBe(200);
+    const panel = "## Panel {{n}}\n\nÜberschrift — ✓\ttab  \n\nno final newline";
+    const body = "# Comic steps\n\nMARKER-E2E-COMIC: sketch four panels, then ink them. Use templates/panel.md.\n";
+    const put = await api("PUT", "/api/skills/comic-toolkit", {
+      token,
+      body: {
+        files: [
+          {
+            path: "SKILL.md",
+            content: `---\nname: comic-toolkit\ndescription: Draws four-panel comics from a short script. Use when asked for a comic strip.\n---\n\n${body}`,
+          },
+          { path: "templates/panel.md", content: panel },
+        ],
+      },
+    });
+    expect(put.status).toBe(200);
+    const created = await api("POST", "/api/sessions", { token, body: {} });
+    const sid = ((await created.json()) as { id: string }).id;
+    const send = async (content: string) => {
+      const res = await api("POST", `/api/sessions/${sid}/messages?wait=true`, { token, body: { content } });
+      expect(res.status).toBe(200);
+      const run = (await res.json()) as { run_id: string; status: string };
+      expect(run.status).toBe("completed");
+      return run.run_id;
+    };
+    const systemOf = (r: RecordedRequest | undefined) => {
+      const first = r?.body.messages[0];
+      return first?.role === "system" && typeof first.content === "string" ? first.content : "";
+    };
+    interface Activation {
+      type: string;
+      run_id: string;
+      skills: { name: string; version: string; reason: string; scores: { bm25?: number; bm25_relative?: number } }[];
+      candidates: { name: string; scores: { bm25?: number } }[];
+      rationale: string;
+    }
+    const activationOf = async (runId: string): Promise<Activation | undefined> => {
+      const res = await api("GET", `/api/sessions/${sid}/events?include_hidden=true&limit=1000`, { token });
+      expect(res.status).toBe(200);
+      const { events } = (await res.json()) as { events: Activation[] };
+      return events.find((e) => e.type === "skill_activation_snapshotted" && e.run_id === runId);
+    };
+
+    // A message that plainly needs the skill.
+    const first = await send("Please draw me a comic strip about two cats");
+    const [req1] = await models.requests(model);
+    expect(systemOf(req1)).toContain("# Activated skills");
+    expect(systemOf(req1)).toContain("MARKER-E2E-COMIC");
+    const a1 = await activationOf(first);
+    expect(a1?.skills.map((s) => [s.name, s.version, s.reason])).toEqual([["comic-toolkit", "v0001", "bm25_threshold"]]);
+    expect(a1?.skills[0]?.scores.bm25).toBeGreaterThan(0);
+    expect(a1?.skills[0]?.scores.bm25_relative).toBe(1);
+    expect(a1?.candidates[0]?.name).toBe("comic-toolkit");
+
+    // A message matching nothing activates none; the skill is still listed in the catalog.
+    const second = await send("What time is it in Berlin?");
+    const req2 = (await models.requests(model))[1];
+    expect(systemOf(req2)).not.toContain("MARKER-E2E-COMIC");
+    expect(systemOf(req2)).toContain("- comic-toolkit:");
+    expect((await activationOf(second))?.skills).toEqual([]);
+
+    // The model reads a supporting file with skill_view: the exact text comes back.
+    await models.script(model, [
+      { tool_calls: [{ name: "skill_view", arguments: { name: "comic-toolkit", path: "templates/panel.md" } }] },
+      { text: "read it" },
+    ]);
+    const third = await send("Show me the panel template of the comic toolkit");
+    const res = await api("GET", `/api/sessions/${sid}/runs/${third}/events?limit=1000`, { token });
+    expect(res.status).toBe(200);
+    const { events } = (await res.json()) as {
+      events: { type: string; message?: { role: string; content?: unknown; is_error?: boolean } }[];
+    };
+    const results = events.filter((e) => e.type === "message" && e.message?.role === "tool_result").map((e) => e.message);
+    expect(results).toEqual([expect.objectContaining({ is_error: false, content: panel })]);
+    const toolMessage = (await models.requests(model))[3]?.body.messages.find((m) => m.role === "tool");
+    expect(JSON.stringify(toolMessage?.content)).toContain(JSON.stringify(panel).slice(1, -1));
   });
 });

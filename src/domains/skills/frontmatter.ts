@@ -123,3 +123,21 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
   if (errors.length > 0) return { ok: false, errors, warnings };
   return { ok: true, frontmatter: fm as Frontmatter, body: text.slice(match[0].length), warnings };
 }
+
+/**
+ * The tool names a frontmatter's `allowed-tools` names, in order and without repeats. The
+ * specification's form is a space-separated string; a YAML list and Claude Code's comma-separated
+ * form work too. A permission pattern (`Bash(git:*)`) names its tool (`Bash`). Names are not checked
+ * here: tool assembly ignores those the run's tool set lacks (docs/agent-loop.md, "Tool assembly").
+ */
+export function allowedToolsOf(frontmatter: Record<string, unknown>): string[] {
+  const raw = frontmatter["allowed-tools"];
+  const items =
+    typeof raw === "string"
+      ? (raw.match(/[^\s,(]+(?:\([^)]*\))?/g) ?? [])
+      : Array.isArray(raw)
+        ? raw.filter((t): t is string => typeof t === "string")
+        : [];
+  const names = items.map((t) => t.replace(/\(.*$/s, "").trim()).filter((t) => t.length > 0);
+  return [...new Set(names)].slice(0, 64);
+}

@@ -17,7 +17,7 @@ import type { ModelHandle } from "../../runtime/agent/providers.ts";
 import type { ActivatedSkill, ActivationReason, SkillActivation, SkillProvider, SkillSelectRequest } from "../../runtime/skills.ts";
 import { builtinSkills } from "./builtin.ts";
 import { listActiveCurrent } from "./store.ts";
-import { parseSkillMd } from "./frontmatter.ts";
+import { allowedToolsOf, parseSkillMd } from "./frontmatter.ts";
 import {
   MAX_AUTO_ACTIVATED,
   TOP_K,
@@ -43,19 +43,25 @@ export const MAX_REQUESTED = 8;
 /** A catalog entry and where its files are: a stored tree, or a builtin. */
 export interface LoadedSkill extends CatalogSkill {
   treeHash: string | null;
+  /** The frontmatter's `allowed-tools`: hints for the run's tool assembly when the skill is activated. */
+  allowedTools: string[];
 }
 
 /** The workspace's skill catalog: active current versions, then unshadowed builtins; sorted by name. */
 export async function loadCatalog(env: Env, workspaceId: string): Promise<LoadedSkill[]> {
   const rows = await listActiveCurrent(makeDb(env.DB), workspaceId);
-  const out: LoadedSkill[] = rows.map(({ skill, version }) => ({
-    name: skill.name,
-    description: skill.description,
-    keywords: keywordsOf(JSON.parse(version.frontmatter) as Record<string, unknown>),
-    version: versionLabel(version.versionNo),
-    content_hash: version.contentHash,
-    treeHash: version.treeHash,
-  }));
+  const out: LoadedSkill[] = rows.map(({ skill, version }) => {
+    const frontmatter = JSON.parse(version.frontmatter) as Record<string, unknown>;
+    return {
+      name: skill.name,
+      description: skill.description,
+      keywords: keywordsOf(frontmatter),
+      version: versionLabel(version.versionNo),
+      content_hash: version.contentHash,
+      treeHash: version.treeHash,
+      allowedTools: allowedToolsOf(frontmatter),
+    };
+  });
   const taken = new Set(out.map((s) => s.name));
   for (const [name, b] of await builtinSkills()) {
     if (taken.has(name)) continue;
@@ -66,6 +72,7 @@ export async function loadCatalog(env: Env, workspaceId: string): Promise<Loaded
       version: "builtin",
       content_hash: b.skill.contentHash,
       treeHash: null,
+      allowedTools: allowedToolsOf(b.skill.frontmatter),
     });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
@@ -201,7 +208,14 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
         if (text === null) continue;
         const body = skillBody(name, text, Math.min(MAX_BODY_CHARS, Math.max(0, budget)));
         budget -= body.length;
-        skills.push({ name, version: skill.version, content_hash: skill.content_hash, reason, scores: scoresOf(name) });
+        skills.push({
+          name,
+          version: skill.version,
+          content_hash: skill.content_hash,
+          reason,
+          scores: scoresOf(name),
+          ...(skill.allowedTools.length > 0 ? { allowed_tools: skill.allowedTools } : {}),
+        });
         bodies.push({ name, body });
       }
 

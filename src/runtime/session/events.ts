@@ -109,6 +109,8 @@ export interface ToolChoice {
   reason: "always" | "hinted" | "relevant";
   /** Lexical relevance to the user message (relevant tools only). */
   score?: number;
+  /** The activated skills whose `allowed-tools` named it (hinted tools only). */
+  hinted_by?: string[];
 }
 
 /** Run facts: kept for audit and replay, never transcript, never searched, never sent to the model. */
@@ -126,7 +128,15 @@ export type SystemPromptSnapshottedEvent = PersistentBase & {
 /** Which skills a run activated and why, with every recalled candidate's scores (src/runtime/skills.ts). */
 export type SkillActivationSnapshottedEvent = PersistentBase & {
   type: "skill_activation_snapshotted";
-  skills: { name: string; version: string; content_hash?: string; reason?: ActivationReason; scores?: SkillScores }[];
+  skills: {
+    name: string;
+    version: string;
+    content_hash?: string;
+    reason?: ActivationReason;
+    scores?: SkillScores;
+    /** The skill's `allowed-tools`, offered to the run as hinted tools. */
+    allowed_tools?: string[];
+  }[];
   candidates?: SkillCandidate[];
   /** The auxiliary model's reason, or the threshold rule that decided. */
   rationale?: string;

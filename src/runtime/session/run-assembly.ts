@@ -28,6 +28,8 @@ export function openRun(args: {
   specs: readonly ToolSpec<unknown>[];
   /** Tools named by activated skills' `allowed-tools` (skill selection feeds these). */
   hintedTools?: readonly string[];
+  /** The skills that named each hinted tool (recorded as the tool choice's `hinted_by`). */
+  hintedBy?: ReadonlyMap<string, readonly string[]>;
   /** The run's skill activation: the catalog listed and the bodies activated (section ids `skills`, `activated_skills`). */
   skills?: RunPromptArgs["skills"];
   /** The run's memory snapshot (section `memory`; docs/memory.md). */
@@ -48,6 +50,7 @@ export function openRun(args: {
     maxTools: config.runtime.max_tools,
     budgetTokens: config.runtime.tool_budget_tokens,
     ...(args.hintedTools ? { hintedTools: args.hintedTools } : {}),
+    ...(args.hintedBy ? { hintedBy: args.hintedBy } : {}),
   });
   return { prompt, tools };
 }

@@ -30,7 +30,7 @@ import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
 import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
-import { EMPTY_ACTIVATION, type SkillActivation } from "../skills.ts";
+import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -112,6 +112,8 @@ export class RunExecutor {
     const { input } = this.run;
     const activation = await this.#selectSkills(config, resolving);
     const memory = await this.#memorySnapshot();
+    // Activated skills' `allowed-tools` are hints for the tool assembly (docs/agent-loop.md, "Tool assembly").
+    const hinted = hintedToolsOf(activation?.skills ?? []);
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
     const opening = openRun({
       now: new Date(),
@@ -119,6 +121,7 @@ export class RunExecutor {
       config,
       input,
       specs: toolset,
+      ...(hinted.size > 0 ? { hintedTools: [...hinted.keys()], hintedBy: hinted } : {}),
       ...(activation ? { skills: { catalog: activation.catalog, bodies: activation.bodies } } : {}),
       ...(memory ? { memory } : {}),
     });

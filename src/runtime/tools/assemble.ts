@@ -17,6 +17,8 @@ export interface AssemblyOptions {
   query: string;
   /** Tool names a hint asks for (activated skills' `allowed-tools`); unknown names are ignored. */
   hintedTools?: readonly string[];
+  /** Who asked for each hinted tool (the activated skills' names), recorded with the choice. */
+  hintedBy?: ReadonlyMap<string, readonly string[]>;
   /** At most this many tools in all (`runtime.max_tools`). */
   maxTools: number;
   /** Estimated tokens the declarations may take (`runtime.tool_budget_tokens`). */
@@ -102,7 +104,8 @@ export function assembleTools(specs: readonly ToolSpec<unknown>[], opts: Assembl
   for (const spec of specs) {
     const reason: ToolChoiceReason | null = spec.always ? "always" : hinted.has(spec.name) ? "hinted" : null;
     if (!reason) continue;
-    reasons.set(spec.name, { name: spec.name, reason });
+    const by = reason === "hinted" ? opts.hintedBy?.get(spec.name) : undefined;
+    reasons.set(spec.name, { name: spec.name, reason, ...(by && by.length > 0 ? { hinted_by: [...by] } : {}) });
     tokens += estimateToolTokens(spec);
   }
 

@@ -2,7 +2,8 @@
  * Skills reach the agent (docs/skills-and-plugins.md, "Skills in a run"): per-run selection over the
  * workspace's current skills, the hidden `skill_activation_snapshotted` event, the `skills` and
  * `activated_skills` prompt sections as the scripted model received them, explicit activation, the
- * `skill_view` tool, isolation (disabled, other workspaces) and freezing for the run. Real D1, R2 and DOs.
+ * `skill_view` tool, isolation (disabled, other workspaces), `allowed-tools` as tool-assembly hints,
+ * session pins, and freezing for the run (also across an eviction). Real D1, R2 and DOs.
  */
 import { describe, expect, it } from "vitest";
 import { MockEmbeddingModelV4 } from "ai/test";
@@ -16,6 +17,7 @@ import {
   registerModel,
   registerToolset,
   scriptedWorkspace,
+  stub,
   text,
   toolCalls,
   until,
@@ -25,9 +27,14 @@ import { skillMd, toolkitSkill } from "../../fixtures/skills/bundles.ts";
 import { FIXTURE_SKILLS, fixtureSkill } from "../../fixtures/skills/agent-skills.ts";
 import { tarGz, treeEntries } from "../../fixtures/skills/archives.ts";
 import { env } from "cloudflare:workers";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { skillViewTool } from "../../../src/domains/skills/skill-view.ts";
-import type { SkillActivationSnapshottedEvent, ToolResultMessage } from "../../../src/runtime/session/events.ts";
+import type {
+  SkillActivationSnapshottedEvent,
+  SystemPromptSnapshottedEvent,
+  ToolResultMessage,
+} from "../../../src/runtime/session/events.ts";
 
 const COMIC_BODY = "# Comic steps\n\nMARKER-COMIC-BODY: sketch four panels, then ink them.\n";
 
@@ -344,6 +351,104 @@ describe("skills in a run", () => {
       expect(embedded.length - firstCount).toBe(1); // only the message; the skills' vectors came from D1
     } finally {
       testServices.embeddingFactory = null;
+    }
+  });
+
+  it("offers the tools an activated skill's allowed-tools names, past max_tools; the choice says which skill named them", async () => {
+    const tools = ["alpha_tool", "beta_tool", "zebra_sort"].map((n) => countingTool(n).spec);
+    const toolset = registerToolset("skills-hinted", tools);
+    const main = new ScriptedModel([text("plain"), text("with skill")]);
+    const ws = await scriptedWorkspace(main, { runtime: { max_tools: 3 } });
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md":
+        "---\nname: comic-toolkit\ndescription: Draws four-panel comics. Use when asked for a comic strip.\n" +
+        "allowed-tools: zebra_sort no_such_tool\n---\n\nMARKER-COMIC-BODY\n",
+    });
+    const sid = await newSession(ws);
+    const toolsOf = async (runId: string) => {
+      const events = await doEvents(sid, ws.id);
+      const snap = events.find((e): e is SystemPromptSnapshottedEvent => e.type === "system_prompt_snapshotted" && e.run_id === runId);
+      return snap?.tools;
+    };
+    const offered = (i: number) => (main.calls[i]?.tools ?? []).map((t) => t.name).sort();
+
+    // Relevance alone (nothing matches): the first three of the tool set; zebra_sort is left out.
+    const plain = await submitRun(env, sid, { workspace_id: ws.id, content: "What time is it in Berlin?", toolset });
+    expect((await waitForRun(env, sid, plain.run_id, 30_000, ws.id)).status).toBe("completed");
+    expect((await activationOf(ws, sid, plain.run_id)).skills).toEqual([]);
+    expect((await toolsOf(plain.run_id))?.left_out).toContain("zebra_sort");
+    expect(offered(0)).not.toContain("zebra_sort");
+
+    const hinted = await submitRun(env, sid, { workspace_id: ws.id, content: "Please draw a comic strip about two cats", toolset });
+    expect((await waitForRun(env, sid, hinted.run_id, 30_000, ws.id)).status).toBe("completed");
+    const activation = await activationOf(ws, sid, hinted.run_id);
+    expect(activation.skills.map((s) => [s.name, s.allowed_tools])).toEqual([["comic-toolkit", ["zebra_sort", "no_such_tool"]]]);
+    const assembled = await toolsOf(hinted.run_id);
+    expect(assembled?.max_tools).toBe(3);
+    expect(assembled?.chosen).toContainEqual({ name: "zebra_sort", reason: "hinted", hinted_by: ["comic-toolkit"] });
+    expect(assembled?.chosen.map((c) => c.name)).not.toContain("no_such_tool");
+    expect(assembled?.chosen).toHaveLength(3);
+    expect(offered(1)).toContain("zebra_sort");
+    expect(offered(1)).toHaveLength(3);
+  });
+
+  it("a run resumed after an eviction keeps its frozen activation, though the skill changed and was disabled meanwhile", async () => {
+    const once = countingTool("once_tool");
+    const extra = countingTool("zebra_sort");
+    const toolset = registerToolset("skills-evicted", [once.spec, extra.spec, skillViewTool]);
+    const main = new ScriptedModel([toolCalls({ id: "o1", name: "once_tool", args: {} }), { hang: true }, text("resumed answer")]);
+    const ws = await scriptedWorkspace(main);
+    const description = "Draws four-panel comics. Use when asked for a comic strip.";
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": `---\nname: comic-toolkit\ndescription: ${description}\nallowed-tools: zebra_sort\n---\n\nMARKER-V1\n`,
+    });
+    const sid = await newSession(ws);
+    const { run_id } = await submitRun(env, sid, { workspace_id: ws.id, content: "draw a comic strip", toolset });
+    await until(() => main.calls.length === 2, 10_000, "the second model call");
+
+    // Evicted as a crash would; while it is gone, the skill gets a new version and is then disabled.
+    await abortAllDurableObjects();
+    await putSkill(ws, "comic-toolkit", { "SKILL.md": skillMd("comic-toolkit", description, "MARKER-V2") });
+    expect((await call("POST", "/api/skills/comic-toolkit/disable", { token: ws.admin })).status).toBe(200);
+    expect(await runDurableObjectAlarm(stub(sid))).toBe(true);
+
+    const run = await waitForRun(env, sid, run_id, 30_000, ws.id);
+    expect(run).toMatchObject({ status: "completed", output_text: "resumed answer" });
+    expect(once.state.runs).toBe(1);
+    expect(main.calls).toHaveLength(3);
+    expect(systemOf(main, 0)).toContain("MARKER-V1");
+    expect(systemOf(main, 2)).toBe(systemOf(main, 0));
+    expect(systemOf(main, 2)).not.toContain("MARKER-V2");
+    const toolNames = (i: number) => (main.calls[i]?.tools ?? []).map((t) => t.name);
+    expect(toolNames(0)).toContain("zebra_sort");
+    expect(toolNames(2)).toEqual(toolNames(0));
+    const events = await doEvents(sid, ws.id);
+    const activations = events.filter((e) => e.type === "skill_activation_snapshotted" && e.run_id === run_id);
+    expect(activations).toHaveLength(1);
+    expect((activations[0] as SkillActivationSnapshottedEvent).skills.map((s) => [s.name, s.version])).toEqual([
+      ["comic-toolkit", "v0001"],
+    ]);
+    expect(events.filter((e) => e.type === "system_prompt_snapshotted" && e.run_id === run_id)).toHaveLength(1);
+
+    // The next run selects afresh: the disabled skill is gone.
+    const next = await submitRun(env, sid, { workspace_id: ws.id, content: "draw a comic strip", toolset });
+    await waitForRun(env, sid, next.run_id, 30_000, ws.id);
+    expect((await activationOf(ws, sid, next.run_id)).skills).toEqual([]);
+  });
+
+  it("activates the session's metadata.skills for each of its runs, as pinned", async () => {
+    const main = new ScriptedModel([text("one"), text("two")]);
+    const ws = await scriptedWorkspace(main);
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": skillMd("comic-toolkit", "Draws four-panel comics from a short script. Use when asked for a comic strip.", COMIC_BODY),
+    });
+    const sid = await newSession(ws, { metadata: { skills: ["comic-toolkit", "not-offered"] } });
+    for (const [i, content] of ["What time is it in Berlin?", "And in Tokyo?"].entries()) {
+      const run = await send(ws, sid, { content });
+      const event = await activationOf(ws, sid, run.run_id);
+      expect(event.skills.map((s) => [s.name, s.reason])).toEqual([["comic-toolkit", "pinned"]]);
+      expect(event.unknown).toEqual(["not-offered"]);
+      expect(systemOf(main, i)).toContain("MARKER-COMIC-BODY");
     }
   });
 });

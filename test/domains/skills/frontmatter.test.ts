@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSkillMd } from "../../../src/domains/skills/frontmatter.ts";
+import { allowedToolsOf, parseSkillMd } from "../../../src/domains/skills/frontmatter.ts";
 import { prepareSkill } from "../../../src/domains/skills/prepare.ts";
 import { FIXTURE_SKILLS, fixtureSkill } from "../../fixtures/skills/agent-skills.ts";
 
@@ -74,5 +74,13 @@ describe("SKILL.md frontmatter", () => {
     ]);
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.problems.map((p) => p.message)).toEqual([expect.stringContaining("'..' segment"), "duplicate path"]);
+  });
+
+  it("reads allowed-tools as a space-separated string, a list, or Claude Code's comma and pattern forms", () => {
+    expect(allowedToolsOf({ "allowed-tools": "echo  current_time echo" })).toEqual(["echo", "current_time"]);
+    expect(allowedToolsOf({ "allowed-tools": ["gitea_comment", "echo"] })).toEqual(["gitea_comment", "echo"]);
+    expect(allowedToolsOf({ "allowed-tools": "Read, Grep, Bash(git status:*) Bash(npm:*)" })).toEqual(["Read", "Grep", "Bash"]);
+    expect(allowedToolsOf({})).toEqual([]);
+    expect(allowedToolsOf({ "allowed-tools": 3 })).toEqual([]);
   });
 });

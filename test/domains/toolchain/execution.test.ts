@@ -12,7 +12,8 @@ import { dispatchWorkspace } from "../../../src/domains/toolchain/dispatcher.ts"
 import { transition } from "../../../src/domains/toolchain/task-store.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
 import { swaggerProblems } from "../../support/swagger.ts";
-import { ScriptedModel, registerModel, text, toolCalls, until } from "../../support/sessions.ts";
+import { ScriptedModel, doEvents, registerModel, text, toolCalls, until } from "../../support/sessions.ts";
+import { sessionIdOf } from "../../../src/domains/tasks/agent-run.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
 import { deliverOk, getTask, listTasks, toolchainWorkspace, GITEA_URL } from "../../support/toolchain-setup.ts";
 
@@ -95,6 +96,31 @@ describe("a reporting agent: the task is done", () => {
     const { task_ids } = await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"));
     await dispatchWorkspace(env, ws.id);
     expect((await getTask(ws.read, task_ids[0]!)).task.status).toBe("done");
+  });
+
+  it("activates the agent's pinned skills for its task runs", async () => {
+    const ws = await toolchainWorkspace();
+    const skill = "---\nname: merge-etiquette\ndescription: House rules for merge commit messages.\n---\n\nMARKER-MERGE-ETIQUETTE\n";
+    const put = await call("PUT", "/api/skills/merge-etiquette", {
+      token: ws.admin,
+      body: { files: [{ path: "SKILL.md", content: skill }] },
+    });
+    expect(put.status).toBe(200);
+    const pin = await call("PATCH", "/api/agents/jony", { token: ws.admin, body: { skills: ["merge-etiquette"] } });
+    expect(pin.status).toBe(200);
+    const jony = mergeAndReport();
+    await useModel(ws, "jony", jony);
+    const { task_ids } = await deliverOk(ws.id, "pull_request_review_approved", fixture("HookPullRequestReviewAck"));
+    await dispatchWorkspace(env, ws.id);
+    expect((await getTask(ws.read, task_ids[0]!)).task.status).toBe("done");
+
+    const system = jony.calls[0]?.prompt[0];
+    expect(system?.role === "system" ? system.content : "").toContain("MARKER-MERGE-ETIQUETTE");
+    const events = await doEvents(sessionIdOf(task_ids[0]!), ws.id);
+    const activation = events.find((e) => e.type === "skill_activation_snapshotted");
+    expect(activation && activation.type === "skill_activation_snapshotted" ? activation.skills : []).toEqual([
+      expect.objectContaining({ name: "merge-etiquette", version: "v0001", reason: "pinned" }),
+    ]);
   });
 
   it("acts in Gitea with the agent's own token when it has one", async () => {

@@ -75,7 +75,8 @@ describe("prompt budget", () => {
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "hi", system_prompt_extra: "# Task\nSay hi." });
     expect((await waitForRun(env, session.id, run_id, 10_000)).status).toBe("completed");
     const [snap] = snapshots(await doEvents(session.id, ws.id));
-    // The skills list (every workspace has the builtin skill) ranks below workspace instructions, so it goes first.
+    // The skills catalog (the builtins are listed in every run) ranks below the workspace section
+    // (docs/agent-loop.md, "The system prompt"), so it goes first: too little of it would be left to shorten.
     expect(snap!.prompt_budget).toMatchObject({ budget_tokens: 1_200, dropped: ["skills"], over_budget: false });
     expect(snap!.prompt_budget!.shortened.map((s) => s.id)).toEqual(["workspace"]);
     expect(snap!.prompt_budget!.tokens_after).toBeLessThanOrEqual(1_200);

@@ -53,6 +53,18 @@ describe("assembleTools", () => {
       ["send_mail", "hinted"],
       ["calendar_events", "hinted"],
     ]);
+    const by = assembleTools(catalogue, {
+      query: "weather",
+      hintedTools: ["send_mail"],
+      hintedBy: new Map([["send_mail", ["mail-skill", "other-skill"]]]),
+      maxTools: 1,
+      budgetTokens: 1,
+    });
+    expect(by.choices.find((c) => c.name === "send_mail")).toEqual({
+      name: "send_mail",
+      reason: "hinted",
+      hinted_by: ["mail-skill", "other-skill"],
+    });
     const room = estimateToolTokens(catalogue[0]!) + estimateToolTokens(catalogue[2]!);
     const budgeted = assembleTools(catalogue, { query: "weather in Paris", maxTools: 10, budgetTokens: room });
     expect(budgeted.choices.map((c) => c.name)).toEqual(["echo", "weather_forecast"]);
