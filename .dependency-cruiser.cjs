@@ -24,6 +24,8 @@ const DOMAIN_DEPENDENCIES = {
   plugins: ["skills", "gitea"],
   learning: ["skills", "plugins"],
   governance: ["skills", "plugins", "learning", "gitea"],
+  schedules: [],
+  web: [],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

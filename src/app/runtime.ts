@@ -11,19 +11,29 @@ import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
 import { skillViewTool } from "../domains/skills/skill-view.ts";
+import { scheduleTool } from "../domains/schedules/tool.ts";
+import { webFetchTool } from "../domains/web/fetch-tool.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
- * read skills (`skill_view`). Within a domain's set its own tools are `always` offered, so per-run tool
+ * read skills (`skill_view`) and fetch web pages (`web_fetch`). Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool]],
-    ["toolchain", () => [...builtinTools(), skillViewTool, ...alwaysOffered(toolchainTools())]],
-    ["mail", () => [...builtinTools(), skillViewTool, ...alwaysOffered(mailTools())]],
+    [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool]],
+    ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
+    ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
   ]);
+}
+
+/**
+ * What every set offers: the builtins, `skill_view` and `web_fetch`. `schedule` (a message to the
+ * session later) is for chat sessions only: a task run's session is the task's, not a conversation.
+ */
+function commonTools(): ToolSpec<unknown>[] {
+  return [...builtinTools(), skillViewTool, webFetchTool];
 }
 
 /** The same tools, marked to be offered to every run of the set. */

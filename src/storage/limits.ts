@@ -54,6 +54,8 @@ export const DEFAULT_LIMITS = {
   plugin_sources: 50,
   /** Toolchain agents per workspace. */
   agents: 100,
+  /** Schedules per workspace (`/api/schedules` and the `schedule` tool; docs/schedules.md). */
+  schedules: 100,
   /** `Retry-After` of a 429 `rate_limited`: the period of the rate limit bindings in wrangler.toml. */
   rate_limit_period_seconds: 60,
 } as const;
@@ -61,7 +63,7 @@ export const DEFAULT_LIMITS = {
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
 export type LimitName = keyof Limits;
 export type SizeLimit = { [K in LimitName]: K extends `${string}_bytes` ? K : never }[LimitName];
-export type QuotaName = "sessions" | "skills" | "plugins" | "plugin_sources" | "agents";
+export type QuotaName = "sessions" | "skills" | "plugins" | "plugin_sources" | "agents" | "schedules";
 
 const OverrideSchema = z
   .strictObject({
@@ -82,6 +84,7 @@ const OverrideSchema = z
     plugins: count,
     plugin_sources: count,
     agents: count,
+    schedules: count,
     rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
