@@ -283,7 +283,7 @@ describe("session routes: happy paths", () => {
         input_schema: (t as { inputSchema?: unknown }).inputSchema,
       })),
     );
-    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time", "skill_view"]);
+    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time", "skill_view", "web_fetch", "schedule"]);
     expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);
     gate.resolve();
