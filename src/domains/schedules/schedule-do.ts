@@ -105,7 +105,9 @@ export class ScheduleObject extends DurableObject<Env> {
 
   async create(workspaceId: string, input: NewSchedule): Promise<Outcome<ScheduleView>> {
     return attemptAsync(async () => {
-      const used = this.#rows(`SELECT * FROM schedules WHERE workspace_id = ?`, workspaceId).length;
+      const used = this.ctx.storage.sql
+        .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM schedules WHERE workspace_id = ?`, workspaceId)
+        .one().n;
       assertQuota(this.env, "schedules", used);
       const id = newId("sch");
       const now = Date.now();
