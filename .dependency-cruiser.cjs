@@ -26,6 +26,8 @@ const DOMAIN_DEPENDENCIES = {
   governance: ["skills", "plugins", "learning", "gitea"],
   // Curated memory: agent ids from tasks, the text safety patterns from skills.
   memory: ["tasks", "skills"],
+  schedules: [],
+  web: [],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

@@ -14,20 +14,31 @@ import { skillViewTool } from "../domains/skills/skill-view.ts";
 import { sessionSearchTool } from "../runtime/tools/session-search.ts";
 import { memoryTool } from "../domains/memory/tool.ts";
 import { memoryProvider } from "../domains/memory/provider.ts";
+import { scheduleTool } from "../domains/schedules/tool.ts";
+import { webFetchTool } from "../domains/web/fetch-tool.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
- * read skills (`skill_view`), search the workspace's other sessions (`session_search`, docs/sessions.md)
- * and curate memory (`memory`, docs/memory.md). Within a domain's set its own tools are `always` offered, so per-run tool
+ * read skills (`skill_view`), search the workspace's other sessions (`session_search`, docs/sessions.md),
+ * curate memory (`memory`, docs/memory.md) and fetch web pages (`web_fetch`); chat sessions can also
+ * schedule messages (`schedule`, docs/schedules.md). Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool]],
-    ["toolchain", () => [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, ...alwaysOffered(toolchainTools())]],
-    ["mail", () => [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, ...alwaysOffered(mailTools())]],
+    [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool]],
+    ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
+    ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
   ]);
+}
+
+/**
+ * What every set offers: the builtins, `skill_view` and `web_fetch`. `schedule` (a message to the
+ * session later) is for chat sessions only: a task run's session is the task's, not a conversation.
+ */
+function commonTools(): ToolSpec<unknown>[] {
+  return [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, webFetchTool];
 }
 
 /** The same tools, marked to be offered to every run of the set. */

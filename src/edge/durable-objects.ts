@@ -13,3 +13,4 @@ export class SessionDO extends SessionObject {
 }
 
 export { WorkspaceDO } from "../domains/governance/workspace-do.ts";
+export { ScheduleObject as ScheduleDO } from "../domains/schedules/schedule-do.ts";

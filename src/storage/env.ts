@@ -11,6 +11,8 @@ export interface Env {
    */
   SESSIONS: DurableObjectNamespace;
   WORKSPACES: DurableObjectNamespace;
+  /** One ScheduleDO per workspace (domains/schedules); optional so Workers built without it still type-check. */
+  SCHEDULES?: DurableObjectNamespace;
   /** Workers AI; bound only in the deploy environment (see wrangler.toml). */
   AI?: Ai;
   /** Optional service binding outbound HTTP to tenant-chosen hosts goes through (storage/outbound.ts). */

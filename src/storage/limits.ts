@@ -58,6 +58,8 @@ export const DEFAULT_LIMITS = {
   memory_notes_chars: 2_200,
   /** Characters the `profile` memory store may hold per scope (docs/memory.md). */
   memory_profile_chars: 1_375,
+  /** Schedules per workspace (`/api/schedules` and the `schedule` tool; docs/schedules.md). */
+  schedules: 100,
   /** `Retry-After` of a 429 `rate_limited`: the period of the rate limit bindings in wrangler.toml. */
   rate_limit_period_seconds: 60,
 } as const;
@@ -65,7 +67,7 @@ export const DEFAULT_LIMITS = {
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
 export type LimitName = keyof Limits;
 export type SizeLimit = { [K in LimitName]: K extends `${string}_bytes` ? K : never }[LimitName];
-export type QuotaName = "sessions" | "skills" | "plugins" | "plugin_sources" | "agents";
+export type QuotaName = "sessions" | "skills" | "plugins" | "plugin_sources" | "agents" | "schedules";
 
 const OverrideSchema = z
   .strictObject({
@@ -88,6 +90,7 @@ const OverrideSchema = z
     agents: count,
     memory_notes_chars: z.number().int().min(1).max(100_000),
     memory_profile_chars: z.number().int().min(1).max(100_000),
+    schedules: count,
     rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();

@@ -19,6 +19,15 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key"];
 
 export function outboundFetch(env: Env, policy: EgressPolicy = egressPolicy(env)): FetchFn {
+  const located = outboundFetchLocated(env, policy);
+  return async (input, init) => (await located(input, init)).response;
+}
+
+/** `outboundFetch` that also tells the URL the answer came from, after redirects (web_fetch reports it). */
+export function outboundFetchLocated(
+  env: Env,
+  policy: EgressPolicy = egressPolicy(env),
+): (input: RequestInfo | URL, init?: RequestInit) => Promise<{ response: Response; url: URL }> {
   const binding = env.OUTBOUND;
   // Looked up per call, so a test's `vi.spyOn(globalThis, "fetch")` is seen.
   const send: FetchFn = binding ? (input, init) => binding.fetch(input, init) : (input, init) => fetch(input, init);
@@ -30,7 +39,7 @@ async function fetchChecked(
   policy: EgressPolicy,
   input: RequestInfo | URL,
   init: RequestInit | undefined,
-): Promise<Response> {
+): Promise<{ response: Response; url: URL }> {
   let url: URL;
   let hop: RequestInit;
   if (input instanceof Request) {
@@ -44,7 +53,7 @@ async function fetchChecked(
     assertEgress(url, policy, redirects === 0 ? undefined : `redirect ${redirects}`);
     const res = await send(url.href, { ...hop, redirect: "manual" });
     const location = res.headers.get("Location");
-    if (!REDIRECT_STATUSES.has(res.status) || location === null || hop.redirect === "manual") return res;
+    if (!REDIRECT_STATUSES.has(res.status) || location === null || hop.redirect === "manual") return { response: res, url };
     if (hop.redirect === "error") {
       await res.body?.cancel();
       throw new AppError("upstream_unavailable", `${url.host} answered ${res.status} with a redirect, which this request does not follow`);

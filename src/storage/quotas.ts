@@ -20,14 +20,17 @@ const WORKSPACE_COLUMN = {
 
 const TABLE = { sessions, skills, plugins, plugin_sources: pluginSources, agents: toolchainAgents } as const;
 
+/** Quotas counted in D1 (`schedules` is counted by each workspace's ScheduleDO). */
+type D1QuotaName = Exclude<QuotaName, "schedules">;
+
 /** Rows of this kind the workspace holds now. */
-export async function quotaUsage(env: Env, workspaceId: string, quota: QuotaName): Promise<number> {
+export async function quotaUsage(env: Env, workspaceId: string, quota: D1QuotaName): Promise<number> {
   const row = await makeDb(env.DB).select({ n: count() }).from(TABLE[quota]).where(eq(WORKSPACE_COLUMN[quota], workspaceId)).get();
   return row?.n ?? 0;
 }
 
 /** 429 `quota_exceeded` with `{ quota, limit, used }` when `adding` more would pass the quota. */
-export async function enforceQuota(env: Env, workspaceId: string, quota: QuotaName, adding = 1): Promise<void> {
+export async function enforceQuota(env: Env, workspaceId: string, quota: D1QuotaName, adding = 1): Promise<void> {
   if (adding <= 0) return;
   assertQuota(env, quota, await quotaUsage(env, workspaceId, quota), adding);
 }

@@ -5,7 +5,7 @@
  */
 import production from "../../src/index.ts";
 import { SessionObject } from "../../src/runtime/session/session-object.ts";
-import { WorkspaceDO as ProductionWorkspaceDO } from "../../src/edge/durable-objects.ts";
+import { WorkspaceDO as ProductionWorkspaceDO, ScheduleDO as ProductionScheduleDO } from "../../src/edge/durable-objects.ts";
 import { runtimeServices } from "../../src/app/runtime.ts";
 import { providerEmbeddingModel } from "../../src/domains/skills/embeddings.ts";
 import type { RuntimeServices } from "../../src/runtime/services.ts";
@@ -37,6 +37,12 @@ export class SessionDO extends SessionObject {
 export class WorkspaceDO extends ProductionWorkspaceDO {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, testEnv(env), { lock: workspaceLock(ctx.id) });
+  }
+}
+
+export class ScheduleDO extends ProductionScheduleDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, testEnv(env));
   }
 }
 

@@ -26,6 +26,7 @@ import { agentRoutes } from "./routes/agents.ts";
 import { toolchainRoutes } from "./routes/toolchain.ts";
 import { mailRoutes } from "./routes/mail.ts";
 import { memoryRoutes } from "./routes/memory.ts";
+import { scheduleRoutes } from "./routes/schedules.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -60,6 +61,7 @@ export function createApp() {
   app.route("/api/toolchain", toolchainRoutes);
   app.route("/api/mail", mailRoutes);
   app.route("/api/memory", memoryRoutes);
+  app.route("/api/schedules", scheduleRoutes);
   // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
   app.route("/webhooks", webhookRoutes);
 

@@ -283,7 +283,15 @@ describe("session routes: happy paths", () => {
         input_schema: (t as { inputSchema?: unknown }).inputSchema,
       })),
     );
-    expect(ctx.tools.map((t) => t.name)).toEqual(["echo", "current_time", "skill_view", "session_search", "memory"]);
+    expect(ctx.tools.map((t) => t.name)).toEqual([
+      "echo",
+      "current_time",
+      "skill_view",
+      "session_search",
+      "memory",
+      "web_fetch",
+      "schedule",
+    ]);
     expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);
     gate.resolve();

@@ -1,0 +1,129 @@
+/**
+ * `web_fetch` (docs/schedules.md sits beside it; README "Egress policy"): GET one URL for the model.
+ * The request goes through `outboundFetchLocated` (storage/outbound.ts), so the URL and every redirect
+ * hop pass the egress policy — loopback and private networks only with `BEAVER_ALLOW_PRIVATE_EGRESS`.
+ * At most `WEB_FETCH_READ_BYTES` are read and `WEB_FETCH_TIMEOUT_MS` spent (the read included); HTML
+ * becomes Markdown (node-html-markdown, scripts, styles and other non-content elements dropped),
+ * text is passed through, anything else is described, and the model gets at most
+ * `WEB_FETCH_RETURN_BYTES`. The answer starts with the status, content type and final URL.
+ */
+import { z } from "zod";
+import { NodeHtmlMarkdown } from "node-html-markdown";
+import { AppError } from "../../kernel/errors.ts";
+import { outboundFetchLocated } from "../../storage/outbound.ts";
+import { defineTool, fail, ok, type ToolSpec } from "../../runtime/tools/spec.ts";
+
+export const WEB_FETCH_READ_BYTES = 2 * 1024 * 1024;
+export const WEB_FETCH_RETURN_BYTES = 64 * 1024;
+export const WEB_FETCH_TIMEOUT_MS = 15_000;
+
+/** Elements whose content is never page text. */
+const IGNORED = ["script", "style", "noscript", "template", "svg", "iframe", "object", "embed", "canvas", "head"];
+
+const markdown = new NodeHtmlMarkdown({ ignore: IGNORED, maxConsecutiveNewlines: 2 });
+
+export function htmlToMarkdown(html: string): string {
+  return markdown.translate(html).trim();
+}
+
+const TEXTUAL =
+  /^(text\/|application\/(json|xml|xhtml\+xml|javascript|ld\+json|rss\+xml|atom\+xml|x-ndjson|yaml|x-yaml|toml))|\+json$|\+xml$/;
+
+/** The body, up to `max` bytes; `truncated` when there was more. Cancels the rest. */
+async function readCapped(res: Response, max: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (!res.body) return { bytes: new Uint8Array(0), truncated: false };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > max) {
+      chunks.push(value.subarray(0, max - size));
+      size = max;
+      truncated = true;
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return { bytes, truncated };
+}
+
+function decode(bytes: Uint8Array, contentType: string): string {
+  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(bytes);
+  } catch {
+    return new TextDecoder("utf-8").decode(bytes);
+  }
+}
+
+/** At most `max` UTF-8 bytes of `text`, cut on a character boundary. */
+function capText(text: string, max: number): { text: string; truncated: boolean } {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= max) return { text, truncated: false };
+  return { text: new TextDecoder().decode(bytes.subarray(0, max)).replace(/\uFFFD$/, ""), truncated: true };
+}
+
+const Input = z.strictObject({
+  url: z.string().min(1).max(2048).describe("The http(s) URL to GET"),
+});
+
+export const webFetchTool: ToolSpec<unknown> = defineTool({
+  name: "web_fetch",
+  description:
+    "Fetch a web page or file by URL (HTTP GET) and read it: HTML comes back as Markdown, text as it is, binary content is described. " +
+    "Reports the status, content type and final URL after redirects. Long pages are cut.",
+  input: Input,
+  idempotent: true,
+  async execute({ url }, ctx) {
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(WEB_FETCH_TIMEOUT_MS)]);
+    try {
+      const { response, url: finalUrl } = await outboundFetchLocated(ctx.env)(url, {
+        method: "GET",
+        headers: { Accept: "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5", "User-Agent": "Beaver-web_fetch/1" },
+        signal,
+      });
+      const contentType = response.headers.get("Content-Type") ?? "";
+      const mime = contentType.split(";")[0]!.trim().toLowerCase();
+      const { bytes, truncated: readCut } = await readCapped(response, WEB_FETCH_READ_BYTES);
+      let body: string;
+      let kind: string;
+      if (mime === "text/html" || mime === "application/xhtml+xml") {
+        body = htmlToMarkdown(decode(bytes, contentType));
+        kind = "html converted to markdown";
+      } else if (mime === "" || TEXTUAL.test(mime)) {
+        body = decode(bytes, contentType);
+        kind = "text";
+      } else {
+        body = `[binary content: ${mime}, ${bytes.byteLength}${readCut ? "+" : ""} bytes; not shown]`;
+        kind = "binary";
+      }
+      const capped = capText(body, WEB_FETCH_RETURN_BYTES);
+      const header = [
+        `status: ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`,
+        `content_type: ${contentType || "(none)"}`,
+        `final_url: ${finalUrl.href}`,
+        `content: ${kind}${readCut || capped.truncated ? ` (truncated: read at most ${WEB_FETCH_READ_BYTES} bytes, returned at most ${WEB_FETCH_RETURN_BYTES})` : ""}`,
+      ].join("\n");
+      const text = `${header}\n\n${capped.text}`;
+      if (response.status >= 400) return { ...fail("http_error", `${finalUrl.href} answered ${response.status}`), content: text };
+      return ok(text);
+    } catch (e) {
+      if (e instanceof AppError) return fail(e.code, e.message);
+      if (signal.aborted && !ctx.signal.aborted)
+        return fail("timeout", `No complete answer from ${url} within ${WEB_FETCH_TIMEOUT_MS / 1000} s`);
+      if (ctx.signal.aborted) throw e;
+      return fail("fetch_failed", e instanceof Error ? e.message : String(e));
+    }
+  },
+});
