@@ -5,6 +5,7 @@
 const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] = [
   { name: "sessions", load: () => import("./sessions.ts") },
   { name: "session-context", load: () => import("./session-context.ts") },
+  { name: "compaction", load: () => import("./compaction.ts") },
   { name: "prompt", load: () => import("./prompt.ts") },
   { name: "agent-raw-tool-calls", load: () => import("./agent-raw-tool-calls.ts") },
   { name: "skills", load: () => import("./skills.ts") },

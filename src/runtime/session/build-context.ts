@@ -63,31 +63,92 @@ export function contextForRun(tree: SessionTree, leafId: string | null, opts: Bu
   let included = 0;
   let eventsVisited = 0;
   let barrierEventId: string | null = null;
+  let summary: Message | null = null;
+  let through: string | null = null;
   let reachedStart = true;
 
   for (const event of tree.ancestors(leafId)) {
+    // The newest compaction summarised everything up to `through`: the kept part ends here.
+    if (event.id === through) break;
     eventsVisited++;
     const action = convertToLlm(event, ctx);
     if (action.action === "skip") continue;
-    newestFirst.push(action);
     if (action.action === "barrier") {
+      // An older compaction inside the kept part cannot happen (its summary is folded into the
+      // newer one); should a log hold one anyway, the walk ends there.
+      if (barrierEventId !== null) break;
       barrierEventId = event.id;
-      break;
+      summary = action.summary;
+      through = action.through;
+      continue;
     }
+    newestFirst.push(action);
     if (action.action === "include") {
       included++;
       // Everything older would fall outside the window: stop at a group boundary.
       if (maxMessages !== undefined && included >= maxMessages && opensGroup(action.message)) {
-        reachedStart = event.parent_id === null;
+        reachedStart = event.parent_id === null || event.parent_id === through;
         break;
       }
     }
   }
 
-  const assembled = assembleMessages(newestFirst.reverse());
+  const rest = assembleMessages(newestFirst.reverse());
+  const assembled = summary === null ? rest : [summary, ...rest];
+  // The summary counts as a message for `maxMessages` (a window that ends before it leaves it out);
+  // when the count window keeps it, it always opens the context and the token window trims what
+  // follows it (docs/sessions.md, "Compaction").
   const byCount = maxMessages === undefined ? assembled : trimToRecent(assembled, maxMessages);
-  const messages = opts.maxTokens === undefined ? byCount : trimToTokens(byCount, opts.maxTokens);
+  const messages = opts.maxTokens === undefined ? byCount : trimWithSummary(byCount, summary, opts.maxTokens);
   return { messages, barrierEventId, reachedStart, trimmed: assembled.length - messages.length, eventsVisited };
+}
+
+function trimWithSummary(messages: Message[], summary: Message | null, maxTokens: number): Message[] {
+  if (summary === null || messages[0] !== summary) return trimToTokens(messages, maxTokens);
+  const budget = Math.max(1, maxTokens - estimateMessageTokens(summary));
+  return messages.length === 1 ? messages : [summary, ...trimToTokens(messages.slice(1), budget)];
+}
+
+/** One contribution of the path since the newest compaction, with the event it came from. */
+export interface PathContribution {
+  eventId: string;
+  parentId: string | null;
+  action: Exclude<Contribution, { action: "barrier" }>;
+}
+
+/**
+ * The whole path from the active leaf back to the newest compaction (or the root), oldest first,
+ * without any window: what a compaction may summarise (compaction.ts). `summary` is the newest
+ * compaction's message, when there is one.
+ */
+export function pathSinceCompaction(
+  tree: SessionTree,
+  leafId: string | null,
+): { summary: Message | null; barrierEventId: string | null; items: PathContribution[] } {
+  const ctx: LlmConvertContext = { lookup: (id) => tree.get(id) };
+  const newestFirst: PathContribution[] = [];
+  let summary: Message | null = null;
+  let barrierEventId: string | null = null;
+  let through: string | null = null;
+  for (const event of tree.ancestors(leafId)) {
+    if (event.id === through) break;
+    const action = convertToLlm(event, ctx);
+    if (action.action === "skip") continue;
+    if (action.action === "barrier") {
+      if (barrierEventId !== null) break;
+      barrierEventId = event.id;
+      summary = action.summary;
+      through = action.through;
+      continue;
+    }
+    newestFirst.push({ eventId: event.id, parentId: event.parent_id, action });
+  }
+  return { summary, barrierEventId, items: newestFirst.reverse() };
+}
+
+/** Whether a message opens a group (an assistant message with its tool results, or one message). */
+export function opensContextGroup(message: Message): boolean {
+  return opensGroup(message);
 }
 
 /** The messages the model sees for a run whose active leaf is `leafId`. */

@@ -28,13 +28,15 @@ export type EventOf<T extends PersistentType> = Extract<PersistentEvent, { type:
  *   when the context has no tool_result to take it, `standalone` (or a user message carrying
  *   `content`) is included instead — see `assembleMessages` in build-context.ts.
  * - `skip`: nothing.
- * - `barrier`: `summary` replaces everything older; the walk stops here.
+ * - `barrier`: `summary` replaces everything up to and including the event `through` (a compaction,
+ *   docs/sessions.md "Compaction"): the walk goes on past the barrier through the events kept after
+ *   `through` and stops there, and the summary opens the context.
  */
 export type LlmAction =
   | { action: "include"; message: Message }
   | { action: "merge_prev"; content: string; standalone?: Message }
   | { action: "skip" }
-  | { action: "barrier"; summary: Message };
+  | { action: "barrier"; summary: Message; through: string };
 
 /** What a handler may look up while converting: other visible events of the same session. */
 export interface ConvertContext {
@@ -202,7 +204,11 @@ export const HANDLERS: HandlerRegistry = {
   },
   compact: {
     leafAfter: (event) => event.id,
-    convertToLlm: (event) => ({ action: "barrier", summary: compactionSummaryMessage(event.summary) }),
+    convertToLlm: (event) => ({
+      action: "barrier",
+      summary: compactionSummaryMessage(event.summary),
+      through: event.compacted_through,
+    }),
     convertToDisplay: (event) => ({
       ...base(event, event.summary),
       kind: "notice",

@@ -31,6 +31,10 @@ import { addUsage } from "./usage.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
 import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
 import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills.ts";
+// Compaction and titles (docs/sessions.md, "Compaction", "Titles"): compaction.ts, titles.ts.
+import { KEEP_SHARE, compactSession, historyTokens, shouldCompact, summariserOf } from "./compaction.ts";
+import { contextForRun } from "./build-context.ts";
+import { settleTitle } from "./titles.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -57,6 +61,10 @@ export class RunExecutor {
   readonly #deps: RunDeps;
   readonly run: RunRow;
   readonly #abort = new AbortController();
+  /** The run's models once resolved (the title call after the run needs the auxiliary one). */
+  #models: ResolvedModels | null = null;
+  /** A summary call failed in this run: the rest of it trims instead of trying again each step. */
+  #compactionFailed = false;
 
   constructor(deps: RunDeps, run: RunRow) {
     this.#deps = deps;
@@ -93,12 +101,24 @@ export class RunExecutor {
       if (state.user_event_id === undefined) await this.#open(config, toolset, resolving);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
       const models = await resolving;
+      this.#models = models;
       // The tools assembled when the run opened (frozen in its state), also after a resume.
       const registry = new ToolRegistry(frozenTools(toolset, state.tools));
       result = await this.#loop(config, models, registry);
     } catch (err) {
       result = this.#end(toRunEnd(err, this.#cancelRequested));
     }
+    // ---- session title (titles.ts): after the first completed run; never fails the run ----
+    if (result.status === "completed")
+      await settleTitle({
+        log,
+        auxiliary: this.#models?.auxiliary ?? null,
+        runId: this.run.id,
+        request: this.run.input.content,
+        answer: result.output_text,
+        signal: this.#abort.signal,
+      });
+    // ---- end session title ----
     // D1 gets one chance to catch up before anyone hears that the run ended, so a client reading the
     // log right after sees all of it (a failure only leaves the rest to the retrying alarm).
     await log.replicator.flush();
@@ -251,10 +271,11 @@ export class RunExecutor {
     const { log } = this.#deps;
     const runId = this.run.id;
     const turnIndex = this.run.state.steps ?? 0;
-    const parentId = log.leaf;
     const system = this.run.state.system_prompt ?? "";
     // History window: `max_context_messages` and, when known, the context window's token budget.
     const maxTokens = historyBudgetTokens(models, system, registry.list());
+    await this.#maybeCompact(config, models, maxTokens);
+    const parentId = log.leaf;
     const messages = toModelMessages(
       buildContext(log.tree, parentId, {
         maxMessages: config.runtime.max_context_messages,
@@ -340,6 +361,26 @@ export class RunExecutor {
     );
     log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
+
+  // ---- compaction (compaction.ts; docs/sessions.md, "Compaction") ----
+  /** Compacts the history before a model step when it would take more than `compact_at_share` of its window. */
+  async #maybeCompact(config: WorkspaceConfig, models: ResolvedModels, maxTokens: number | undefined): Promise<void> {
+    if (maxTokens === undefined || this.#compactionFailed) return;
+    const { log } = this.#deps;
+    const history = contextForRun(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages });
+    if (!shouldCompact(historyTokens(history.messages), maxTokens, config.runtime.compact_at_share)) return;
+    const outcome = await compactSession({
+      log,
+      summariser: summariserOf(models),
+      keepTokens: Math.max(1, Math.floor(maxTokens * KEEP_SHARE)),
+      runId: this.run.id,
+      clientId: "compaction",
+      signal: this.#abort.signal,
+    });
+    // Logged by compactSession; the step goes on with the token window trimming the history.
+    if (outcome.status === "failed" || outcome.status === "moved") this.#compactionFailed = true;
+  }
+  // ---- end compaction ----
 
   async #runTools(pending: ToolCall[], registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
     for (const call of pending) {

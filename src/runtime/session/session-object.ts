@@ -32,8 +32,11 @@ import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
 import { toolsFor, type RuntimeServices } from "../services.ts";
-import { frozenTools } from "./run-assembly.ts";
+import { frozenTools, historyBudgetTokens } from "./run-assembly.ts";
+import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf } from "./compaction.ts";
+import { resolveModels } from "../agent/providers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
+import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -240,7 +243,11 @@ export class SessionObject extends DurableObject<Env> {
       }
     }
     assertOpen(log.session);
-    if (log.session.title === "") log.updateSession({ title: excerpt(input.content, 80) });
+    // Titles (titles.ts): derived from the first message now, named by the auxiliary model after the run.
+    if (log.session.title === "") {
+      log.updateSession({ title: titleFromMessage(input.content) });
+      this.#store.setMeta(TITLE_PENDING, true);
+    }
     const outcome = queue.submit(input);
     if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
     return outcome;
@@ -352,6 +359,45 @@ export class SessionObject extends DurableObject<Env> {
         ? log.appendOne({ type: "rewind", run_id: null, client_id: clientId, target_event_id: target })
         : log.appendOne({ type: "branch", run_id: null, client_id: clientId, leaf_event_id: target });
     return { event, active_leaf: log.leaf };
+  }
+
+  /**
+   * Compacts the history now (docs/sessions.md, "Compaction"): the older part of the active path is
+   * summarised and `keepTokens` of the newest whole groups stay verbatim (default: a quarter of the
+   * history window, or 8,000 tokens when no context window is known). 409 while a run is open.
+   */
+  async compact(
+    workspaceId: string,
+    clientId: string,
+    keepTokens?: number,
+  ): Promise<Outcome<{ compacted: boolean; event: PersistentEvent | null; reason: string | null; active_leaf: string | null }>> {
+    return attemptAsync(async () => {
+      const { log } = this.#require(workspaceId);
+      assertOpen(log.session);
+      const busy = () => new AppError("busy", "Cannot compact while a run is queued or running; cancel it or wait", { retryAfter: 1 });
+      if (this.#store.openRuns().length > 0) throw busy();
+      const config = await this.#config(workspaceId);
+      const models = await resolveModels(this.env, workspaceId, config, { factory: this.#services.modelFactory });
+      const system = runSystemPrompt({
+        now: new Date(),
+        session: log.session,
+        runtime: config.runtime,
+        contextWindow: config.model?.context_window,
+      });
+      const budget = historyBudgetTokens(models, system, toolsFor(this.#services, undefined));
+      const keep = keepTokens ?? (budget !== undefined ? Math.max(1, Math.floor(budget * KEEP_SHARE)) : DEFAULT_KEEP_TOKENS);
+      const outcome = await compactSession({ log, summariser: summariserOf(models), keepTokens: keep, runId: null, clientId });
+      switch (outcome.status) {
+        case "compacted":
+          return { compacted: true, event: outcome.event, reason: null, active_leaf: log.leaf };
+        case "nothing_to_compact":
+          return { compacted: false, event: null, reason: "nothing_to_compact", active_leaf: log.leaf };
+        case "moved":
+          throw busy();
+        case "failed":
+          throw new AppError("provider_error", `The summary call failed; nothing was compacted: ${outcome.reason}`);
+      }
+    });
   }
 
   // ---- RPC: streaming support, maintenance, tests -----------------------------------------------

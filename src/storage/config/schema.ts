@@ -38,6 +38,11 @@ export const RuntimeConfigSchema = z.strictObject({
   max_tools: z.number().int().min(1).max(256).default(24),
   /** Estimated tokens the selected tools' declarations may take (always and hinted tools are never cut). */
   tool_budget_tokens: z.number().int().min(100).max(100_000).default(3_000),
+  /**
+   * Compact the history (docs/sessions.md, "Compaction") when it would take more than this share of
+   * its token window (the context window minus system prompt, tools and output); only with a known window.
+   */
+  compact_at_share: z.number().min(0.1).max(1).default(0.8),
 });
 
 const coreShape = {

@@ -45,6 +45,7 @@ const routes = (): Route[] => [
   { method: "POST", path: "/api/sessions/:id/messages", scope: "member", body: { content: "hello again" } },
   { method: "POST", path: "/api/sessions/:id/rewind", scope: "member", body: { target_event_id: firstEventId } },
   { method: "POST", path: "/api/sessions/:id/branch", scope: "member", body: { leaf_event_id: leafEventId } },
+  { method: "POST", path: "/api/sessions/:id/compact", scope: "member", body: {} },
   { method: "POST", path: "/api/sessions/:id/cancel", scope: "member", body: {} },
   { method: "POST", path: "/api/sessions/:id/close", scope: "member" },
   { method: "POST", path: "/api/chat", scope: "member", body: { message: "hello", session_id: ":id" } },

@@ -1,7 +1,7 @@
 /**
  * `/api/sessions`: create and list sessions, read a session's log (events and runs from D1's
  * replicated copy; context, transcript and tree from its Durable Object), navigate it (rewind,
- * branch), cancel its run and close it. Every route is scoped to the caller's workspace: another
+ * branch), compact it, cancel its run and close it. Every route is scoped to the caller's workspace: another
  * workspace's session answers 404. Lists stop at the byte budget and hand back their cursor, and
  * `title`/`metadata` are bounded, so no page outgrows an isolate (docs/limits.md).
  */
@@ -272,6 +272,46 @@ const branch = createRoute({
   responses: { 200: jsonResponse(NavResult, "Switched"), ...errorResponses(404, 409, 422) },
 });
 
+const compact = createRoute({
+  method: "post",
+  path: "/{id}/compact",
+  tags: ["sessions"],
+  summary: "Compact the history now: the older part is summarised into a compact event (docs/sessions.md, Compaction)",
+  middleware: [requireScope("member")] as const,
+  request: {
+    params: SessionIdParam,
+    body: {
+      required: false,
+      content: {
+        "application/json": {
+          schema: z.strictObject({
+            keep_tokens: z
+              .number()
+              .int()
+              .min(1)
+              .max(1_000_000)
+              .optional()
+              .describe("Estimated tokens of the newest messages kept verbatim (default: a quarter of the history window, else 8000)"),
+            client_id: ClientId.optional(),
+          }),
+        },
+      },
+    },
+  },
+  responses: {
+    200: jsonResponse(
+      z.object({
+        compacted: z.boolean(),
+        event: EventSchema.nullable(),
+        reason: z.string().nullable().describe("nothing_to_compact when everything fits the kept part"),
+        active_leaf: z.string().nullable(),
+      }),
+      "Compacted (or nothing to compact)",
+    ),
+    ...errorResponses(404, 409, 502),
+  },
+});
+
 const cancel = createRoute({
   method: "post",
   path: "/{id}/cancel",
@@ -458,6 +498,11 @@ export const sessionRoutes = newRouter()
     const body = c.req.valid("json");
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
     return c.json(unwrap(await rpc("branch", stub.branch(workspaceId, body.leaf_event_id, body.client_id ?? "api"))), 200);
+  })
+  .openapi(compact, async (c) => {
+    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    const body = c.req.header("Content-Type")?.includes("application/json") ? c.req.valid("json") : {};
+    return c.json(unwrap(await rpc("compact", stub.compact(workspaceId, body.client_id ?? "api", body.keep_tokens))), 200);
   })
   .openapi(cancel, async (c) => {
     const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
