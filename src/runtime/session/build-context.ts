@@ -7,7 +7,7 @@
  * With `maxMessages` the walk stops as soon as enough whole groups are in hand, so the per-turn cost
  * is bounded by the window, not by the length of the session.
  */
-import type { Message, ToolResultMessage } from "./events.ts";
+import type { Message, PersistentEvent, ToolResultMessage } from "./events.ts";
 import { convertToLlm, type LlmAction, type LlmConvertContext } from "./event-handlers.ts";
 import { appendReminder } from "./system-reminder.ts";
 import type { SessionTree } from "./tree.ts";
@@ -44,7 +44,7 @@ type Contribution = Exclude<LlmAction, { action: "skip" }>;
 type Merge = Extract<LlmAction, { action: "merge_prev" }>;
 
 /** A message that opens a group: anything but a tool result (which belongs to the call before it). */
-function opensGroup(message: Message): boolean {
+export function opensGroup(message: Message): boolean {
   return message.role !== "tool_result";
 }
 
@@ -58,40 +58,24 @@ function checkMax(maxMessages: number | undefined): void {
 export function contextForRun(tree: SessionTree, leafId: string | null, opts: BuildContextOptions = {}): ContextResult {
   const { maxMessages } = opts;
   checkMax(maxMessages);
-  const ctx: LlmConvertContext = { lookup: (id) => tree.get(id) };
   const newestFirst: Contribution[] = [];
   let included = 0;
   let eventsVisited = 0;
-  let barrierEventId: string | null = null;
-  let summary: Message | null = null;
-  let through: string | null = null;
   let reachedStart = true;
+  const mark: CompactionMark = { barrierEventId: null, summary: null, through: null };
 
-  for (const event of tree.ancestors(leafId)) {
-    // The newest compaction summarised everything up to `through`: the kept part ends here.
-    if (event.id === through) break;
-    eventsVisited++;
-    const action = convertToLlm(event, ctx);
-    if (action.action === "skip") continue;
-    if (action.action === "barrier") {
-      // An older compaction inside the kept part cannot happen (its summary is folded into the
-      // newer one); should a log hold one anyway, the walk ends there.
-      if (barrierEventId !== null) break;
-      barrierEventId = event.id;
-      summary = action.summary;
-      through = action.through;
-      continue;
-    }
+  for (const { event, action } of walkSinceCompaction(tree, leafId, mark, () => eventsVisited++)) {
     newestFirst.push(action);
     if (action.action === "include") {
       included++;
       // Everything older would fall outside the window: stop at a group boundary.
       if (maxMessages !== undefined && included >= maxMessages && opensGroup(action.message)) {
-        reachedStart = event.parent_id === null || event.parent_id === through;
+        reachedStart = event.parent_id === null || event.parent_id === mark.through;
         break;
       }
     }
   }
+  const { barrierEventId, summary } = mark;
 
   const rest = assembleMessages(newestFirst.reverse());
   const assembled = summary === null ? rest : [summary, ...rest];
@@ -125,30 +109,51 @@ export function pathSinceCompaction(
   tree: SessionTree,
   leafId: string | null,
 ): { summary: Message | null; barrierEventId: string | null; items: PathContribution[] } {
-  const ctx: LlmConvertContext = { lookup: (id) => tree.get(id) };
+  const mark: CompactionMark = { barrierEventId: null, summary: null, through: null };
   const newestFirst: PathContribution[] = [];
-  let summary: Message | null = null;
-  let barrierEventId: string | null = null;
-  let through: string | null = null;
+  for (const { event, action } of walkSinceCompaction(tree, leafId, mark)) {
+    newestFirst.push({ eventId: event.id, parentId: event.parent_id, action });
+  }
+  return { summary: mark.summary, barrierEventId: mark.barrierEventId, items: newestFirst.reverse() };
+}
+
+/** What the walk learned of the newest compaction on the path (filled in as it passes it). */
+interface CompactionMark {
+  barrierEventId: string | null;
+  summary: Message | null;
+  /** The last event the compaction summarised: the kept part ends just after it. */
+  through: string | null;
+}
+
+/**
+ * Walks the path from `leafId` toward the root, newest first, yielding each event that reaches the
+ * model, and stops where the newest compaction's summary takes over (recorded in `mark`). Lazy, so a
+ * windowed caller stops converting as soon as it has enough. `onVisit` counts converted events.
+ */
+function* walkSinceCompaction(
+  tree: SessionTree,
+  leafId: string | null,
+  mark: CompactionMark,
+  onVisit: () => void = () => undefined,
+): Generator<{ event: PersistentEvent; action: Exclude<Contribution, { action: "barrier" }> }> {
+  const ctx: LlmConvertContext = { lookup: (id) => tree.get(id) };
   for (const event of tree.ancestors(leafId)) {
-    if (event.id === through) break;
+    // The newest compaction summarised everything up to `through`: the kept part ends here.
+    if (event.id === mark.through) return;
+    onVisit();
     const action = convertToLlm(event, ctx);
     if (action.action === "skip") continue;
     if (action.action === "barrier") {
-      if (barrierEventId !== null) break;
-      barrierEventId = event.id;
-      summary = action.summary;
-      through = action.through;
+      // An older compaction inside the kept part cannot happen (its summary is folded into the
+      // newer one); should a log hold one anyway, the walk ends there.
+      if (mark.barrierEventId !== null) return;
+      mark.barrierEventId = event.id;
+      mark.summary = action.summary;
+      mark.through = action.through;
       continue;
     }
-    newestFirst.push({ eventId: event.id, parentId: event.parent_id, action });
+    yield { event, action };
   }
-  return { summary, barrierEventId, items: newestFirst.reverse() };
-}
-
-/** Whether a message opens a group (an assistant message with its tool results, or one message). */
-export function opensContextGroup(message: Message): boolean {
-  return opensGroup(message);
 }
 
 /** The messages the model sees for a run whose active leaf is `leafId`. */

@@ -15,7 +15,7 @@ import type { CompactEvent, Message } from "./events.ts";
 import type { SessionTree } from "./tree.ts";
 import type { SessionLog } from "./session-log.ts";
 import type { ModelHandle, ResolvedModels } from "../agent/providers.ts";
-import { assembleMessages, opensContextGroup, pathSinceCompaction, type PathContribution } from "./build-context.ts";
+import { assembleMessages, opensGroup, pathSinceCompaction, type PathContribution } from "./build-context.ts";
 import { charsForTokens, estimateMessageTokens, estimateTokens } from "../agent/tokens.ts";
 import { COMPACTION_SYSTEM, compactionPrompt } from "../agent/summary-prompts.ts";
 import { redactSecrets } from "../agent/providers.ts";
@@ -61,7 +61,7 @@ export function planCompaction(tree: SessionTree, leafId: string | null, keepTok
   // Group starts: an included message that is not a tool result opens one; the first item always does.
   const starts: number[] = [];
   items.forEach((item, i) => {
-    if (i === 0 || (item.action.action === "include" && opensContextGroup(item.action.message))) starts.push(i);
+    if (i === 0 || (item.action.action === "include" && opensGroup(item.action.message))) starts.push(i);
   });
   const tokens = items.map(contributionTokens);
   const total = tokens.reduce((a, b) => a + b, 0) + (summary === null ? 0 : estimateMessageTokens(summary));
