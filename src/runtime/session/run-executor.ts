@@ -130,8 +130,8 @@ export class RunExecutor {
   async #open(config: WorkspaceConfig, toolset: ToolSpec<unknown>[], resolving: Promise<ResolvedModels>): Promise<void> {
     const { log } = this.#deps;
     const { input } = this.run;
-    const activation = await this.#selectSkills(config, resolving);
-    const memory = await this.#memorySnapshot();
+    // Independent D1 reads on the run's critical path, so side by side; neither ever throws.
+    const [activation, memory] = await Promise.all([this.#selectSkills(config, resolving), this.#memorySnapshot()]);
     // Activated skills' `allowed-tools` are hints for the tool assembly (docs/agent-loop.md, "Tool assembly").
     const hinted = hintedToolsOf(activation?.skills ?? []);
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
