@@ -87,13 +87,29 @@ function changeRow(scope: MemoryScope, store: MemoryStoreName, actor: MemoryActo
   };
 }
 
-/** Runs the statements and the audit row as one batch; a unique-index race becomes the duplicate error. */
-async function commit(db: Db, statements: BatchItem<"sqlite">[], audit: BatchItem<"sqlite">): Promise<void> {
+/** Who changed which store, and how: the audit row every write adds to its batch. */
+interface Audited {
+  scope: MemoryScope;
+  store: MemoryStoreName;
+  actor: MemoryActor;
+  change: Change;
+  now: number;
+}
+
+/**
+ * Runs the statements and their audit row as one batch. When the batch is refused, the data says why:
+ * an entry with one of `norms` that a racing write stored in the meantime is the duplicate error
+ * (the unique index refused ours); anything else is passed on.
+ */
+async function commit(db: Db, audited: Audited, statements: BatchItem<"sqlite">[], norms: readonly string[] = []): Promise<void> {
+  const { scope, store, actor, change, now } = audited;
   try {
-    await db.batch([audit, ...statements]);
+    await db.batch([db.insert(memoryChanges).values(changeRow(scope, store, actor, change, now)), ...statements]);
   } catch (err) {
-    const text = err instanceof Error ? `${err.message} ${String(err.cause ?? "")}` : String(err);
-    if (/UNIQUE constraint failed/i.test(text)) throw new AppError("conflict", "Duplicate: that entry is already remembered");
+    if (norms.length > 0) {
+      const existing = new Set((await rowsOf(db, scope, store)).map((r) => r.norm));
+      if (norms.some((n) => existing.has(n))) throw new AppError("conflict", "Duplicate: that entry is already remembered");
+    }
     throw err;
   }
 }
@@ -135,8 +151,9 @@ export async function addEntry(
   };
   await commit(
     db,
+    { scope, store, actor, change: { action: "add", entryId: row.id, oldText: null, newText: clean }, now },
     [db.insert(memoryEntries).values(row)],
-    db.insert(memoryChanges).values(changeRow(scope, store, actor, { action: "add", entryId: row.id, oldText: null, newText: clean }, now)),
+    [norm],
   );
   return { entry: toEntry(row), view: viewOf(env, store, [...rows, row]) };
 }
@@ -180,15 +197,14 @@ export async function replaceEntry(
   const updated: EntryRow = { ...target, text: clean, norm, updatedAt: now };
   await commit(
     db,
+    { scope, store, actor, change: { action: "replace", entryId: target.id, oldText: target.text, newText: clean }, now },
     [
       db
         .update(memoryEntries)
         .set({ text: clean, norm, updatedAt: now })
         .where(and(eq(memoryEntries.workspaceId, scope.workspaceId), eq(memoryEntries.id, target.id))),
     ],
-    db
-      .insert(memoryChanges)
-      .values(changeRow(scope, store, actor, { action: "replace", entryId: target.id, oldText: target.text, newText: clean }, now)),
+    norm === target.norm ? [] : [norm],
   );
   return {
     entry: toEntry(updated),
@@ -210,13 +226,9 @@ async function removeRow(
   actor: MemoryActor,
 ): Promise<WriteResult> {
   const now = Date.now();
-  await commit(
-    db,
-    [db.delete(memoryEntries).where(and(eq(memoryEntries.workspaceId, scope.workspaceId), eq(memoryEntries.id, target.id)))],
-    db
-      .insert(memoryChanges)
-      .values(changeRow(scope, store, actor, { action: "remove", entryId: target.id, oldText: target.text, newText: null }, now)),
-  );
+  await commit(db, { scope, store, actor, change: { action: "remove", entryId: target.id, oldText: target.text, newText: null }, now }, [
+    db.delete(memoryEntries).where(and(eq(memoryEntries.workspaceId, scope.workspaceId), eq(memoryEntries.id, target.id))),
+  ]);
   return {
     entry: toEntry(target),
     view: viewOf(
@@ -298,23 +310,17 @@ export async function putStore(
     eq(memoryEntries.scope, scopeKey(scope)),
     eq(memoryEntries.store, store),
   );
+  const change: Change = {
+    action: "put",
+    entryId: null,
+    oldText: JSON.stringify(rows.map((r) => r.text)),
+    newText: JSON.stringify(next.map((r) => r.text)),
+  };
   await commit(
     db,
+    { scope, store, actor, change, now },
+    // The batch deletes the store before inserting, and `seen` refused repeats: no unique race to explain.
     [db.delete(memoryEntries).where(where), ...next.map((row) => db.insert(memoryEntries).values(row))],
-    db.insert(memoryChanges).values(
-      changeRow(
-        scope,
-        store,
-        actor,
-        {
-          action: "put",
-          entryId: null,
-          oldText: JSON.stringify(rows.map((r) => r.text)),
-          newText: JSON.stringify(next.map((r) => r.text)),
-        },
-        now,
-      ),
-    ),
   );
   return viewOf(env, store, next);
 }
