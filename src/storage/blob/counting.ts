@@ -4,22 +4,14 @@
  * re-sync must show 0), not a number the code assumes.
  */
 import type { Env } from "../env.ts";
+import { observeCalls } from "../io-hook.ts";
+
+const WRITES: ReadonlySet<string | symbol> = new Set(["put", "createMultipartUpload"]);
 
 export function withR2WriteCounter(env: Env): { env: Env; writes: () => number } {
   let writes = 0;
-  const bucket = env.BLOBS;
-  const counted = new Proxy(bucket, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop);
-      if (typeof value !== "function") return value;
-      if (prop === "put" || prop === "createMultipartUpload") {
-        return (...args: unknown[]) => {
-          writes++;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      }
-      return (value as (...a: unknown[]) => unknown).bind(target);
-    },
+  const counted = observeCalls(env.BLOBS, (method) => {
+    if (WRITES.has(method)) writes++;
   });
   return { env: { ...env, BLOBS: counted }, writes: () => writes };
 }
