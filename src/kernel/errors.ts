@@ -13,6 +13,8 @@ export type ErrorCode =
   | "forbidden"
   | "not_found"
   | "conflict"
+  /** A draft needs an evaluation verdict (or an explicit, reasoned skip) before it can be approved (docs/learning.md). */
+  | "evaluation_required"
   | "session_closed"
   | "busy"
   | "payload_too_large"

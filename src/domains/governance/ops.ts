@@ -9,7 +9,9 @@ import { recordPackage, removePackage, type RecordPackageInput } from "../plugin
 import { enablePlugin } from "../plugins/enable.ts";
 import { syncPlugins } from "../plugins/sync.ts";
 import { adoptSkill, disablePlugin, pausePlugin, resumePlugin } from "../plugins/lifecycle.ts";
-import { publishDraft } from "../learning/publish-draft.ts";
+import { publishDraft, type DraftReview } from "../learning/publish-draft.ts";
+import { recordMergeDraft, recordProposalDraft, rejectDraft, type ProposalDraftInput } from "../learning/record-draft.ts";
+import type { MergedDraft } from "../learning/synthesize.ts";
 import { collectOrphans } from "../../storage/blob/gc.ts";
 
 export type WorkspaceOp =
@@ -24,7 +26,10 @@ export type WorkspaceOp =
   | { kind: "resume_plugin"; pluginId: string }
   | { kind: "disable_plugin"; pluginId: string; actor: string }
   | { kind: "adopt_skill"; pluginId: string; skillName: string; actor: string }
-  | { kind: "publish_draft"; draftId: string; actor: string }
+  | { kind: "publish_draft"; draftId: string; actor: string; review?: DraftReview }
+  | { kind: "record_merge_draft"; merged: MergedDraft; supersedes: string | null; actor: string; epoch: number }
+  | { kind: "record_proposal_draft"; input: ProposalDraftInput; epoch: number }
+  | { kind: "reject_draft"; draftId: string; reason: string; actor: string }
   | { kind: "collect_garbage"; now: number; graceMs: number };
 
 export type OpKind = WorkspaceOp["kind"];
@@ -42,6 +47,9 @@ export interface OpResults {
   disable_plugin: Awaited<ReturnType<typeof disablePlugin>>;
   adopt_skill: Awaited<ReturnType<typeof adoptSkill>>;
   publish_draft: Awaited<ReturnType<typeof publishDraft>>;
+  record_merge_draft: Awaited<ReturnType<typeof recordMergeDraft>>;
+  record_proposal_draft: Awaited<ReturnType<typeof recordProposalDraft>>;
+  reject_draft: Awaited<ReturnType<typeof rejectDraft>>;
   collect_garbage: Awaited<ReturnType<typeof collectOrphans>>;
 }
 
@@ -81,7 +89,16 @@ export async function executeOp(
     case "adopt_skill":
       return adoptSkill(env, workspaceId, op.pluginId, op.skillName, op.actor);
     case "publish_draft":
-      return publishDraft(env, workspaceId, op.draftId, op.actor, ensureStoredFor());
+      return publishDraft(env, workspaceId, op.draftId, op.actor, ensureStoredFor(), op.review);
+    case "record_merge_draft":
+      // The merged tree was stored before the lock: re-checked if a collection ran since (GC epoch).
+      if (op.merged.status === "pending_review") await ensureStoredFor(op.epoch)(op.merged.treeHash);
+      return recordMergeDraft(env, workspaceId, op.merged, op.supersedes, op.actor);
+    case "record_proposal_draft":
+      await ensureStoredFor(op.epoch)(op.input.treeHash);
+      return recordProposalDraft(env, workspaceId, op.input);
+    case "reject_draft":
+      return rejectDraft(env, workspaceId, op.draftId, op.reason, op.actor);
     case "collect_garbage":
       return collectOrphans(env, workspaceId, op.now, op.graceMs);
   }

@@ -1,7 +1,7 @@
 /**
  * Publishing a draft as the skill's next version (under the workspace lock), then telling the
- * plugin state about it. The evaluation/review gates of the learning pipeline come later and sit in
- * front of this; what is enforced here is what must never be bypassed: static safety and unresolved
+ * plugin state about it. The gates of the learning pipeline (gates.ts, docs/learning.md) sit in front
+ * of this; what is enforced here is what must never be bypassed: static safety and unresolved
  * supporting-file conflicts block publication. The plugin-state update is an observer: if it fails,
  * the publish still stands and the next sync's reconciliation repairs the state from provenance.
  */
@@ -21,6 +21,9 @@ import type { PluginUpdateProvenance } from "../skills/candidates.ts";
 import { getCandidate, getDraft, updateCandidate, updateDraft } from "../skills/candidate-store.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 
+/** What the approval recorded in the published version's provenance (docs/learning.md, "Gates"). */
+export type DraftReview = Record<string, unknown> & { approved_by: string };
+
 export interface PublishDraftResult {
   skill: string;
   version: string;
@@ -33,6 +36,7 @@ export async function publishDraft(
   draftId: string,
   actor: string,
   ensureStored: EnsureStored,
+  review?: DraftReview,
 ): Promise<PublishDraftResult> {
   const db = makeDb(env.DB);
   const draft = await getDraft(db, workspaceId, draftId);
@@ -50,7 +54,8 @@ export async function publishDraft(
       details: { conflicts: plan.conflicts },
     });
   const prov = JSON.parse(draft.provenance) as Partial<PluginUpdateProvenance>;
-  if (prov.kind === "plugin_skill_update") await requireUnchangedLocal(db, workspaceId, draftId, draft.skillName, prov);
+  // Every draft names the local tree it was made against (a proposal over a skill that did not exist: null).
+  if (prov.local_tree_hash !== undefined) await requireUnchangedLocal(db, workspaceId, draftId, draft.skillName, prov);
   await ensureStored(draft.treeHash);
   const manifest = await requireManifest(env, workspaceId, draft.treeHash);
   const frontmatter = JSON.parse(draft.frontmatter) as Frontmatter;
@@ -66,7 +71,7 @@ export async function publishDraft(
         treeHash: draft.treeHash,
         contentHash: draft.contentHash,
         frontmatter,
-        provenance: JSON.parse(draft.provenance) as Record<string, unknown>,
+        provenance: { ...(JSON.parse(draft.provenance) as Record<string, unknown>), ...(review ? { review } : {}) },
         safety,
         fileCount: manifest.files.length,
         totalBytes: manifest.files.reduce((n, f) => n + f.size, 0),
@@ -74,7 +79,13 @@ export async function publishDraft(
       },
       now,
     ),
-    updateDraft(db, workspaceId, draft.id, { status: "published", publishedVersionNo: versionNo }, now),
+    updateDraft(
+      db,
+      workspaceId,
+      draft.id,
+      { status: "published", publishedVersionNo: versionNo, reviewedBy: review?.approved_by ?? actor },
+      now,
+    ),
     ...(candidate ? [updateCandidate(db, workspaceId, candidate.id, { status: "published" }, now)] : []),
     upsertCurrent(db, workspaceId, draft.skillName, versionNo, frontmatter.description, now, {
       sourceKind: "managed",
@@ -107,14 +118,14 @@ async function requireUnchangedLocal(
 ): Promise<void> {
   const skill = await getSkill(db, workspaceId, skillName);
   const current = skill ? await getVersion(db, workspaceId, skillName, skill.currentVersionNo) : undefined;
-  if (current && current.treeHash !== prov.local_tree_hash) {
+  if ((current?.treeHash ?? null) !== (prov.local_tree_hash ?? null)) {
     throw new AppError(
       "conflict",
-      `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${versionLabel(current.versionNo)}; sync the plugin again`,
+      `Draft '${draftId}' was made against ${prov.local_version ?? "another version"} of '${skillName}', which is now at ${current ? versionLabel(current.versionNo) : "no version"}; ${prov.kind === "plugin_skill_update" ? "sync the plugin again" : "propose it again"}`,
       {
         details: {
           draft_local_version: prov.local_version ?? null,
-          current_version: versionLabel(current.versionNo),
+          current_version: current ? versionLabel(current.versionNo) : null,
         },
       },
     );

@@ -2,11 +2,12 @@
  * Learning candidate records of kind `plugin_skill_update`. The evidence holds references only
  * (plugin, skill, hashes, versions); the learning pipeline resolves the snapshots from the store.
  */
-export type CandidateStatus = "pending" | "pending_synthesis" | "drafted" | "superseded" | "published" | "rejected";
+export type CandidateStatus = "pending" | "pending_synthesis" | "drafted" | "synthesis_failed" | "superseded" | "published" | "rejected";
 export type MergeMode = "fast_forward" | "three_way";
 
 /** Statuses in which a candidate still waits for work (the plugin skill shows `update_pending`). */
-export const OPEN_CANDIDATE_STATUSES: readonly CandidateStatus[] = ["pending", "pending_synthesis", "drafted"];
+/** `synthesis_failed`: the merge could not finish (its draft says why); regenerating tries again. */
+export const OPEN_CANDIDATE_STATUSES: readonly CandidateStatus[] = ["pending", "pending_synthesis", "drafted", "synthesis_failed"];
 
 export interface PluginUpdateEvidence {
   plugin_id: string;

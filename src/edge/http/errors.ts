@@ -22,6 +22,7 @@ export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 4
     case "not_found":
       return 404;
     case "conflict":
+    case "evaluation_required":
     case "session_closed":
     case "busy":
       return 409;

@@ -4,7 +4,7 @@
  * Rows are written only under the workspace write lock (`WorkspaceDO`), except the blob/tree
  * indexes, which are content-addressed and idempotent.
  */
-import { sqliteTable, text, integer, primaryKey, index } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, real, primaryKey, index } from "drizzle-orm/sqlite-core";
 import { workspaces } from "./core.ts";
 
 const ws = () =>
@@ -183,7 +183,7 @@ export const learningCandidates = sqliteTable(
     kind: text("kind").notNull(),
     skillName: text("skill_name").notNull(),
     pluginId: text("plugin_id"),
-    /** pending | pending_synthesis | drafted | superseded | published | rejected */
+    /** pending | pending_synthesis | drafted | synthesis_failed | superseded | published | rejected */
     status: text("status").notNull(),
     mergeMode: text("merge_mode"),
     /** JSON evidence: references only (hashes, versions), never raw content. */
@@ -213,9 +213,20 @@ export const skillDrafts = sqliteTable(
     frontmatter: text("frontmatter").notNull(),
     provenance: text("provenance").notNull(),
     safety: text("safety").notNull(),
-    /** pending_review | superseded | published | rejected */
+    /** pending_review | superseded | published | rejected | merge_failed (a three-way merge that could not finish; `failure` says why) */
     status: text("status").notNull(),
     publishedVersionNo: integer("published_version_no"),
+    /** JSON merge report of a three-way draft: resolver, decisions, preservation report, files merged (docs/learning.md). */
+    mergeReport: text("merge_report"),
+    /** The merge's confidence (lowest decision confidence; 1 without decisions); null for drafts no merge made. */
+    confidence: real("confidence"),
+    /** Why a merge failed (status merge_failed). */
+    failure: text("failure"),
+    /** Who rejected or approved the draft, and the reason given. */
+    reviewedBy: text("reviewed_by"),
+    reviewReason: text("review_reason"),
+    /** The draft that replaced this one (regenerate). */
+    supersededBy: text("superseded_by"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
