@@ -5,6 +5,7 @@
 import type { Env } from "../storage/env.ts";
 import { dispatchTaskTypes } from "../domains/tasks/task-type.ts";
 import { runPluginSyncTick } from "../domains/governance/plugin-cron.ts";
+import { runLearningTick } from "../domains/governance/learning-drafts.ts";
 import { TASK_TYPES } from "./tasks.ts";
 
 export interface CronJob {
@@ -15,4 +16,6 @@ export interface CronJob {
 export const CRON_JOBS: readonly CronJob[] = [
   { name: "tasks", run: (env, now) => dispatchTaskTypes(env, now, TASK_TYPES) },
   { name: "plugins", run: runPluginSyncTick },
+  // Three-way plugin updates waiting for their merge (docs/learning.md): a few per workspace per tick.
+  { name: "learning", run: (env) => runLearningTick(env) },
 ];

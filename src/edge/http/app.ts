@@ -17,6 +17,7 @@ import { configRoutes } from "./routes/config.ts";
 import { secretRoutes } from "./routes/secrets.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
+import { draftRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
@@ -53,6 +54,7 @@ export function createApp() {
   app.route("/api/secrets", secretRoutes);
   app.route("/api/skills", skillRoutes);
   app.route("/api/plugins", pluginRoutes);
+  app.route("/api/drafts", draftRoutes);
   app.route("/api/sessions", streamRoutes);
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", sessionRoutes);

@@ -142,10 +142,17 @@ export const providerModel: ModelFactory = (entry, { env, apiKey }) => {
   const fetch = outboundFetch(env);
   switch (entry.provider) {
     case "openai-compatible":
-      // includeUsage asks the server for the final usage chunk when streaming.
-      return createOpenAICompatible({ name: "openai-compatible", baseURL: baseURL!, apiKey, includeUsage: true, fetch }).chatModel(
-        entry.id,
-      );
+      // includeUsage asks the server for the final usage chunk when streaming; supportsStructuredOutputs
+      // sends structured output (`Output.object`) as `response_format: json_schema` with the schema, not a
+      // bare `json_object` (docs/learning.md, "Structured output").
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: baseURL!,
+        apiKey,
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+        fetch,
+      }).chatModel(entry.id);
     case "openai":
       return createOpenAI({ apiKey, baseURL, fetch }).responses(entry.id);
     case "anthropic":

@@ -15,6 +15,7 @@ import { PLUGIN_ID_RE } from "../../../domains/plugins/manifest.ts";
 import { deleteSource, fetchSource, listSources, putSource } from "../../../domains/governance/plugin-sources.ts";
 import type { SyncResult, PluginSyncOutcome } from "../../../domains/plugins/sync.ts";
 import { assertFieldSize } from "../../../storage/limits.ts";
+import { synthesizePendingMerges } from "../../../domains/governance/learning-drafts.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
 
 const Any = z.record(z.string(), z.unknown());
@@ -222,11 +223,15 @@ export const pluginRoutes = newRouter()
   .openapi(sync, async (c) => {
     // The body is optional: without a JSON content type there is nothing to validate.
     const pluginIdArg = (c.req.header("Content-Type") ?? "").includes("json") ? c.req.valid("json").plugin_id : undefined;
-    const { value, r2Writes } = await runLockedMeasured(c.env, c.get("principal").workspaceId, {
+    const p = c.get("principal");
+    const { value, r2Writes } = await runLockedMeasured(c.env, p.workspaceId, {
       kind: "sync_plugins",
       ...(pluginIdArg ? { pluginId: pluginIdArg } : {}),
     });
-    return c.json(syncView(value, r2Writes), 200);
+    // Three-way updates are merged into drafts right after the lock is released (docs/learning.md); what
+    // does not fit here is left to the learning cron job.
+    const synthesis = await synthesizePendingMerges(c.env, p.workspaceId, { actor: p.tokenId });
+    return c.json({ ...syncView(value, r2Writes), synthesis }, 200);
   })
   .openapi(enable, async (c) => {
     const p = c.get("principal");
