@@ -45,8 +45,11 @@ export function workspaceResolver(
   factory: ModelFactory = providerModel,
 ): HunkResolver {
   let inner: Promise<HunkResolver> | undefined;
+  // The auxiliary entry stands in for the main model, so a workspace with only an auxiliary model works too.
   const get = () =>
-    (inner ??= resolveModels(env, workspaceId, config, { factory }).then((models) => modelHunkResolver(models.auxiliary ?? models.main)));
+    (inner ??= resolveModels(env, workspaceId, config, { factory, override: config.auxiliary_model }).then((models) =>
+      modelHunkResolver({ ...models.main, role: config.auxiliary_model ? "auxiliary" : "main" }),
+    ));
   const entry = config.auxiliary_model ?? config.model;
   return {
     label: entry ? `${config.auxiliary_model ? "auxiliary" : "main"}:${entry.id}` : "main:default",
