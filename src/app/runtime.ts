@@ -16,18 +16,20 @@ import { memoryTool } from "../domains/memory/tool.ts";
 import { memoryProvider } from "../domains/memory/provider.ts";
 import { scheduleTool } from "../domains/schedules/tool.ts";
 import { webFetchTool } from "../domains/web/fetch-tool.ts";
+import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
  * read skills (`skill_view`), search the workspace's other sessions (`session_search`, docs/sessions.md),
  * curate memory (`memory`, docs/memory.md) and fetch web pages (`web_fetch`); chat sessions can also
- * schedule messages (`schedule`, docs/schedules.md). Within a domain's set its own tools are `always` offered, so per-run tool
+ * schedule messages (`schedule`, docs/schedules.md) and propose skill edits as drafts for review (`skill_propose`,
+ * docs/learning.md). Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool]],
+    [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
   ]);

@@ -291,6 +291,7 @@ describe("session routes: happy paths", () => {
       "memory",
       "web_fetch",
       "schedule",
+      "skill_propose",
     ]);
     expect(ctx.messages.flatMap(fromContext)).toEqual(prompt.flatMap(fromPrompt));
     expect(ctx.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool_result", "tool_result"]);

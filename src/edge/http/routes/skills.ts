@@ -11,6 +11,8 @@ import { runLocked } from "../../../domains/governance/client.ts";
 import { decodeText } from "../../../domains/skills/safety.ts";
 import { archiveRequestBody, readArchiveBody } from "../../../domains/skills/upload-body.ts";
 import { filesFromArchive, filesFromJson, publishSkillFiles } from "../../../domains/governance/skill-intake.ts";
+import { proposeSkillDraft } from "../../../domains/governance/learning-drafts.ts";
+import type { TreeFile } from "../../../kernel/content-tree/hashing.ts";
 import { getSkill } from "../../../domains/skills/store.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
@@ -34,6 +36,11 @@ const FileInput = z.strictObject({
   encoding: z.enum(["utf8", "base64"]).default("utf8"),
   executable: z.boolean().default(false),
 });
+/** `?draft=true`: record the upload as a draft for review instead of publishing it (docs/learning.md). */
+const DraftQuery = z.object({
+  draft: z.enum(["true", "false"]).optional().describe("true: record a draft for review (GET /api/drafts/{id}) instead of publishing"),
+});
+
 const PutSkillBody = z.strictObject({
   files: z.array(FileInput).min(1).max(1000),
   if_current_version: z
@@ -57,8 +64,8 @@ const put = createRoute({
   tags: ["skills"],
   summary: "Create or update a managed skill from JSON files (publishes the next version; identical content publishes nothing)",
   middleware: [requireScope("member")] as const,
-  request: { params: Name, body: jsonBody(PutSkillBody) },
-  responses: { 200: jsonResponse(Any, "Published (or unchanged)"), ...errorResponses(409, 413, 415, 422, 429) },
+  request: { params: Name, query: DraftQuery, body: jsonBody(PutSkillBody) },
+  responses: { 200: jsonResponse(Any, "Published (or unchanged), or the draft recorded"), ...errorResponses(409, 413, 415, 422, 429) },
 });
 
 const upload = createRoute({
@@ -67,8 +74,8 @@ const upload = createRoute({
   tags: ["skills"],
   summary: "Create or update a managed skill from a tar.gz or zip (SKILL.md at the root or in one top folder)",
   middleware: [requireScope("member")] as const,
-  request: { params: Name, body: archiveRequestBody },
-  responses: { 200: jsonResponse(Any, "Published (or unchanged)"), ...errorResponses(409, 413, 415, 422, 429) },
+  request: { params: Name, query: DraftQuery, body: archiveRequestBody },
+  responses: { 200: jsonResponse(Any, "Published (or unchanged), or the draft recorded"), ...errorResponses(409, 413, 415, 422, 429) },
 });
 
 const get = createRoute({
@@ -171,6 +178,18 @@ async function enforceSkillQuota(env: Env, workspaceId: string, name: string): P
   if (!(await getSkill(makeDb(env.DB), workspaceId, name))) await enforceQuota(env, workspaceId, "skills");
 }
 
+/** An upload marked as a draft: validated, safety-checked and stored, recorded for review, not published. */
+async function uploadDraft(env: Env, workspaceId: string, name: string, files: TreeFile[], actor: string, source: "json" | "archive") {
+  const r = await proposeSkillDraft(env, workspaceId, {
+    skillName: name,
+    files,
+    proposalKind: "upload_draft",
+    actor,
+    provenance: { source },
+  });
+  return { name, draft_id: r.draftId, status: r.status, tree_hash: r.tree_hash, safety: r.safety };
+}
+
 export const skillRoutes = newRouter()
   .openapi(list, async (c) => c.json({ skills: await listSkillsView(c.env, c.get("principal").workspaceId) }, 200))
   .openapi(gc, async (c) => {
@@ -186,6 +205,8 @@ export const skillRoutes = newRouter()
     const body = c.req.valid("json");
     const p = c.get("principal");
     await enforceSkillQuota(c.env, p.workspaceId, name);
+    if (c.req.valid("query").draft === "true")
+      return c.json(await uploadDraft(c.env, p.workspaceId, name, filesFromJson(body.files), p.tokenId, "json"), 200);
     const res = await publishSkillFiles(c.env, p.workspaceId, name, filesFromJson(body.files), {
       actor: p.tokenId,
       source: "json",
@@ -198,6 +219,8 @@ export const skillRoutes = newRouter()
     const p = c.get("principal");
     await enforceSkillQuota(c.env, p.workspaceId, name);
     const files = await filesFromArchive(await readArchiveBody(c));
+    if (c.req.valid("query").draft === "true")
+      return c.json(await uploadDraft(c.env, p.workspaceId, name, files, p.tokenId, "archive"), 200);
     const ifCurrent = c.req.header("If-Match")?.replace(/"/g, "");
     return c.json(
       await publishSkillFiles(c.env, p.workspaceId, name, files, {
