@@ -116,17 +116,24 @@ describe("plugin sync", () => {
       "notes/local.md": "learned\n",
     });
     await uploadPackage(ws.admin, await pluginPackage("comics", "1.1.0", { comic: { ...V3, "assets/logo.bin": new Uint8Array([9]) } }));
-    const s = syncSkills((await sync(ws)).body)[0]!;
+    const first = await sync(ws);
+    const s = syncSkills(first.body)[0]!;
     expect(s).toMatchObject({ action: "three_way", candidate_status: "pending_synthesis" });
     expect(s.candidate_id).toBe(`plugin-update:comics:comic:${(await skillOf(ws)).discovered_upstream_tree_hash!.slice(0, 12)}`);
+    // The sync route then merges the candidate (docs/learning.md). This workspace has no model, and
+    // SKILL.md conflicts need one: the merge fails cleanly, with a draft that says why.
+    const [merge] = first.body.synthesis as { candidate_id: string; status: string }[];
+    expect(merge).toMatchObject({ candidate_id: s.candidate_id, status: "merge_failed" });
     // Idempotent across repeated and concurrent syncs: the same candidate, nothing more.
     const again = await Promise.all([sync(ws), sync(ws), sync(ws)]);
-    for (const a of again)
+    for (const a of again) {
       expect(syncSkills(a.body)[0]).toMatchObject({
         action: "three_way",
         candidate_id: s.candidate_id,
-        candidate_status: "pending_synthesis",
+        candidate_status: "synthesis_failed",
       });
+      expect(a.body.synthesis).toEqual([]);
+    }
     expect((await candidates(ws.read, "comic")).candidates).toHaveLength(1);
     const c = (await candidates(ws.read, "comic")).candidates[0]!;
     expect(c.merge_mode).toBe("three_way");
@@ -150,7 +157,10 @@ describe("plugin sync", () => {
       ["assets/logo.bin", "take_upstream"],
       ["notes/local.md", "keep_local"],
     ]);
-    expect((await candidates(ws.read, "comic")).drafts).toEqual([]);
+    const failed = (await candidates(ws.read, "comic")).drafts;
+    expect(failed.map((d) => d.status)).toEqual(["merge_failed"]);
+    const why = (await (await call("GET", `/api/drafts/${failed[0]!.id}`, { token: ws.read })).json()) as { failure: string };
+    expect(why.failure).toMatch(/No model is configured/);
 
     // Whatever a synthesiser later drafts for this candidate, the unresolved file conflict blocks publication.
     const now = Date.now();
@@ -300,10 +310,24 @@ describe("plugin sync", () => {
     expect(second).toMatchObject({ action: "three_way", candidate_id: first.candidate_id, candidate_status: "pending_synthesis" });
     const after = await candidates(ws.read, "comic");
     expect(after.candidates).toHaveLength(1);
-    expect(after.candidates[0]).toMatchObject({ merge_mode: "three_way", draft_id: null, evidence: { local_version: "v0002" } });
+    // SKILL.md changed upstream only and the local note is a file of its own: the merge after the sync
+    // needs no model and drafts U's SKILL.md with the local note kept (docs/learning.md).
+    const merged = after.drafts.find((d) => d.id !== draft.id)!;
+    expect(after.candidates[0]).toMatchObject({
+      merge_mode: "three_way",
+      status: "drafted",
+      draft_id: merged.id,
+      evidence: { local_version: "v0002" },
+    });
     expect(after.candidates[0]!.merge_plan?.files.map((f) => [f.path, f.resolution])).toContainEqual(["notes/learned.md", "keep_local"]);
     expect(after.candidates[0]!.merge_plan).toMatchObject({ skill_md: "take_upstream", conflicts: [], blocked: false });
-    expect(after.drafts.map((d) => [d.id, d.status])).toEqual([[draft.id, "superseded"]]);
+    expect(after.drafts.map((d) => [d.id, d.status])).toEqual([
+      [draft.id, "superseded"],
+      [merged.id, "pending_review"],
+    ]);
+    const note = await call("GET", `/api/drafts/${merged.id}`, { token: ws.read });
+    const detail = (await note.json()) as { diffs: { current: { files: { path: string }[] } } };
+    expect(detail.diffs.current.files.map((f) => f.path)).toEqual(["SKILL.md"]);
   });
 
   it("an upstream that goes back to a version already published once gets a fresh draft under its old id", async () => {
