@@ -7,6 +7,9 @@
  * pagination, scopes and other workspaces.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { runLocked } from "../../../src/domains/governance/client.ts";
+import { runLearningTick } from "../../../src/domains/governance/learning-drafts.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.ts";
 import { setOutboundFetch } from "../../support/test-services.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
@@ -223,5 +226,52 @@ describe("merged drafts from a three-way plugin update", () => {
     expect((page2.body.drafts as { id: string }[]).map((d) => d.id)).toEqual([id]);
     expect((await get(ws.read, "/api/drafts?status=rejected")).body.drafts).toMatchObject([{ id, status: "rejected" }]);
     expect((await get(ws.read, "/api/drafts?skill=other")).body.drafts).toEqual([]);
+  });
+
+  it("a supporting text file both sides edited in different lines merges without a model; the cron job merges what a sync left", async () => {
+    const model = fakeModelServer([]);
+    setOutboundFetch(model.fetch);
+    const ws = await newWorkspace();
+    const style = "Use thick outlines.\nShade with hatching.\nLetter in capitals.\n";
+    const base: SkillFiles = { ...V1, "ref/style.md": style };
+    await uploadPackage(ws.admin, await pluginPackage("comics", "1.0.0", { comic: base }));
+    expect((await post(ws.admin, "/api/plugins/comics/enable")).status).toBe(200);
+    expect((await publishLocal(ws, { ...base, "ref/style.md": style.replace("thick", "brush") })).status).toBe(200);
+    await uploadPackage(
+      ws.admin,
+      await pluginPackage("comics", "1.1.0", { comic: { ...base, "ref/style.md": style.replace("capitals", "mixed case") } }),
+    );
+    // A sync that does not go through the route (a Gitea push, the plugin cron) leaves the candidate waiting.
+    await runLocked(env, ws.id, { kind: "sync_plugins" });
+    expect((await candidates(ws.read, "comic")).candidates[0]).toMatchObject({
+      status: "pending_synthesis",
+      merge_plan: { conflicts: [{ path: "ref/style.md", kind: "both_modified" }], blocked: true },
+    });
+    await runLearningTick(env);
+    const c = (await candidates(ws.read, "comic")).candidates[0]!;
+    expect(c).toMatchObject({ status: "drafted", merge_plan: { conflicts: [], blocked: false } });
+    expect(model.requests).toHaveLength(0);
+    const d = await get(ws.read, `/api/drafts/${c.draft_id}`);
+    expect(d.body).toMatchObject({ status: "pending_review", confidence: 1, merge: { merged_files: ["ref/style.md"], decisions: [] } });
+    const ok = await post(ws.member, `/api/drafts/${c.draft_id}/approve`, { skip_evaluation: true, reason: "clean merge" });
+    expect(ok.body).toMatchObject({ version: "v0003" });
+    const file = await call("GET", "/api/skills/comic/versions/v0003/file?path=ref/style.md", { token: ws.read });
+    expect(await file.text()).toBe("Use brush outlines.\nShade with hatching.\nLetter in mixed case.\n");
+  });
+
+  it("a fast-forward draft is approved through the same route", async () => {
+    const ws = await newWorkspace();
+    await uploadPackage(ws.admin, await pluginPackage("comics", "1.0.0", { comic: V1 }));
+    expect((await post(ws.admin, "/api/plugins/comics/enable")).status).toBe(200);
+    await uploadPackage(ws.admin, await pluginPackage("comics", "1.1.0", { comic: V2 }));
+    await post(ws.admin, "/api/plugins/sync");
+    const [draft] = (await get(ws.read, "/api/drafts?skill=comic&status=pending_review")).body.drafts as {
+      id: string;
+      merge_mode: string;
+    }[];
+    expect(draft).toMatchObject({ merge_mode: "fast_forward", confidence: null });
+    expect((await post(ws.member, `/api/drafts/${draft!.id}/regenerate`)).status).toBe(409);
+    const ok = await post(ws.member, `/api/drafts/${draft!.id}/approve`, { skip_evaluation: true, reason: "upstream only" });
+    expect(ok.body).toMatchObject({ version: "v0002", plugin_state_updated: true });
   });
 });
