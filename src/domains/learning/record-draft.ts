@@ -45,6 +45,10 @@ export async function recordMergeDraft(
     evidence.new_upstream_tree_hash === merged.evidence.new_upstream_tree_hash;
   if (!unchanged)
     throw new AppError("conflict", `Candidate '${candidate.id}' changed while it was being merged (now ${candidate.status}); sync again`);
+  // A first merge needs a candidate still waiting; a regeneration needs the draft it replaces to still be
+  // the candidate's latest, so two concurrent merges of one candidate record one draft.
+  if (supersedes === null ? candidate.status !== "pending_synthesis" : candidate.draftId !== supersedes)
+    throw new AppError("conflict", `Candidate '${candidate.id}' was merged meanwhile (draft '${candidate.draftId ?? "none"}')`);
   const blocker = await otherActiveDraft(db, workspaceId, candidate.skillName, [candidate.id]);
   if (blocker) throw new AppError("conflict", `Skill '${candidate.skillName}' has another draft under review ('${blocker.id}')`);
   const now = Date.now();

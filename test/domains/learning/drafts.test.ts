@@ -50,7 +50,7 @@ function fakeModelServer(answers: unknown[]) {
       usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
     });
   };
-  return { fetch, requests };
+  return { fetch, requests, answers };
 }
 
 const combine = (confidence = 0.9) => ({
@@ -198,6 +198,15 @@ describe("merged drafts from a three-way plugin update", () => {
     expect(fresh).toMatchObject({ status: "pending_review", confidence: 0.7 });
     expect((await get(ws.read, `/api/drafts/${s.draft_id}`)).body).toMatchObject({ status: "superseded", superseded_by: fresh.id });
     expect((await candidates(ws.read, "comic")).candidates[0]).toMatchObject({ status: "drafted", draft_id: fresh.id });
+    // Two regenerations of the same draft at once record one new draft.
+    model.answers.push(combine(0.6), combine(0.5));
+    const twice = await Promise.all([
+      post(ws.member, `/api/drafts/${fresh.id}/regenerate`),
+      post(ws.member, `/api/drafts/${fresh.id}/regenerate`),
+    ]);
+    expect(twice.map((r) => r.status).sort()).toEqual([200, 409]);
+    const open = (await get(ws.read, "/api/drafts?skill=comic&status=pending_review")).body.drafts as { id: string }[];
+    expect(open).toHaveLength(1);
   });
 
   it("reject keeps history; lists filter by skill and status and page newest first", async () => {
