@@ -27,11 +27,14 @@ import { decideGates, type EvaluationVerdict, type GateDecision } from "../learn
 import { learningConfigOf } from "../learning/config.ts";
 import type { PublishDraftResult } from "../learning/publish-draft.ts";
 import { runLocked, storeEpoch } from "./client.ts";
+import type { LockMode } from "./lock.ts";
 
 export interface SynthesisOptions {
   /** How model objects are built (the provider packages by default). */
   factory?: ModelFactory;
   actor?: string;
+  /** How recording waits for the workspace lock: the cron only tries (docs/skills-and-plugins.md). */
+  lock?: LockMode;
 }
 
 /**
@@ -48,7 +51,7 @@ export function workspaceResolver(
   // The auxiliary entry stands in for the main model, so a workspace with only an auxiliary model works too.
   const get = () =>
     (inner ??= resolveModels(env, workspaceId, config, { factory, override: config.auxiliary_model }).then((models) =>
-      modelHunkResolver({ ...models.main, role: config.auxiliary_model ? "auxiliary" : "main" }),
+      modelHunkResolver(models.main),
     ));
   const entry = config.auxiliary_model ?? config.model;
   return {
@@ -72,13 +75,12 @@ export async function synthesizeCandidateDraft(
   const resolver = opts.resolver ?? workspaceResolver(env, workspaceId, await loadConfig(env, workspaceId), opts.factory);
   const epoch = await storeEpoch(env, workspaceId);
   const merged = await synthesizeCandidate(env, workspaceId, candidate, resolver);
-  return runLocked(env, workspaceId, {
-    kind: "record_merge_draft",
-    merged,
-    supersedes: opts.supersedes ?? null,
-    actor: opts.actor ?? "learning",
-    epoch,
-  });
+  return runLocked(
+    env,
+    workspaceId,
+    { kind: "record_merge_draft", merged, supersedes: opts.supersedes ?? null, actor: opts.actor ?? "learning", epoch },
+    opts.lock ?? "wait",
+  );
 }
 
 export interface SynthesisOutcome {
@@ -108,16 +110,19 @@ export async function synthesizePendingMerges(
   return out;
 }
 
-/** The cron job: synthesize waiting three-way candidates in every workspace (a few per tick). */
+/**
+ * The cron job: synthesize waiting three-way candidates in every workspace (a few per tick). It only
+ * tries the lock; a candidate that met a busy workspace stays `pending_synthesis` for the next tick.
+ */
 export async function runLearningTick(env: Env): Promise<void> {
   const rows = await env.DB.prepare("SELECT DISTINCT workspace_id AS w FROM learning_candidates WHERE status = 'pending_synthesis'").all<{
     w: string;
   }>();
   for (const { w } of rows.results) {
-    const outcomes = await synthesizePendingMerges(env, w, { limit: 2, actor: "learning-cron" });
-    const busy = outcomes.filter((o) => o.status === "error");
-    if (busy.length > 0)
-      log.info("learning: some syntheses were deferred", { workspace_id: w, candidates: busy.map((b) => b.candidate_id) });
+    const outcomes = await synthesizePendingMerges(env, w, { limit: 2, actor: "learning-cron", lock: "try" });
+    const left = outcomes.filter((o) => o.status === "error");
+    if (left.length > 0)
+      log.info("learning: syntheses left for the next tick", { workspace_id: w, candidates: left.map((b) => b.candidate_id) });
   }
 }
 
@@ -283,9 +288,4 @@ export async function proposeSkillDraft(
     },
   });
   return { ...recorded, safety: skill.safety, tree_hash: stored.treeHash };
-}
-
-/** Candidates of the workspace still waiting for synthesis (for the sync route's answer). */
-export async function pendingSynthesisCount(env: Env, workspaceId: string): Promise<number> {
-  return (await listCandidates(makeDb(env.DB), workspaceId)).filter((c) => c.status === "pending_synthesis").length;
 }

@@ -8,7 +8,7 @@
  */
 import { generateText, Output } from "ai";
 import { z } from "zod";
-import type { ModelHandle } from "../../runtime/agent/providers.ts";
+import { redactSecrets, type ModelHandle } from "../../runtime/agent/providers.ts";
 import type { ConflictHunk } from "./text-merge.ts";
 
 export const MERGE_DECISIONS = ["keep_local", "take_upstream", "combine"] as const;
@@ -69,17 +69,22 @@ export function modelHunkResolver(handle: ModelHandle): HunkResolver {
   return {
     label: `${handle.role}:${handle.modelId}`,
     async resolve(request, signal) {
-      const { output } = await generateText({
-        model: handle.model,
-        output: Output.object({ schema: HunkAnswer, name: "merge_hunks", description: "Merged text and decision per conflict hunk" }),
-        system: SYSTEM,
-        prompt: describeRequest(request),
-        // One transport retry; the merge itself retries once on an invalid answer.
-        maxRetries: 1,
-        ...(handle.maxTokens ? { maxOutputTokens: handle.maxTokens } : {}),
-        ...(signal ? { abortSignal: signal } : {}),
-      });
-      return output;
+      try {
+        const { output } = await generateText({
+          model: handle.model,
+          output: Output.object({ schema: HunkAnswer, name: "merge_hunks", description: "Merged text and decision per conflict hunk" }),
+          system: SYSTEM,
+          prompt: describeRequest(request),
+          // One transport retry; the merge itself retries once on an invalid answer.
+          maxRetries: 1,
+          ...(handle.maxTokens ? { maxOutputTokens: handle.maxTokens } : {}),
+          ...(signal ? { abortSignal: signal } : {}),
+        });
+        return output;
+      } catch (e) {
+        // The reason ends up in the draft (`failure`): never with a key a provider error echoed.
+        throw new Error(redactSecrets(handle, e instanceof Error ? e.message : String(e)), { cause: e });
+      }
     },
   };
 }
