@@ -58,6 +58,8 @@ export interface MergeTexts {
 
 /** How many times the resolver is asked per file: once, and once more after an invalid answer. */
 export const RESOLVER_ATTEMPTS = 2;
+/** More conflict hunks than this in one file is not a merge a model should decide: the merge fails and says so. */
+export const MAX_HUNKS_PER_FILE = 100;
 
 class MergeError extends Error {
   constructor(
@@ -145,6 +147,8 @@ async function resolveHunks(
   resolver: HunkResolver,
   signal?: AbortSignal,
 ): Promise<{ decisions: MergeDecision[]; calls: number }> {
+  if (hunks.length > MAX_HUNKS_PER_FILE)
+    throw new MergeError(`${file}: ${hunks.length} conflicting hunks (more than ${MAX_HUNKS_PER_FILE}); merge this update by hand`);
   let previousError: string | undefined;
   let calls = 0;
   for (let attempt = 0; attempt < RESOLVER_ATTEMPTS; attempt++) {

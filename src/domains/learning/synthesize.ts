@@ -57,6 +57,18 @@ export interface MergedDraft {
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
+/** Each text of a stored decision is kept up to this many characters (the draft row stays bounded). */
+export const MAX_DECISION_TEXT = 16 * 1024;
+const clipText = (t: string) =>
+  t.length > MAX_DECISION_TEXT ? `${t.slice(0, MAX_DECISION_TEXT)}\n[…cut at ${MAX_DECISION_TEXT} characters]\n` : t;
+const clip = (d: MergeDecision): MergeDecision => ({
+  ...d,
+  base: clipText(d.base),
+  local: clipText(d.local),
+  upstream: clipText(d.upstream),
+  merged: clipText(d.merged),
+});
+
 export async function synthesizeCandidate(
   env: Env,
   workspaceId: string,
@@ -125,7 +137,7 @@ export async function synthesizeCandidate(
     report.resolver = resolver.label;
     const merged = await mergeSkillMd(name, { base: texts.base, ours: texts.ours, theirs: texts.theirs }, resolver, signal);
     report.resolver_calls += merged.resolverCalls;
-    report.decisions.push(...merged.decisions);
+    report.decisions.push(...merged.decisions.map(clip));
     if (!merged.ok) return failed(merged.reason);
     report.preservation = merged.preservation;
     report.confidence = merged.confidence;
@@ -160,7 +172,7 @@ export async function synthesizeCandidate(
     report.resolver = resolver.label;
     const merged = await mergeTextFile(name, c.path, { base: texts[0]!, ours: texts[1]!, theirs: texts[2]! }, resolver, signal);
     report.resolver_calls += merged.resolverCalls;
-    report.decisions.push(...merged.decisions);
+    report.decisions.push(...merged.decisions.map(clip));
     if (!merged.ok) return failed(merged.reason);
     report.merged_files.push(c.path);
     files.push({ path: c.path, bytes: utf8(merged.text), executable: o!.executable });

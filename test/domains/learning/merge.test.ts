@@ -126,6 +126,13 @@ describe("conflicts resolved by the model", () => {
     expect(r.resolverCalls).toBe(2);
   });
 
+  it("fails without asking when one file has more conflicting hunks than a model should decide", async () => {
+    const lines = (tag: string) => Array.from({ length: 101 }, (_, i) => `line ${i} ${tag}\nkeep ${i}\n`).join("");
+    const r = await mergeTextFile("pdf-tools", "big.md", { base: lines("base"), ours: lines("ours"), theirs: lines("theirs") }, noModel);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(/101 conflicting hunks \(more than 100\)/);
+  });
+
   it("refuses an answer that names a hunk the request did not have", async () => {
     const seen: HunkRequest[] = [];
     const resolver: HunkResolver = {
