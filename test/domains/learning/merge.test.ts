@@ -9,6 +9,7 @@ import { mergeSkillMd, mergeTextFile } from "../../../src/domains/learning/skill
 import { modelHunkResolver, type HunkRequest, type HunkResolver } from "../../../src/domains/learning/hunk-resolver.ts";
 import { preservationReport } from "../../../src/domains/learning/preservation.ts";
 import { mergeLines } from "../../../src/domains/learning/text-merge.ts";
+import { treeDiff, unifiedDiff } from "../../../src/domains/learning/diffs.ts";
 import { USAGE } from "../../support/mock-models.ts";
 
 const fm = (description: string, extra = "") => `---\nname: pdf-tools\ndescription: ${description}\n${extra}---\n`;
@@ -210,5 +211,32 @@ describe("preservation report", () => {
     ]);
     expect(r.upstream).toEqual([{ kind: "rule", text: "- new upstream rule", kept: "verbatim" }]);
     expect([r.lost_local, r.lost_upstream]).toEqual([2, 0]);
+  });
+});
+
+describe("unified diffs", () => {
+  it("writes hunks with three lines of context and correct ranges; distant changes are separate hunks", () => {
+    expect(unifiedDiff("a\nb\nc\n", "a\nB\nc\n", "x.md")).toBe("--- a/x.md\n+++ b/x.md\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+    const from = Array.from({ length: 20 }, (_, i) => `l${i}`).join("\n") + "\n";
+    const to = from.replace("l1\n", "L1\n").replace("l18\n", "l18\nnew\n");
+    expect(unifiedDiff(from, to, "y.md")).toBe(
+      "--- a/y.md\n+++ b/y.md\n@@ -1,5 +1,5 @@\n l0\n-l1\n+L1\n l2\n l3\n l4\n@@ -17,4 +17,5 @@\n l16\n l17\n l18\n+new\n l19\n",
+    );
+    expect(unifiedDiff("same\n", "same\n", "z.md")).toBe("");
+    expect(
+      treeDiff(
+        [
+          { path: "a", sha256: "1", text: "x\n" },
+          { path: "b", sha256: "2", text: null },
+        ],
+        [
+          { path: "a", sha256: "1", text: "x\n" },
+          { path: "c", sha256: "3", text: "new\n" },
+        ],
+      ).files,
+    ).toEqual([
+      { path: "b", change: "removed", unified: null },
+      { path: "c", change: "added", unified: "--- a/c\n+++ b/c\n@@ -1,0 +1,1 @@\n+new\n" },
+    ]);
   });
 });
