@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { post, type J } from "../../support/plugins.ts";
+import { tarGz } from "../../fixtures/skills/archives.ts";
 import { skillProposeTool, PROPOSE_LIMITS } from "../../../src/domains/governance/skill-propose-tool.ts";
 import type { ToolContext } from "../../../src/runtime/tools/spec.ts";
 
@@ -109,5 +110,24 @@ describe("uploads marked as drafts", () => {
     });
     const list = await getJ(ws.read, "/api/drafts?skill=notes&status=pending_review");
     expect((list.drafts as { id: string }[]).map((d) => d.id)).toEqual([body.draft_id]);
+  });
+
+  it("an archive upload with ?draft=true is a draft too; a new skill's draft publishes its first version", async () => {
+    const ws = await newWorkspace();
+    const archive = await tarGz([{ name: "drawer/SKILL.md", data: skillMd("drawer", "Draws.") }]);
+    const res = await call("PUT", "/api/skills/drawer/upload?draft=true", {
+      token: ws.member,
+      rawBody: archive,
+      headers: { "Content-Type": "application/gzip" },
+    });
+    expect(res.status).toBe(200);
+    const body = await json<J>(res);
+    expect(body).toMatchObject({ name: "drawer", status: "pending_review" });
+    expect((await call("GET", "/api/skills/drawer", { token: ws.read })).status).toBe(404);
+    expect(await getJ(ws.read, `/api/drafts/${body.draft_id}`)).toMatchObject({
+      provenance: { kind: "upload_draft", source: "archive", local_version: null, local_tree_hash: null },
+    });
+    const ok = await post(ws.member, `/api/drafts/${body.draft_id}/approve`, { skip_evaluation: true, reason: "new skill" });
+    expect(ok.body).toMatchObject({ version: "v0001" });
   });
 });
