@@ -64,7 +64,10 @@ export function toolsFor(services: RuntimeServices, name: string | undefined): T
  * A run's whole tool set: the named set's tools, then every tool source's. A failing source is
  * logged and skipped, and a sourced tool whose name is already taken is left out (the first wins).
  */
-export async function runToolset(services: RuntimeServices, request: Omit<ToolSourceRequest, "toolset"> & { toolset?: string | undefined }): Promise<ToolSpec<unknown>[]> {
+export async function runToolset(
+  services: RuntimeServices,
+  request: Omit<ToolSourceRequest, "toolset"> & { toolset?: string | undefined },
+): Promise<ToolSpec<unknown>[]> {
   const declared = toolsFor(services, request.toolset);
   const sources = services.toolSources ?? [];
   if (sources.length === 0) return declared;

@@ -141,13 +141,15 @@ async function closeQuietly(client: Client, transport: StreamableHTTPClientTrans
   await client.close().catch(() => undefined);
 }
 
-const timeoutMessage = (server: McpServerConfig) => `MCP server '${server.name}' did not answer within ${server.timeout_ms} ms (timeout_ms)`;
+const timeoutMessage = (server: McpServerConfig) =>
+  `MCP server '${server.name}' did not answer within ${server.timeout_ms} ms (timeout_ms)`;
 
 /** Any error of a connection as an `McpFailure`: timeouts, refusals, protocol errors, unreachable servers. */
 export function toFailure(err: unknown, server: McpServerConfig, timedOut: boolean, deadline?: AbortSignal): McpFailure {
   if (err instanceof McpFailure) return err;
   if (deadline?.aborted && deadline.reason instanceof McpFailure) return deadline.reason;
-  if (timedOut || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)) return new McpFailure("mcp_timeout", timeoutMessage(server));
+  if (timedOut || (err instanceof McpError && err.code === ErrorCode.RequestTimeout))
+    return new McpFailure("mcp_timeout", timeoutMessage(server));
   if (err instanceof AppError && err.code === "egress_refused") return new McpFailure("egress_refused", err.message);
   const text = summariseUpstreamText(err instanceof Error ? err.message || err.name : String(err));
   if (err instanceof McpError) return new McpFailure("mcp_error", `MCP server '${server.name}' answered an error: ${text}`);

@@ -26,7 +26,10 @@ export function matchesPattern(name: string, pattern: string): boolean {
 }
 
 /** A tool is taken when `allow_tools` is absent or names it, and `deny_tools` does not (deny wins). */
-export function isToolAllowed(tool: string, rules: { allow_tools?: readonly string[] | undefined; deny_tools: readonly string[] }): boolean {
+export function isToolAllowed(
+  tool: string,
+  rules: { allow_tools?: readonly string[] | undefined; deny_tools: readonly string[] },
+): boolean {
   if (rules.deny_tools.some((p) => matchesPattern(tool, p))) return false;
   return rules.allow_tools === undefined || rules.allow_tools.some((p) => matchesPattern(tool, p));
 }

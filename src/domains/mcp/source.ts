@@ -17,7 +17,11 @@ export const mcpToolSource: ToolSource = async ({ env, workspaceId, config, sign
   return found.flatMap((discovery, i) => {
     const server = servers[i]!;
     if (discovery.ok) return mcpToolSpecs(server, discovery.tools);
-    log.warn("MCP server offers no tools to this run", { server: server.name, code: discovery.error.code, reason: discovery.error.message });
+    log.warn("MCP server offers no tools to this run", {
+      server: server.name,
+      code: discovery.error.code,
+      reason: discovery.error.message,
+    });
     return [];
   });
 };

@@ -29,7 +29,14 @@ export function describeTool(server: string, tool: McpToolInfo): string {
 }
 
 /** Calls one tool on the server; every failure becomes an error result. */
-export type McpCaller = (args: { env: Env; workspaceId: string; server: McpServerConfig; tool: string; arguments: unknown; signal: AbortSignal }) => Promise<ToolResult>;
+export type McpCaller = (args: {
+  env: Env;
+  workspaceId: string;
+  server: McpServerConfig;
+  tool: string;
+  arguments: unknown;
+  signal: AbortSignal;
+}) => Promise<ToolResult>;
 
 /** The allowed tools of one server as ToolSpecs. */
 export function mcpToolSpecs(server: McpServerConfig, tools: readonly McpToolInfo[], call: McpCaller = callMcpTool): ToolSpec<unknown>[] {

@@ -15,7 +15,8 @@ import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import { ok } from "../../../src/runtime/tools/spec.ts";
 import { zodIssues } from "../../../src/kernel/errors.ts";
 
-const server = (extra: Record<string, unknown> = {}) => McpConfigSchema.parse({ servers: [{ name: "ev", url: "https://mcp.example.com/mcp", ...extra }] }).servers[0]!;
+const server = (extra: Record<string, unknown> = {}) =>
+  McpConfigSchema.parse({ servers: [{ name: "ev", url: "https://mcp.example.com/mcp", ...extra }] }).servers[0]!;
 
 describe("mcp config section", () => {
   it("applies defaults and is read back by mcpConfigOf", () => {
@@ -186,7 +187,11 @@ describe("CallToolResult → ToolResult", () => {
 
   it("turns isError into an error result with the server's text", () => {
     const r = mcpResultToToolResult({ content: [{ type: "text", text: "division by zero" }], isError: true });
-    expect(r).toEqual({ ok: false, content: "Error (mcp_tool_error): division by zero", error: { code: "mcp_tool_error", message: "division by zero" } });
+    expect(r).toEqual({
+      ok: false,
+      content: "Error (mcp_tool_error): division by zero",
+      error: { code: "mcp_tool_error", message: "division by zero" },
+    });
   });
 
   it("cuts an over-long result with a note", () => {
