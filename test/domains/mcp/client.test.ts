@@ -225,3 +225,67 @@ describe("MCP tools in a run", () => {
     expect(main.promptText(1)).toContain("The sum of 2 and 3 is 5.");
   });
 });
+
+describe("GET /api/mcp/servers", () => {
+  it("shows each server's status and the tools runs get, from the cache unless refreshed", async () => {
+    const ws = await newWorkspace();
+    const put = await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: {
+        mcp: {
+          servers: [
+            { name: "fake", url: "https://mcp.fake.test/mcp", allow_tools: ["get-*", "echo"] },
+            { name: "down", url: "https://down.fake.test/mcp", transport: "sse" },
+          ],
+        },
+      },
+    });
+    expect(put.status).toBe(200);
+    const res = await call("GET", "/api/mcp/servers", { token: ws.read });
+    expect(res.status).toBe(200);
+    const body = await json<{ servers: Record<string, unknown>[] }>(res);
+    expect(body.servers).toEqual([
+      {
+        name: "fake",
+        url: "https://mcp.fake.test/mcp",
+        transport: "streamable-http",
+        status: "connected",
+        error: null,
+        discovered_at: expect.any(Number),
+        cached: false,
+        tools: [
+          { name: "mcp__fake__get-sum", mcp_name: "get-sum", description: expect.stringContaining("sum"), idempotent: true },
+          { name: "mcp__fake__echo", mcp_name: "echo", description: expect.stringContaining("Echoes"), idempotent: false },
+        ],
+      },
+      {
+        name: "down",
+        url: "https://down.fake.test/mcp",
+        transport: "sse",
+        status: "error",
+        error: { code: "mcp_unavailable", message: expect.stringContaining("unreachable") },
+        discovered_at: expect.any(Number),
+        cached: false,
+        tools: [],
+      },
+    ]);
+    const again = await json<{ servers: { cached: boolean }[] }>(await call("GET", "/api/mcp/servers", { token: ws.read }));
+    expect(again.servers.map((s) => s.cached)).toEqual([true, true]);
+    const refreshed = await json<{ servers: { cached: boolean }[] }>(
+      await call("GET", "/api/mcp/servers?refresh=true", { token: ws.read }),
+    );
+    expect(refreshed.servers.map((s) => s.cached)).toEqual([false, false]);
+    expect((await call("GET", "/api/mcp/servers", { token: null })).status).toBe(401);
+  });
+
+  it("refuses a server URL the egress policy refuses when the config is saved", async () => {
+    const ws = await newWorkspace();
+    testServices.allowPrivateEgress = false;
+    const res = await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: { mcp: { servers: [{ name: "local", url: "http://127.0.0.1:3001/mcp" }] } },
+    });
+    expect(res.status).toBe(422);
+    expect(await json(res)).toMatchObject({ error: { code: "egress_refused", message: expect.stringContaining("mcp.servers.0.url") } });
+  });
+});
