@@ -3,7 +3,8 @@
  * - Beaver as a client of the reference server `@modelcontextprotocol/server-everything`, started
  *   here in Streamable HTTP mode on a free port: the scripted model calls its `echo` and `get-sum`
  *   through Beaver and the right results reach the model; a server that is down at discovery, one
- *   that goes down during the run and one slower than its `timeout_ms` are tool errors, not failed runs.
+ *   that goes down during the run and one slower than its `timeout_ms` are tool errors, not failed runs;
+ *   the same server in its older HTTP+SSE mode answers through the `sse` transport.
  * - Beaver as a server: the official SDK client calls its tools at /mcp, and the applicable server
  *   scenarios of `@modelcontextprotocol/conformance` pass (through a local proxy that adds the bearer
  *   token, which the conformance client cannot send). The scenarios skipped, and why: docs/mcp.md.
@@ -26,12 +27,13 @@ const modelEntry = (id: string) => ({ provider: "openai-compatible", id, base_ur
 
 let everything: EverythingServer;
 let doomed: EverythingServer;
+let legacy: EverythingServer;
 
 beforeAll(async () => {
-  [everything, doomed] = await Promise.all([startEverythingServer(), startEverythingServer()]);
+  [everything, doomed, legacy] = await Promise.all([startEverythingServer(), startEverythingServer(), startEverythingServer("sse")]);
 });
 afterAll(async () => {
-  await Promise.all([everything?.stop(), doomed?.stop()]);
+  await Promise.all([everything?.stop(), doomed?.stop(), legacy?.stop()]);
 });
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -59,6 +61,7 @@ describe("Beaver as an MCP client of server-everything", () => {
         tool_calls: [
           { name: "mcp__ev__echo", arguments: { message: "hello from beaver" } },
           { name: "mcp__ev__get-sum", arguments: { a: 2, b: 3 } },
+          { name: "mcp__old__echo", arguments: { message: "over the SSE transport" } },
         ],
       },
       {
@@ -83,6 +86,7 @@ describe("Beaver as an MCP client of server-everything", () => {
             { name: "slow", url: everything.url, allow_tools: ["trigger-long-running-operation"], timeout_ms: 1_000 },
             { name: "gone", url: doomed.url, allow_tools: ["echo"] },
             { name: "down", url: `http://127.0.0.1:${closedPort}/mcp`, timeout_ms: 2_000 },
+            { name: "old", url: legacy.url, transport: "sse", allow_tools: ["echo"] },
           ],
         },
       },
@@ -97,6 +101,7 @@ describe("Beaver as an MCP client of server-everything", () => {
       ["slow", "connected"],
       ["gone", "connected"],
       ["down", "error"],
+      ["old", "connected"],
     ]);
     expect(status.servers[0]!.tools).toEqual([
       expect.objectContaining({ name: "mcp__ev__echo", idempotent: true }),
@@ -131,8 +136,12 @@ describe("Beaver as an MCP client of server-everything", () => {
     );
     expect(offered.some((n) => n.startsWith("mcp__down__"))).toBe(false);
 
-    expect(toolMessages(requests[1]!.body)).toEqual(["Echo: hello from beaver", "The sum of 2 and 3 is 5."]);
-    const errors = toolMessages(requests[2]!.body).slice(2);
+    expect(toolMessages(requests[1]!.body)).toEqual([
+      "Echo: hello from beaver",
+      "The sum of 2 and 3 is 5.",
+      "Echo: over the SSE transport",
+    ]);
+    const errors = toolMessages(requests[2]!.body).slice(3);
     expect(errors).toHaveLength(3);
     expect(errors[0]).toContain("mcp_timeout");
     expect(errors[1]).toContain("mcp_unavailable");
