@@ -28,6 +28,8 @@ const DOMAIN_DEPENDENCIES = {
   memory: ["tasks", "skills"],
   schedules: [],
   web: [],
+  // MCP client (docs/mcp.md): tool sources from the workspace's MCP servers.
+  mcp: [],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

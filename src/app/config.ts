@@ -6,8 +6,9 @@ import type { z } from "zod";
 import { composeConfigSchema, type ConfigSection } from "../storage/config/schema.ts";
 import { toolchainConfigSection } from "../domains/toolchain/config.ts";
 import { learningConfigSection } from "../domains/learning/config.ts";
+import { mcpConfigSection } from "../domains/mcp/config.ts";
 
-export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection, learningConfigSection];
+export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection, learningConfigSection, mcpConfigSection];
 
 export const WorkspaceConfigSchema = composeConfigSchema(CONFIG_SECTIONS);
 

@@ -17,6 +17,7 @@ import { memoryProvider } from "../domains/memory/provider.ts";
 import { scheduleTool } from "../domains/schedules/tool.ts";
 import { webFetchTool } from "../domains/web/fetch-tool.ts";
 import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
+import { mcpToolSource } from "../domains/mcp/source.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
@@ -54,5 +55,7 @@ export function runtimeServices(options: { skills?: SkillProviderOptions } = {})
     modelFactory: providerModel,
     skills: skillProvider(options.skills),
     memory: memoryProvider(),
+    // MCP servers of the workspace's `mcp` section (docs/mcp.md): their tools join every tool set when a run opens.
+    toolSources: [mcpToolSource],
   };
 }

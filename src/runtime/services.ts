@@ -8,9 +8,33 @@ import type { ModelFactory } from "./agent/providers.ts";
 import type { ReplicationFault } from "./session/replicator.ts";
 import type { SkillProvider } from "./skills.ts";
 import type { MemoryProvider } from "./memory.ts";
+import type { Env } from "../storage/env.ts";
+import type { WorkspaceConfig } from "../storage/config/schema.ts";
+import { errorFields, log } from "../kernel/log.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
+
+/** What a tool source is told when a run opens (or resumes). */
+export interface ToolSourceRequest {
+  env: Env;
+  workspaceId: string;
+  /** The workspace configuration the run uses. */
+  config: WorkspaceConfig;
+  /** The tool set the run named (`default` when it named none). */
+  toolset: string;
+  /** The run's per-run data (`tool_data`). */
+  data: Readonly<Record<string, unknown>>;
+  /** Aborted when the run is cancelled. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Tools found at run time rather than declared (MCP servers, docs/mcp.md): asked when a run opens,
+ * before tool assembly, so its tools compete for the run's slots like any other. A source that
+ * fails contributes nothing; the run goes on.
+ */
+export type ToolSource = (request: ToolSourceRequest) => Promise<ToolSpec<unknown>[]>;
 
 /** The tool set every run gets unless it names another. */
 export const DEFAULT_TOOLSET = "default";
@@ -24,6 +48,8 @@ export interface RuntimeServices {
   replicationFault?: ReplicationFault;
   /** Chooses each run's skills when it opens (src/runtime/skills.ts); absent = runs get no skills. */
   skills?: SkillProvider;
+  /** Asynchronous tool sources whose tools join every tool set when a run opens; absent = none. */
+  toolSources?: readonly ToolSource[];
   /** Renders each run's frozen memory snapshot when it opens (src/runtime/memory.ts); absent = no memory section. */
   memory?: MemoryProvider;
 }
@@ -32,4 +58,34 @@ export interface RuntimeServices {
 export function toolsFor(services: RuntimeServices, name: string | undefined): ToolSpec<unknown>[] {
   const make = services.toolsets.get(name ?? DEFAULT_TOOLSET) ?? services.toolsets.get(DEFAULT_TOOLSET);
   return make ? make() : [];
+}
+
+/**
+ * A run's whole tool set: the named set's tools, then every tool source's. A failing source is
+ * logged and skipped, and a sourced tool whose name is already taken is left out (the first wins).
+ */
+export async function runToolset(
+  services: RuntimeServices,
+  request: Omit<ToolSourceRequest, "toolset"> & { toolset?: string | undefined },
+): Promise<ToolSpec<unknown>[]> {
+  const declared = toolsFor(services, request.toolset);
+  const sources = services.toolSources ?? [];
+  if (sources.length === 0) return declared;
+  const toolset = request.toolset ?? DEFAULT_TOOLSET;
+  const found = await Promise.all(
+    sources.map((source) =>
+      source({ ...request, toolset }).catch((err: unknown) => {
+        log.warn("a tool source failed; the run goes on without its tools", errorFields(err));
+        return [];
+      }),
+    ),
+  );
+  const taken = new Set(declared.map((s) => s.name));
+  const out = [...declared];
+  for (const spec of found.flat()) {
+    if (taken.has(spec.name)) continue;
+    taken.add(spec.name);
+    out.push(spec);
+  }
+  return out;
 }

@@ -25,6 +25,7 @@ function servicesForTests(): RuntimeServices {
     replicationFault: (sessionId) => testServices.replicationFault?.(sessionId) ?? false,
     ...(base.skills ? { skills: base.skills } : {}),
     ...(base.memory ? { memory: base.memory } : {}),
+    ...(base.toolSources ? { toolSources: base.toolSources } : {}),
   };
 }
 

@@ -28,6 +28,8 @@ import { toolchainRoutes } from "./routes/toolchain.ts";
 import { mailRoutes } from "./routes/mail.ts";
 import { memoryRoutes } from "./routes/memory.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
+import { mcpEndpointRoutes } from "./routes/mcp-endpoint.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -64,6 +66,13 @@ export function createApp() {
   app.route("/api/mail", mailRoutes);
   app.route("/api/memory", memoryRoutes);
   app.route("/api/schedules", scheduleRoutes);
+  app.route("/api/mcp", mcpRoutes);
+  // Beaver's MCP server (docs/mcp.md): bearer tokens as under /api; its tools call the routes above in-process.
+  app.use("/mcp", authenticate);
+  app.route(
+    "/mcp",
+    mcpEndpointRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+  );
   // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
   app.route("/webhooks", webhookRoutes);
 

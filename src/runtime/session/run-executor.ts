@@ -23,7 +23,7 @@ import { runModelStep, isAbortError } from "../agent/model-step.ts";
 import { toModelMessages } from "../agent/model-messages.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
-import { toolsFor, type RuntimeServices } from "../services.ts";
+import { runToolset, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import type { ToolSpec } from "../tools/spec.ts";
@@ -92,12 +92,20 @@ export class RunExecutor {
       if (state.attempts > MAX_RUN_ATTEMPTS)
         throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
       const config = await this.#deps.loadConfig();
-      const toolset = toolsFor(this.#deps.services, this.run.input.toolset);
       const resolving = resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
         override: this.run.input.model_override,
         factory: this.#deps.services.modelFactory,
       });
       resolving.catch(() => undefined); // awaited below; a failure must not go unhandled while the run opens
+      // The named set plus what tool sources (MCP servers) offer now; also on resume, so frozen names resolve.
+      const toolset = await runToolset(this.#deps.services, {
+        env: this.#deps.env,
+        workspaceId: this.run.input.workspace_id,
+        config,
+        toolset: this.run.input.toolset,
+        data: this.run.input.tool_data ?? {},
+        signal: this.#abort.signal,
+      });
       if (state.user_event_id === undefined) await this.#open(config, toolset, resolving);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
       const models = await resolving;

@@ -31,7 +31,7 @@ import { excerpt } from "./message-text.ts";
 import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
-import { toolsFor, type RuntimeServices } from "../services.ts";
+import { runToolset, toolsFor, type RuntimeServices } from "../services.ts";
 import { frozenTools, historyBudgetTokens } from "./run-assembly.ts";
 import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf } from "./compaction.ts";
 import { resolveModels } from "../agent/providers.ts";
@@ -297,9 +297,14 @@ export class SessionObject extends DurableObject<Env> {
       const system =
         running?.state.system_prompt ??
         runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, contextWindow: config.model?.context_window });
-      const tools = await new ToolRegistry(
-        frozenTools(toolsFor(this.#services, running?.input.toolset), running?.state.tools),
-      ).declarations();
+      const toolset = await runToolset(this.#services, {
+        env: this.env,
+        workspaceId,
+        config,
+        toolset: running?.input.toolset,
+        data: running?.input.tool_data ?? {},
+      });
+      const tools = await new ToolRegistry(frozenTools(toolset, running?.state.tools)).declarations();
       const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
       return { system, tools, messages, active_leaf: log.leaf };
     });

@@ -63,5 +63,6 @@ export interface ToolDeclaration {
 }
 
 async function inputJsonSchema(spec: ToolSpec<unknown>): Promise<JSONSchema7> {
+  if (spec.inputJsonSchema) return spec.inputJsonSchema as JSONSchema7;
   return zodSchema(spec.input).jsonSchema;
 }

@@ -32,6 +32,11 @@ export interface ToolSpec<I = unknown> {
   name: string;
   description: string;
   input: ZodType<I>;
+  /**
+   * The JSON Schema the model is shown, when the tool brings its own (an MCP server's `inputSchema`);
+   * otherwise it is derived from `input`. Arguments are validated by `input` either way.
+   */
+  inputJsonSchema?: Record<string, unknown>;
   /** Always offered to the model (not subject to per-run selection). */
   always?: boolean;
   /** Safe to run again after an interruption (otherwise an interrupted call gets an `interrupted` error). */

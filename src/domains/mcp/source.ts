@@ -1,0 +1,27 @@
+/**
+ * The MCP tool source the composition root registers with the runtime (`RuntimeServices.toolSources`,
+ * docs/layering.md): when a run opens (or resumes), every configured server's tools, from the
+ * discovery cache or listed now, join the run's tool set and take part in tool assembly like any
+ * other tool. A server that cannot be listed contributes no tools; the run goes on.
+ */
+import type { ToolSource } from "../../runtime/services.ts";
+import { log } from "../../kernel/log.ts";
+import { mcpConfigOf } from "./config.ts";
+import { discoverTools } from "./discovery.ts";
+import { mcpToolSpecs } from "./tools.ts";
+
+export const mcpToolSource: ToolSource = async ({ env, workspaceId, config, signal }) => {
+  const { servers } = mcpConfigOf(config);
+  if (servers.length === 0) return [];
+  const found = await Promise.all(servers.map((server) => discoverTools({ env, workspaceId, server, ...(signal ? { signal } : {}) })));
+  return found.flatMap((discovery, i) => {
+    const server = servers[i]!;
+    if (discovery.ok) return mcpToolSpecs(server, discovery.tools);
+    log.warn("MCP server offers no tools to this run", {
+      server: server.name,
+      code: discovery.error.code,
+      reason: discovery.error.message,
+    });
+    return [];
+  });
+};

@@ -1,0 +1,60 @@
+/**
+ * What `GET /api/mcp/servers` shows (docs/mcp.md, "Server status"): each configured server with the
+ * outcome of its latest discovery — `connected` with the tools runs get, or `error` with why — and
+ * when that discovery happened. Served from the discovery cache while it is fresh, so looking does
+ * not cost each server a connection; `refresh` lists every server again.
+ */
+import type { Env } from "../../storage/env.ts";
+import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import { mcpConfigOf } from "./config.ts";
+import { discoverTools, type Discovery } from "./discovery.ts";
+import { describeTool, isIdempotent } from "./tools.ts";
+import { selectTools } from "./names.ts";
+import type { McpServerConfig } from "./config.ts";
+
+export interface McpServerStatus {
+  name: string;
+  url: string;
+  transport: McpServerConfig["transport"];
+  status: "connected" | "error";
+  error: { code: string; message: string } | null;
+  /** When the shown discovery ran (ms since the epoch). */
+  discovered_at: number;
+  /** Whether the discovery shown came from the cache. */
+  cached: boolean;
+  /** The tools runs get (after allow/deny), with the names the model sees. */
+  tools: { name: string; mcp_name: string; description: string; idempotent: boolean }[];
+}
+
+export async function mcpServerStatuses(
+  env: Env,
+  workspaceId: string,
+  config: WorkspaceConfig,
+  refresh = false,
+): Promise<McpServerStatus[]> {
+  const { servers } = mcpConfigOf(config);
+  const found = await Promise.all(servers.map((server) => discoverTools({ env, workspaceId, server, refresh })));
+  return servers.map((server, i) => statusOf(server, found[i]!));
+}
+
+export function statusOf(server: McpServerConfig, discovery: Discovery): McpServerStatus {
+  const base = {
+    name: server.name,
+    url: server.url,
+    transport: server.transport,
+    discovered_at: discovery.discovered_at,
+    cached: discovery.cached,
+  };
+  if (!discovery.ok) return { ...base, status: "error", error: discovery.error, tools: [] };
+  return {
+    ...base,
+    status: "connected",
+    error: null,
+    tools: selectTools(server.name, discovery.tools, server).map(({ registryName, tool }) => ({
+      name: registryName,
+      mcp_name: tool.name,
+      description: describeTool(server.name, tool),
+      idempotent: isIdempotent(tool),
+    })),
+  };
+}
