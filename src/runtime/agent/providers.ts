@@ -143,9 +143,15 @@ export const providerModel: ModelFactory = (entry, { env, apiKey }) => {
   switch (entry.provider) {
     case "openai-compatible":
       // includeUsage asks the server for the final usage chunk when streaming.
-      return createOpenAICompatible({ name: "openai-compatible", baseURL: baseURL!, apiKey, includeUsage: true, fetch }).chatModel(
-        entry.id,
-      );
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: baseURL!,
+        apiKey,
+        includeUsage: true,
+        // Structured output (`Output.object`) sends its JSON schema (`response_format: json_schema`), not a bare json_object.
+        supportsStructuredOutputs: true,
+        fetch,
+      }).chatModel(entry.id);
     case "openai":
       return createOpenAI({ apiKey, baseURL, fetch }).responses(entry.id);
     case "anthropic":
