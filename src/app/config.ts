@@ -5,8 +5,9 @@
 import type { z } from "zod";
 import { composeConfigSchema, type ConfigSection } from "../storage/config/schema.ts";
 import { toolchainConfigSection } from "../domains/toolchain/config.ts";
+import { evaluationConfigSection } from "../domains/learning/evaluation/config.ts";
 
-export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection];
+export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection, evaluationConfigSection];
 
 export const WorkspaceConfigSchema = composeConfigSchema(CONFIG_SECTIONS);
 
