@@ -272,9 +272,17 @@ export class EvaluationObject extends DurableObject<Env> {
     }, "evaluation start");
   }
 
-  /** The latest evaluation of this draft (404 when there is none). */
+  /**
+   * The latest evaluation of this draft (404 when there is none). Reading also wakes the lanes of a
+   * running evaluation this instance is not working on (the first touch after a restart), so resuming
+   * does not have to wait for the alarm.
+   */
   view(workspaceId: string): Outcome<EvaluationView> {
-    return attempt(() => this.#view(this.#require(workspaceId)), "evaluation view");
+    return attempt(() => {
+      const row = this.#require(workspaceId);
+      if (row.status === "running") this.#wake();
+      return this.#view(row);
+    }, "evaluation view");
   }
 
   /** Stops a running evaluation: its running cases' session runs are cancelled, nothing more is judged or reported. */
