@@ -9,79 +9,14 @@ import { describe, expect, inject, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { packTar } from "modern-tar";
 import { api, baseUrl, newWorkspace } from "./client.ts";
+import { SKILL, at, draftOn, ok } from "../support/evaluation-draft.ts";
 import { scriptedModelClient, type RecordedRequest } from "../support/scripted-openai.ts";
 import { readSseFrames } from "../support/sse.ts";
 import { startWranglerDev } from "../support/wrangler-dev.ts";
 
 const modelUrl = inject("modelUrl");
 const models = scriptedModelClient(modelUrl);
-const SKILL = "greeter";
-
-const skillMd = (body: string) => `---\nname: ${SKILL}\ndescription: Greets people by name.\n---\n\n# Greeting\n\n${body}\n`;
-const cases = (n: number) =>
-  Array.from({ length: n }, (_, i) => JSON.stringify({ prompt: `Greet person ${i}`, expect: `names person ${i}` })).join("\n");
-
-async function pluginTarGz(version: string, files: Record<string, string>): Promise<Uint8Array> {
-  const all: Record<string, string> = {
-    "beaver.plugin.json": JSON.stringify({
-      schema_version: 1,
-      id: "evalkit",
-      name: "Eval kit",
-      version,
-      skills: [{ name: SKILL, path: `skills/${SKILL}` }],
-    }),
-    ...Object.fromEntries(Object.entries(files).map(([p, b]) => [`skills/${SKILL}/${p}`, b])),
-  };
-  const tar = await packTar(
-    Object.entries(all).map(([name, body]) => ({ header: { name, size: new TextEncoder().encode(body).byteLength, mode: 0o644 }, body })),
-  );
-  return new Uint8Array(await new Response(new Blob([tar]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
-}
-
-/** Calls a Worker at `url` (the shared `wrangler dev`, or a private one). */
-async function at(url: string, method: string, path: string, token: string, body?: unknown | Uint8Array): Promise<Response> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  let payload: BodyInit | undefined;
-  if (body instanceof Uint8Array) {
-    headers["Content-Type"] = "application/gzip";
-    payload = body;
-  } else if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    payload = JSON.stringify(body);
-  }
-  return fetch(`${url}${path}`, { method, headers, body: payload });
-}
-
-async function ok(res: Response, what: string): Promise<Record<string, unknown>> {
-  const body = (await res.json()) as Record<string, unknown>;
-  if (res.status >= 300) throw new Error(`${what}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
-/** A workspace on the scripted model `modelId` with a pending_review fast-forward draft of `greeter` holding `n` cases. */
-async function draftOn(url: string, token: string, modelId: string, n: number): Promise<string> {
-  await ok(
-    await at(url, "PUT", "/api/config", token, { model: { provider: "openai-compatible", id: modelId, base_url: `${modelUrl}/v1` } }),
-    "config",
-  );
-  await ok(
-    await at(url, "PUT", "/api/plugins/packages", token, await pluginTarGz("1.0.0", { "SKILL.md": skillMd("BASELINE: say hello.") })),
-    "upload",
-  );
-  await ok(await at(url, "POST", "/api/plugins/evalkit/enable", token), "enable");
-  const v2 = { "SKILL.md": skillMd("CANDIDATE: say hello and use the name."), "evals/cases.jsonl": cases(n) };
-  await ok(await at(url, "PUT", "/api/plugins/packages", token, await pluginTarGz("1.1.0", v2)), "upload 1.1.0");
-  await ok(await at(url, "POST", "/api/plugins/sync", token), "sync");
-  const listed = (await ok(await at(url, "GET", `/api/skills/${SKILL}/candidates`, token), "candidates")) as {
-    drafts: { id: string; status: string }[];
-  };
-  const draft = listed.drafts.find((d) => d.status === "pending_review");
-  if (!draft) throw new Error(`no draft: ${JSON.stringify(listed)}`);
-  return draft.id;
-}
-
 interface Evaluation {
   id: string;
   status: string;
@@ -124,7 +59,7 @@ describe("wrangler dev: replay evaluation", () => {
   it("evaluates 6 cases at concurrency 3 with SSE progress frames and a judged report", async () => {
     const { token } = await newWorkspace();
     const modelId = `echo@300:eval-${Math.random().toString(36).slice(2, 10)}`;
-    const draftId = await draftOn(baseUrl(), token, modelId, 6);
+    const draftId = await draftOn(baseUrl(), token, modelUrl, modelId, 6);
 
     const started = await ok(await api("POST", `/api/drafts/${draftId}/evaluate`, { token, body: { concurrency: 3 } }), "evaluate");
     expect(started).toMatchObject({ status: "running", concurrency: 3, progress: { total: 6 } });
@@ -159,7 +94,7 @@ describe("wrangler dev: replay evaluation", () => {
   it("a cancelled evaluation stops, says cancelled and publishes nothing", async () => {
     const { token } = await newWorkspace();
     const modelId = `echo@4000:eval-cancel-${Math.random().toString(36).slice(2, 10)}`;
-    const draftId = await draftOn(baseUrl(), token, modelId, 3);
+    const draftId = await draftOn(baseUrl(), token, modelUrl, modelId, 3);
     await ok(await api("POST", `/api/drafts/${draftId}/evaluate`, { token, body: { concurrency: 1 } }), "evaluate");
     await poll(baseUrl(), token, draftId, (e) => e.progress.running === 1, "a running case");
 
@@ -197,7 +132,7 @@ describe("wrangler dev: replay evaluation", () => {
         }
       ).token;
       const modelId = `echo@500:eval-restart-${Math.random().toString(36).slice(2, 10)}`;
-      const draftId = await draftOn(dev.url, token, modelId, 6);
+      const draftId = await draftOn(dev.url, token, modelUrl, modelId, 6);
       await ok(await at(dev.url, "POST", `/api/drafts/${draftId}/evaluate`, token, { concurrency: 1 }), "evaluate");
       const before = await poll(dev.url, token, draftId, (e) => e.progress.finished >= 2, "two finished cases");
       const finishedBefore = before.cases.filter((c) => c.state === "done").map((c) => c.prompt);
