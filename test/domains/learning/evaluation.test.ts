@@ -180,6 +180,30 @@ describe("replay evaluation", () => {
     expect(judge.calls).toBe(5);
   });
 
+  it("evaluating again while one runs cancels the running one and replaces it", async () => {
+    const release = deferred();
+    const { main } = evalModel({ runGate: () => release.promise });
+    const ws = await scriptedWorkspace(main);
+    const draftId = await draftWithCases(ws, 2);
+    const first = await json<EvaluationJson>(await start(ws, draftId, { concurrency: 1 }));
+    await until(() => main.calls.length === 2, 10_000, "the first evaluation's runs");
+    const second = await json<EvaluationJson>(await start(ws, draftId, { concurrency: 2 }));
+    expect(second.id).not.toBe(first.id);
+    expect(second).toMatchObject({ status: "running", concurrency: 2, progress: { total: 2 } });
+    // The first evaluation's running case had its runs cancelled.
+    for (const arm of ["baseline", "candidate"] as const) {
+      const sessionId = armSessionId(first.id, 0, arm);
+      const out = await rpc("listRuns", sessionStub(env, sessionId).listRuns(ws.id, 10));
+      if (!out.ok) throw new Error(out.error.message);
+      expect((await waitForRun(env, sessionId, out.value[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
+    }
+    release.resolve();
+    const done = await finished(ws, draftId);
+    expect(done).toMatchObject({ id: second.id, status: "passed" });
+    // 2 runs of the first evaluation's case 0, then 2 cases × 2 arms of the second.
+    expect(main.calls).toHaveLength(6);
+  });
+
   it("answers 404 for another workspace's draft or none, 400 for a concurrency over the cap", async () => {
     const { main } = evalModel();
     const ws = await scriptedWorkspace(main);
