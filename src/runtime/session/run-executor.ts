@@ -430,6 +430,7 @@ export class RunExecutor {
       // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
       timezone: config.runtime.timezone,
       ...(this.run.input.dry_run ? { dryRun: true } : {}),
+      ...(this.run.input.skill_overrides ? { skillOverrides: this.run.input.skill_overrides } : {}),
       emitUpdate: (partial) =>
         log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
     });

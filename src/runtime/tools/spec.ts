@@ -4,6 +4,7 @@
  */
 import type { ZodType } from "zod";
 import type { Env } from "../../storage/env.ts";
+import type { SkillOverride } from "../skills.ts";
 
 export interface ToolResult {
   ok: boolean;
@@ -28,6 +29,8 @@ export interface ToolContext {
   timezone?: string;
   /** The run is a dry run (`SubmitRunInput.dry_run`): the executor does not call `outward` tools. */
   dryRun?: boolean;
+  /** The run's `skill_overrides`: tools that read skills read these at the override's tree. */
+  skillOverrides?: readonly SkillOverride[];
 }
 
 export interface ToolSpec<I = unknown> {

@@ -1,7 +1,8 @@
 /**
  * The runtime notions evaluation runs rest on (docs/evaluation.md, "Isolation"): a dry run answers an
  * `outward` tool without executing it (the model reads that it was not executed, the call stays in the
- * log) while other tools run as usual; an isolated session is never replicated to D1.
+ * log) while other tools run as usual; an isolated session is never replicated to D1; a run's skill
+ * override replaces the skill's current version for that run only.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -67,5 +68,46 @@ describe("dry runs and isolated sessions", () => {
       .bind(dry.id)
       .first<{ n: number }>();
     expect(events!.n).toBe(0);
+  });
+
+  it("a run's skill override is what the run's skill selection and skill_view see", async () => {
+    const main = new ScriptedModel([toolCalls({ id: "v1", name: "skill_view", args: { name: "tone" } }), text("read it")]);
+    const ws = await scriptedWorkspace(main);
+    const put = (body: string) =>
+      call("PUT", "/api/skills/tone", {
+        token: ws.member,
+        body: { files: [{ path: "SKILL.md", content: `---\nname: tone\ndescription: Sets the tone.\n---\n\n${body}\n` }] },
+      });
+    expect((await put("OLD-TONE-RULE")).status).toBe(200);
+    expect((await put("NEW-TONE-RULE")).status).toBe(200);
+    const versions = await json<{ versions: { version: string; tree_hash: string; content_hash: string }[] }>(
+      await call("GET", "/api/skills/tone/versions", { token: ws.read }),
+    );
+    const old = versions.versions.find((v) => v.version === "v0001")!;
+    const session = await createSession(env, { workspaceId: ws.id, isolated: true });
+    const override = {
+      name: "tone",
+      version: "draft:test",
+      tree_hash: old.tree_hash,
+      content_hash: old.content_hash,
+      description: "Sets the tone.",
+    };
+    const { run_id } = await submitRun(env, session.id, {
+      workspace_id: ws.id,
+      content: "hello",
+      pinned_skills: ["tone"],
+      skill_overrides: [override],
+    });
+    expect((await waitForRun(env, session.id, run_id, 10_000)).status).toBe("completed");
+    // The activated body in the system prompt and skill_view's answer are the override's tree, not the current v0002.
+    expect(main.promptText(0)).toContain("OLD-TONE-RULE");
+    expect(main.promptText(0)).not.toContain("NEW-TONE-RULE");
+    const [viewed] = toolResults(await doEvents(session.id, ws.id));
+    expect(viewed).toMatchObject({ tool_name: "skill_view", is_error: false });
+    expect(viewed!.content).toContain("OLD-TONE-RULE");
+    const activation = (await doEvents(session.id, ws.id)).find((e) => e.type === "skill_activation_snapshotted") as unknown as {
+      skills: { name: string; version: string }[];
+    };
+    expect(activation.skills).toEqual([expect.objectContaining({ name: "tone", version: "draft:test" })]);
   });
 });
