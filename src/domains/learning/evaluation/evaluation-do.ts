@@ -20,14 +20,11 @@ import { AppError, notFound } from "../../../kernel/errors.ts";
 import { attempt, attemptAsync, type Outcome } from "../../../kernel/outcome.ts";
 import { errorFields, log } from "../../../kernel/log.ts";
 import { migrate, type Migration } from "../../../storage/do-migrations.ts";
-import { loadConfig } from "../../../storage/config/store.ts";
-import { resolveModels, type ModelFactory } from "../../../runtime/agent/providers.ts";
-import { cancelRun, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
-import type { RunResult } from "../../../runtime/session/contract.ts";
+import type { ModelFactory } from "../../../runtime/agent/providers.ts";
 import type { SkillOverride } from "../../../runtime/skills.ts";
 import type { CaseSource } from "./cases.ts";
-import { judgeCase, type JudgeUsage } from "./judge.ts";
-import { buildReport, type ArmResult, type CaseResult, type EvaluationReport } from "./report.ts";
+import { buildReport, type CaseResult, type EvaluationReport } from "./report.ts";
+import { armSessionId, runCase, stopSession, type CaseTarget, type CaseToRun } from "./run-case.ts";
 
 export const EVALUATION_MIGRATIONS: readonly Migration[] = [
   {
@@ -67,15 +64,10 @@ export const EVALUATION_MIGRATIONS: readonly Migration[] = [
 
 /** While an evaluation runs its alarm fires this often: a live object just goes on, an evicted one resumes. */
 export const RESUME_CHECK_MS = 5_000;
-/** One wait for a case's run; the lane then checks for a cancel and waits again. */
-const RUN_WAIT_MS = 15_000;
-/** A run that has not ended after this long fails its case (its own step budget normally ends it far sooner). */
-const RUN_DEADLINE_MS = 15 * 60_000;
 const PROMPT_EXCERPT = 200;
 
 export type EvaluationStatus = "running" | "passed" | "failed" | "cancelled";
 export type CaseState = "pending" | "running" | "done" | "error" | "cancelled";
-export type Arm = "baseline" | "candidate";
 
 /** What `start` is given: the plan (plan.ts) and the new evaluation's id. */
 export interface StartEvaluation {
@@ -160,10 +152,18 @@ interface CaseRow extends Record<string, SqlStorageValue> {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const NO_JUDGE: JudgeUsage = { calls: 0, input_tokens: 0, output_tokens: 0, total_tokens: 0 };
 
-/** The isolated session of one arm of one case (ids are stable, so a resumed case finds its runs again). */
-export const armSessionId = (evaluationId: string, index: number, arm: Arm) => `eval:${evaluationId}:${index}:${arm}`;
+const caseTarget = (row: EvaluationRow): CaseTarget => ({
+  evaluationId: row.id,
+  workspaceId: row.workspace_id,
+  draftId: row.draft_id,
+  skillName: row.skill_name,
+  maxSteps: row.max_steps,
+  candidate: JSON.parse(row.candidate) as SkillOverride,
+});
+const caseOf = (c: CaseRow): CaseToRun => ({ index: c.idx, prompt: c.prompt, ...(c.expect !== null ? { expect: c.expect } : {}) });
+
+export { armSessionId };
 
 export class EvaluationObject extends DurableObject<Env> {
   readonly #options: EvaluationObjectOptions;
@@ -321,17 +321,7 @@ export class EvaluationObject extends DurableObject<Env> {
     this.#abort = new AbortController();
     await this.ctx.storage.deleteAlarm();
     const sessions = running.flatMap((c) => (["baseline", "candidate"] as const).map((arm) => armSessionId(row.id, c.idx, arm)));
-    await Promise.allSettled(sessions.map((id) => this.#stopSession(row.workspace_id, id)));
-  }
-
-  /** Cancels a session's run if it has one (a session never created answers not_found: nothing to stop). */
-  async #stopSession(workspaceId: string, sessionId: string): Promise<void> {
-    try {
-      await cancelRun(this.env, sessionId, workspaceId);
-    } catch (e) {
-      if (!(e instanceof AppError && (e.code === "not_found" || e.code === "conflict")))
-        log.warn("evaluation: cancelling a case run failed", { session_id: sessionId, ...errorFields(e) });
-    }
+    await Promise.allSettled(sessions.map((id) => stopSession(this.env, row.workspace_id, id)));
   }
 
   /** True while `evaluationId` is the object's evaluation and still running. */
@@ -382,7 +372,7 @@ export class EvaluationObject extends DurableObject<Env> {
       const c = this.#claim(row.id);
       if (!c) return;
       try {
-        const result = await this.#runCase(row, c, signal);
+        const result = await runCase(this.env, this.#options.modelFactory, caseTarget(row), caseOf(c), signal);
         if (!this.#live(row.id) || signal.aborted) return;
         // Persisted before the lane takes another case: a finished case is never run again.
         this.ctx.storage.transactionSync(() => {
@@ -403,81 +393,6 @@ export class EvaluationObject extends DurableObject<Env> {
         this.#active.delete(c.idx);
       }
     }
-  }
-
-  async #runCase(row: EvaluationRow, c: CaseRow, signal: AbortSignal): Promise<CaseResult> {
-    const [baseline, candidate] = await Promise.all(
-      (["baseline", "candidate"] as const).map((arm) =>
-        this.#runArm(row, c, arm, signal).catch((e: unknown) => {
-          if (signal.aborted) throw e;
-          return failedArm(row, c, arm, e);
-        }),
-      ),
-    );
-    signal.throwIfAborted();
-    const failed = [baseline!, candidate!].find((a) => a.status !== "completed");
-    if (failed)
-      return {
-        baseline: baseline!,
-        candidate: candidate!,
-        judgement: null,
-        judge_usage: NO_JUDGE,
-        error: `${failed === baseline ? "baseline" : "candidate"} run ${failed.status}${failed.error ? `: ${failed.error}` : ""}`,
-      };
-    let model;
-    try {
-      const config = await loadConfig(this.env, row.workspace_id);
-      const models = await resolveModels(this.env, row.workspace_id, config, { factory: this.#options.modelFactory });
-      model = (models.auxiliary ?? models.main).model;
-    } catch (e) {
-      return { baseline: baseline!, candidate: candidate!, judgement: null, judge_usage: NO_JUDGE, error: `no judge model: ${message(e)}` };
-    }
-    const judged = await judgeCase(
-      model,
-      { prompt: c.prompt, ...(c.expect ? { expect: c.expect } : {}), baseline: baseline!.output, candidate: candidate!.output },
-      signal,
-    );
-    return judged.ok
-      ? { baseline: baseline!, candidate: candidate!, judgement: judged.answer, judge_usage: judged.usage }
-      : { baseline: baseline!, candidate: candidate!, judgement: null, judge_usage: judged.usage, error: judged.error };
-  }
-
-  /** One arm of a case: an isolated dry-run session, the case's prompt, the version under test pinned. */
-  async #runArm(row: EvaluationRow, c: CaseRow, arm: Arm, signal: AbortSignal): Promise<ArmResult> {
-    const sessionId = armSessionId(row.id, c.idx, arm);
-    await createSession(this.env, {
-      workspaceId: row.workspace_id,
-      id: sessionId,
-      title: `Evaluation ${row.id} case ${c.idx} (${arm})`,
-      metadata: { evaluation_id: row.id, draft_id: row.draft_id, case: c.idx, arm },
-      isolated: true,
-    });
-    signal.throwIfAborted();
-    const { run_id } = await submitRun(this.env, sessionId, {
-      workspace_id: row.workspace_id,
-      content: c.prompt,
-      client_id: "evaluation",
-      idempotency_key: sessionId,
-      dry_run: true,
-      pinned_skills: [row.skill_name],
-      max_tool_iterations: row.max_steps,
-      ...(arm === "candidate" ? { skill_overrides: [JSON.parse(row.candidate) as SkillOverride] } : {}),
-    });
-    if (signal.aborted) {
-      await this.#stopSession(row.workspace_id, sessionId);
-      signal.throwIfAborted();
-    }
-    const deadline = Date.now() + RUN_DEADLINE_MS;
-    let result: RunResult = await waitForRun(this.env, sessionId, run_id, RUN_WAIT_MS, row.workspace_id);
-    while (result.status === "queued" || result.status === "running") {
-      signal.throwIfAborted();
-      if (Date.now() > deadline) {
-        await this.#stopSession(row.workspace_id, sessionId);
-        return { ...armOf(sessionId, result), status: "failed", error: "the run did not end in time" };
-      }
-      result = await waitForRun(this.env, sessionId, run_id, RUN_WAIT_MS, row.workspace_id);
-    }
-    return armOf(sessionId, result);
   }
 
   async #finish(row: EvaluationRow): Promise<void> {
@@ -517,31 +432,4 @@ export class EvaluationObject extends DurableObject<Env> {
       }
     }
   }
-}
-
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 500);
-
-function armOf(sessionId: string, r: RunResult): ArmResult {
-  return {
-    session_id: sessionId,
-    run_id: r.run_id,
-    status: r.status,
-    output: r.output_text,
-    // One model call per step: each tool iteration, plus the answer when the run completed.
-    model_calls: r.tool_iterations + (r.status === "completed" ? 1 : 0),
-    usage: r.usage,
-    ...(r.error ? { error: r.error.message } : {}),
-  };
-}
-
-function failedArm(row: EvaluationRow, c: CaseRow, arm: Arm, e: unknown): ArmResult {
-  return {
-    session_id: armSessionId(row.id, c.idx, arm),
-    run_id: "",
-    status: "failed",
-    output: "",
-    model_calls: 0,
-    usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-    error: message(e),
-  };
 }
