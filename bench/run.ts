@@ -13,6 +13,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "webhooks", load: () => import("./webhooks.ts") },
   { name: "session-search", load: () => import("./session-search.ts") },
   { name: "memory", load: () => import("./memory.ts") },
+  { name: "evaluation", load: () => import("./evaluation.ts") },
 ];
 
 for (const area of areas) {

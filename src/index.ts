@@ -6,7 +6,7 @@ import type { Env } from "./storage/env.ts";
 import { createApp } from "./edge/http/app.ts";
 import { runScheduled } from "./edge/scheduled.ts";
 
-export { SessionDO, WorkspaceDO, ScheduleDO } from "./edge/durable-objects.ts";
+export { SessionDO, WorkspaceDO, ScheduleDO, EvaluationDO } from "./edge/durable-objects.ts";
 
 const app = createApp();
 

@@ -7,8 +7,14 @@ import { composeConfigSchema, type ConfigSection } from "../storage/config/schem
 import { toolchainConfigSection } from "../domains/toolchain/config.ts";
 import { learningConfigSection } from "../domains/learning/config.ts";
 import { mcpConfigSection } from "../domains/mcp/config.ts";
+import { evaluationConfigSection } from "../domains/learning/evaluation/config.ts";
 
-export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection, learningConfigSection, mcpConfigSection];
+export const CONFIG_SECTIONS: readonly ConfigSection[] = [
+  toolchainConfigSection,
+  learningConfigSection,
+  evaluationConfigSection,
+  mcpConfigSection,
+];
 
 export const WorkspaceConfigSchema = composeConfigSchema(CONFIG_SECTIONS);
 

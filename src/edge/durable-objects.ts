@@ -5,6 +5,8 @@
 import type { Env } from "../storage/env.ts";
 import { SessionObject } from "../runtime/session/session-object.ts";
 import { runtimeServices } from "../app/runtime.ts";
+import { EvaluationObject } from "../domains/learning/evaluation/evaluation-do.ts";
+import { evaluationOptions } from "../app/evaluation.ts";
 
 export class SessionDO extends SessionObject {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -14,3 +16,9 @@ export class SessionDO extends SessionObject {
 
 export { WorkspaceDO } from "../domains/governance/workspace-do.ts";
 export { ScheduleObject as ScheduleDO } from "../domains/schedules/schedule-do.ts";
+
+export class EvaluationDO extends EvaluationObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, evaluationOptions());
+  }
+}

@@ -62,6 +62,21 @@ export interface SkillActivation {
   unknown: string[];
 }
 
+/**
+ * A run-level replacement of one skill's files: the run sees `name` at this tree instead of its current
+ * version (or as a new skill when it has none). Evaluation uses it to run a draft without publishing it.
+ */
+export interface SkillOverride {
+  name: string;
+  /** Label recorded in the activation (`draft:<id>`, say). */
+  version: string;
+  tree_hash: string;
+  content_hash: string;
+  description: string;
+  /** Tool names of the frontmatter's `allowed-tools`. */
+  allowed_tools?: string[];
+}
+
 export interface SkillSelectRequest {
   env: Env;
   workspaceId: string;
@@ -75,6 +90,8 @@ export interface SkillSelectRequest {
   config: WorkspaceConfig;
   /** The workspace's auxiliary model, when one is configured and could be built. */
   auxiliary: ModelHandle | null;
+  /** The run's `skill_overrides`: these skills are offered at the given trees. */
+  overrides?: readonly SkillOverride[];
   signal?: AbortSignal;
 }
 

@@ -13,6 +13,8 @@ export interface Env {
   WORKSPACES: DurableObjectNamespace;
   /** One ScheduleDO per workspace (domains/schedules); optional so Workers built without it still type-check. */
   SCHEDULES?: DurableObjectNamespace;
+  /** One EvaluationDO per workspace and draft (domains/learning/evaluation, docs/evaluation.md); optional like SCHEDULES. */
+  EVALUATIONS?: DurableObjectNamespace;
   /** Workers AI; bound only in the deploy environment (see wrangler.toml). */
   AI?: Ai;
   /** Optional service binding outbound HTTP to tenant-chosen hosts goes through (storage/outbound.ts). */

@@ -17,6 +17,8 @@
  * - `down` → HTTP 500, always;
  * - `json-tool` → writes an `echo` call as JSON text (raw tool-call detection), then a final text
  *   once a tool result is in the turn.
+ * Whatever the rule, a request for the structured output named `judgement` (an evaluation judge,
+ * docs/evaluation.md) is answered with a fixed, schema-valid judgement (`judgementStep`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -168,8 +170,17 @@ export function scriptedModelClient(url: string) {
 
 function ruleStep(body: ChatRequest): ScriptedStep | null {
   const [, rule = "", delay] = /^([^:@]*)(?:@(\d+))?/.exec(body.model) ?? [];
-  const step = stepByRule(rule, body);
+  const step = judgementStep(body) ?? stepByRule(rule, body);
   return step && delay ? { ...step, delay_ms: Number(delay) } : step;
+}
+
+/** The fixed answer to an evaluation judge (a `json_schema` response format named `judgement`). */
+export const SCRIPTED_JUDGEMENT = { baseline_score: 6, candidate_score: 8, winner: "candidate", reason: "scripted judgement" };
+
+function judgementStep(body: ChatRequest): ScriptedStep | null {
+  const format = body.response_format as { type?: string; json_schema?: { name?: string } } | undefined;
+  if (format?.type !== "json_schema" || format.json_schema?.name !== "judgement") return null;
+  return { text: JSON.stringify(SCRIPTED_JUDGEMENT) };
 }
 
 function stepByRule(rule: string, body: ChatRequest): ScriptedStep | null {

@@ -6,7 +6,10 @@
 import production from "../../src/index.ts";
 import { SessionObject } from "../../src/runtime/session/session-object.ts";
 import { WorkspaceDO as ProductionWorkspaceDO, ScheduleDO as ProductionScheduleDO } from "../../src/edge/durable-objects.ts";
+import { EvaluationObject } from "../../src/domains/learning/evaluation/evaluation-do.ts";
+import { providerModel } from "../../src/runtime/agent/providers.ts";
 import { runtimeServices } from "../../src/app/runtime.ts";
+import { evaluationOptions } from "../../src/app/evaluation.ts";
 import { providerEmbeddingModel } from "../../src/domains/skills/embeddings.ts";
 import type { RuntimeServices } from "../../src/runtime/services.ts";
 import type { Env } from "../../src/storage/env.ts";
@@ -44,6 +47,17 @@ export class WorkspaceDO extends ProductionWorkspaceDO {
 export class ScheduleDO extends ProductionScheduleDO {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, testEnv(env));
+  }
+}
+
+/** The production EvaluationDO (src/app/evaluation.ts) with the judge's models following the test's model factory, like the runs'. */
+export class EvaluationDO extends EvaluationObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(
+      ctx,
+      testEnv(env),
+      evaluationOptions((entry, build) => (testServices.modelFactory ?? providerModel)(entry, build)),
+    );
   }
 }
 

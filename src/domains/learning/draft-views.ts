@@ -2,8 +2,7 @@
  * What the review API shows of drafts (docs/learning.md, "Review API"): a newest-first page of drafts
  * (filtered by skill and status) and one draft in full — its diffs against the skill's current
  * version and against the plugin's new upstream (when there is one), the merge decisions, the
- * preservation report, the safety report and the supporting-file plan. The evaluation summary is
- * the evaluation's to fill (null here).
+ * preservation report, the safety report, the supporting-file plan and the latest evaluation.
  */
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
@@ -15,6 +14,7 @@ import { getCandidate, type DraftRow } from "../skills/candidate-store.ts";
 import type { MergePlan } from "../plugins/merge-plan.ts";
 import { treeDiff, type FileSnapshot, type TreeDiff } from "./diffs.ts";
 import { loadTree, textOf } from "./tree-files.ts";
+import { latestEvaluationView } from "./evaluation/client.ts";
 
 export const DRAFT_STATUSES = ["pending_review", "merge_failed", "superseded", "published", "rejected"] as const;
 
@@ -123,7 +123,7 @@ export async function draftDetail(env: Env, workspaceId: string, d: DraftRow) {
     preservation: report?.preservation ?? null,
     supporting_files: candidate?.mergePlan ? (JSON.parse(candidate.mergePlan) as MergePlan) : null,
     diffs: { current: vsCurrent, upstream: vsUpstream },
-    /** Filled by the replay evaluation (another part of the learning pipeline). */
-    evaluation: null,
+    /** The latest replay evaluation (docs/evaluation.md): progress, per-case results and the report; null if never evaluated. */
+    evaluation: await latestEvaluationView(env, workspaceId, d.id),
   };
 }

@@ -5,6 +5,7 @@ import { loadMail, sendMail } from "./store.ts";
 
 export const mailReplyTool = defineTool({
   name: "mail_reply",
+  outward: true,
   description: "Reply to the mail you are reading (a request expects exactly this).",
   input: z.strictObject({ body: z.string().trim().min(1).max(20_000) }),
   async execute({ body }, ctx) {

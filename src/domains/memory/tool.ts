@@ -23,6 +23,7 @@ type MemoryArgs = z.infer<typeof MemoryInput>;
 
 export const memoryTool = defineTool<MemoryArgs>({
   name: "memory",
+  outward: true,
   description:
     "Curate what you remember across runs. Two stores, each with a character budget: notes (about the work) and profile (of the user and team). " +
     "Save durable, reusable facts — not task progress or anything secret. Changes are saved at once but appear in your system prompt's Memory section from the next run on. " +

@@ -24,6 +24,7 @@ const describe = (s: ScheduleView): string =>
 
 export const scheduleTool: ToolSpec<unknown> = defineTool({
   name: "schedule",
+  outward: true,
   description:
     "Schedule a message to this session for later: once at a time (`at`) or repeatedly on a cron expression (`cron`, " +
     "in `timezone`). The message arrives as a new user turn. Also lists (`list`) or cancels (`cancel`, with `id`) this session's schedules.",

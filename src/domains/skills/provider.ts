@@ -14,7 +14,14 @@ import { makeDb } from "../../storage/db/client.ts";
 import { readBlob, requireManifest } from "../../storage/blob/store.ts";
 import { versionLabel } from "../../kernel/content-tree/hashing.ts";
 import type { ModelHandle } from "../../runtime/agent/providers.ts";
-import type { ActivatedSkill, ActivationReason, SkillActivation, SkillProvider, SkillSelectRequest } from "../../runtime/skills.ts";
+import type {
+  ActivatedSkill,
+  ActivationReason,
+  SkillActivation,
+  SkillOverride,
+  SkillProvider,
+  SkillSelectRequest,
+} from "../../runtime/skills.ts";
 import { builtinSkills } from "./builtin.ts";
 import { listActiveCurrent } from "./store.ts";
 import { allowedToolsOf, parseSkillMd } from "./frontmatter.ts";
@@ -78,6 +85,28 @@ export async function loadCatalog(env: Env, workspaceId: string): Promise<Loaded
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * The catalog a run with `skill_overrides` sees: each overridden skill at the override's tree (added
+ * when the workspace has no such skill), so an evaluation runs a draft exactly as a published version.
+ */
+export function withOverrides(catalog: readonly LoadedSkill[], overrides: readonly SkillOverride[] | undefined): LoadedSkill[] {
+  if (!overrides || overrides.length === 0) return [...catalog];
+  const byName = new Map(catalog.map((s) => [s.name, s]));
+  for (const o of overrides) {
+    const base = byName.get(o.name);
+    byName.set(o.name, {
+      name: o.name,
+      description: o.description,
+      keywords: base?.keywords ?? [],
+      version: o.version,
+      content_hash: o.content_hash,
+      treeHash: o.tree_hash,
+      allowedTools: o.allowed_tools ?? [],
+    });
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
 /** The SKILL.md of a catalog entry, as text, or null when its content is gone. */
 export async function readSkillMd(env: Env, workspaceId: string, skill: LoadedSkill): Promise<string | null> {
   if (skill.treeHash === null) {
@@ -133,7 +162,7 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
   const embeddingFactory = options.embeddingFactory ?? providerEmbeddingModel;
   return {
     async select(req: SkillSelectRequest): Promise<SkillActivation> {
-      const catalog = await loadCatalog(req.env, req.workspaceId);
+      const catalog = withOverrides(await loadCatalog(req.env, req.workspaceId), req.overrides);
       const byName = new Map(catalog.map((s) => [s.name, s]));
       const notes: string[] = [];
 

@@ -1,6 +1,6 @@
 /**
  * `skill_view({ name, path? })`: the agent reads a skill's SKILL.md or one of its supporting files, at
- * the skill's CURRENT version, from its own workspace's catalog (active skills, then unshadowed
+ * the skill's CURRENT version (or the tree a run's `skill_overrides` gives it: an evaluated draft), from its own workspace's catalog (active skills, then unshadowed
  * builtins; never a disabled skill or another workspace's). Text comes back as it is, up to 64 KiB
  * (truncated with a note); binary files are described, not dumped; an unknown name or path lists what
  * exists. Registered for every tool set at the composition root (docs/skills-and-plugins.md, "Skills in a run").
@@ -10,7 +10,7 @@ import { defineTool, fail, ok } from "../../runtime/tools/spec.ts";
 import { readBlob, requireManifest } from "../../storage/blob/store.ts";
 import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";
 import { builtinSkills } from "./builtin.ts";
-import { loadCatalog, type LoadedSkill } from "./provider.ts";
+import { loadCatalog, withOverrides, type LoadedSkill } from "./provider.ts";
 import { buildIndex, lexicalRecall } from "./selection.ts";
 import type { Env } from "../../storage/env.ts";
 
@@ -104,7 +104,7 @@ export const skillViewTool = defineTool({
   always: true,
   idempotent: true,
   async execute({ name, path }, ctx) {
-    const catalog = await loadCatalog(ctx.env, ctx.workspaceId);
+    const catalog = withOverrides(await loadCatalog(ctx.env, ctx.workspaceId), ctx.skillOverrides);
     const skill = catalog.find((s) => s.name === name);
     if (!skill) {
       const close = closeMatches(catalog, name);

@@ -53,6 +53,7 @@ const base64ToUtf8 = (b64: string) => new TextDecoder().decode(Uint8Array.from(a
 
 export const giteaGetPullTool = defineTool({
   name: "gitea_get_pull",
+  outward: true,
   description: "Get a pull request: title, state, author, branches, head commit and description.",
   input: z.strictObject({ repo: Repo, number: Num }),
   idempotent: true,
@@ -76,6 +77,7 @@ export const giteaGetPullTool = defineTool({
 
 export const giteaGetPullDiffTool = defineTool({
   name: "gitea_get_pull_diff",
+  outward: true,
   description: "Get the unified diff of a pull request.",
   input: z.strictObject({ repo: Repo, number: Num }),
   idempotent: true,
@@ -84,6 +86,7 @@ export const giteaGetPullDiffTool = defineTool({
 
 export const giteaListPullFilesTool = defineTool({
   name: "gitea_list_pull_files",
+  outward: true,
   description: "List the files a pull request changes, with their status and line counts.",
   input: z.strictObject({ repo: Repo, number: Num, page: z.number().int().min(1).max(1000).default(1) }),
   idempotent: true,
@@ -96,6 +99,7 @@ export const giteaListPullFilesTool = defineTool({
 
 export const giteaReadFileTool = defineTool({
   name: "gitea_read_file",
+  outward: true,
   description: "Read a file of a repository at a branch, tag or commit (default: the default branch).",
   input: z.strictObject({ repo: Repo, path: z.string().min(1).max(1000), ref: z.string().min(1).max(250).optional() }),
   idempotent: true,
@@ -110,6 +114,7 @@ export const giteaReadFileTool = defineTool({
 
 export const giteaCommentTool = defineTool({
   name: "gitea_comment",
+  outward: true,
   description: "Comment on an issue or pull request (use @name to address someone).",
   input: z.strictObject({ repo: Repo, number: Num, body: z.string().trim().min(1).max(60_000) }),
   execute: ({ repo, number, body }, ctx) =>
@@ -121,6 +126,7 @@ export const giteaCommentTool = defineTool({
 
 export const giteaSubmitReviewTool = defineTool({
   name: "gitea_submit_review",
+  outward: true,
   description: "Submit a review of a pull request: APPROVED, REQUEST_CHANGES or COMMENT, with a body explaining it.",
   input: z.strictObject({
     repo: Repo,
@@ -137,6 +143,7 @@ export const giteaSubmitReviewTool = defineTool({
 
 export const giteaMergePullTool = defineTool({
   name: "gitea_merge_pull",
+  outward: true,
   description: "Merge a pull request.",
   input: z.strictObject({
     repo: Repo,
@@ -154,6 +161,7 @@ export const giteaMergePullTool = defineTool({
 
 export const giteaCreateBranchTool = defineTool({
   name: "gitea_create_branch",
+  outward: true,
   description: "Create a branch from another branch, tag or commit.",
   input: z.strictObject({ repo: Repo, name: z.string().min(1).max(250), from: z.string().min(1).max(250) }),
   execute: ({ repo, name, from }, ctx) =>
@@ -171,6 +179,7 @@ const FileChangeInput = z.strictObject({
 
 export const giteaChangeFilesTool = defineTool({
   name: "gitea_change_files",
+  outward: true,
   description:
     "Create, update and delete files in one commit on a branch (optionally starting a new branch from it). Content is plain text; Beaver encodes it and looks up the current file versions.",
   input: z.strictObject({
@@ -203,6 +212,7 @@ export const giteaChangeFilesTool = defineTool({
 
 export const giteaCreatePullTool = defineTool({
   name: "gitea_create_pull",
+  outward: true,
   description: "Open a pull request from a head branch into a base branch.",
   input: z.strictObject({
     repo: Repo,
@@ -220,6 +230,7 @@ export const giteaCreatePullTool = defineTool({
 
 export const giteaCreateIssueTool = defineTool({
   name: "gitea_create_issue",
+  outward: true,
   description: "Open an issue, optionally assigned to Gitea users.",
   input: z.strictObject({
     repo: Repo,

@@ -12,6 +12,7 @@ import { withWorkingTask } from "./tool-context.ts";
 
 export const toolchainReportTool = defineTool({
   name: "toolchain_report",
+  outward: true,
   description:
     "Submit the action report of your toolchain task: what you did (changes, reviews, comments, merges) and the result. This is the proof of work; call it once, after all steps.",
   input: z.strictObject({
@@ -32,6 +33,7 @@ export const toolchainReportTool = defineTool({
 
 export const toolchainOutputTool = defineTool({
   name: "toolchain_output",
+  outward: true,
   description: "Attach an output to your toolchain task (a review summary, a fix plan, a log excerpt) for others to reuse.",
   input: z.strictObject({
     content: z.string().trim().min(1).max(100_000),
@@ -49,6 +51,7 @@ const NOTE_TYPES = COMMENT_TYPES.filter((t) => t !== "action_report") as [string
 
 export const toolchainCommentTool = defineTool({
   name: "toolchain_comment",
+  outward: true,
   description: "Add a note to your toolchain task (observation, hand-off…). It is not a report: finish with toolchain_report.",
   input: z.strictObject({
     body: z.string().trim().min(1).max(20_000),

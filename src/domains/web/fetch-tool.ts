@@ -80,6 +80,7 @@ const Input = z.strictObject({
 
 export const webFetchTool: ToolSpec<unknown> = defineTool({
   name: "web_fetch",
+  outward: true,
   description:
     "Fetch a web page or file by URL (HTTP GET) and read it: HTML comes back as Markdown, text as it is, binary content is described. " +
     "Reports the status, content type and final URL after redirects. Long pages are cut.",

@@ -30,6 +30,7 @@ import { memoryRoutes } from "./routes/memory.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { mcpEndpointRoutes } from "./routes/mcp-endpoint.ts";
+import { draftEvaluationRoutes } from "./routes/draft-evaluation.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -73,6 +74,7 @@ export function createApp() {
     "/mcp",
     mcpEndpointRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
   );
+  app.route("/api/drafts", draftEvaluationRoutes);
   // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
   app.route("/webhooks", webhookRoutes);
 

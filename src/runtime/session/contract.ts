@@ -4,6 +4,7 @@
  */
 import type { ModelEntry } from "../../storage/config/schema.ts";
 import type { Usage } from "./events.ts";
+import type { SkillOverride } from "../skills.ts";
 
 export interface SubmitRunInput {
   workspace_id: string;
@@ -34,6 +35,13 @@ export interface SubmitRunInput {
   skills?: string[];
   /** Skills pinned by whoever submitted the run (a toolchain agent's `skills`). */
   pinned_skills?: string[];
+  /**
+   * A dry run (an isolated evaluation run, docs/evaluation.md): tools marked `outward` are not executed;
+   * the model reads a result saying what would have been done, and the call stays in the log as the record.
+   */
+  dry_run?: boolean;
+  /** Skills this run sees at another tree than their current version (the version under test; src/runtime/skills.ts). */
+  skill_overrides?: SkillOverride[];
 }
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";

@@ -18,6 +18,11 @@ export interface SessionInfo {
   metadata: Record<string, unknown>;
   created_at: number;
   updated_at: number;
+  /**
+   * An isolated session (evaluation runs, docs/evaluation.md): never replicated to D1, so it is not
+   * listed with the workspace's sessions nor found by session search; reachable only by its id.
+   */
+  isolated?: true;
 }
 
 /** Progress of a run that must survive a restart (everything else is derived from the log). */

@@ -70,6 +70,8 @@ export class Replicator {
   }
 
   async #drain(): Promise<boolean> {
+    // An isolated session stays in its Durable Object only (do-storage.ts `SessionInfo.isolated`).
+    if (this.#deps.store.session()?.isolated) return true;
     do {
       this.#again = false;
       const { store } = this.#deps;

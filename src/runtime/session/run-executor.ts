@@ -197,6 +197,7 @@ export class RunExecutor {
         message: input.content,
         explicit: input.skills ?? [],
         pinned: [...new Set([...(input.pinned_skills ?? []), ...sessionPins])],
+        ...(input.skill_overrides && input.skill_overrides.length > 0 ? { overrides: input.skill_overrides } : {}),
         config,
         auxiliary: await resolving.then(
           (m) => m.auxiliary,
@@ -436,6 +437,8 @@ export class RunExecutor {
       data: this.run.input.tool_data ?? {},
       // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
       timezone: config.runtime.timezone,
+      ...(this.run.input.dry_run ? { dryRun: true } : {}),
+      ...(this.run.input.skill_overrides ? { skillOverrides: this.run.input.skill_overrides } : {}),
       emitUpdate: (partial) =>
         log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
     });

@@ -53,6 +53,8 @@ export interface CreateSessionInput {
   id?: string;
   title?: string;
   metadata?: Record<string, unknown>;
+  /** An isolated session: kept in its Durable Object only, never listed or searched (evaluation runs). */
+  isolated?: boolean;
 }
 
 /** Creates a session (or returns the existing one with that id in the same workspace; another workspace's → 409). */
@@ -63,7 +65,13 @@ export async function createSession(env: Env, input: CreateSessionInput): Promis
   const out = unwrap(
     await rpc(
       "create",
-      stub.create({ workspaceId: input.workspaceId, sessionId, title: input.title ?? "", metadata: input.metadata ?? {} }),
+      stub.create({
+        workspaceId: input.workspaceId,
+        sessionId,
+        title: input.title ?? "",
+        metadata: input.metadata ?? {},
+        ...(input.isolated ? { isolated: true } : {}),
+      }),
     ),
   );
   return { ...out.session, created: out.created };

@@ -76,6 +76,8 @@ export interface CreateArgs {
   sessionId: string;
   title: string;
   metadata: Record<string, unknown>;
+  /** Not replicated to D1: never listed nor searched (SessionInfo.isolated). */
+  isolated?: boolean;
 }
 
 /** Header the Worker uses to tell the DO's fetch handler who is asking (never accepted from clients). */
@@ -189,6 +191,7 @@ export class SessionObject extends DurableObject<Env> {
       metadata: args.metadata,
       created_at: now,
       updated_at: now,
+      ...(args.isolated ? { isolated: true as const } : {}),
     });
     const { log, queue } = this.#require(args.workspaceId);
     // Listed in D1 right away when D1 is up; otherwise the alarm retries like any replication.

@@ -39,6 +39,7 @@ async function runCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext)
   }
 
   if (ctx.signal.aborted) return cancelled(call.name);
+  if (ctx.dryRun && spec.outward) return dryRunResult(call.name, parsed.data);
   try {
     return await raceAbort(spec.execute(parsed.data, ctx), ctx.signal, call.name);
   } catch (err) {
@@ -63,6 +64,24 @@ function raceAbort(work: Promise<ToolResult>, signal: AbortSignal, name: string)
       },
     );
   });
+}
+
+/** Dry-run characters of the arguments quoted back to the model. */
+const DRY_RUN_ARGS_CHARS = 1_000;
+
+/**
+ * What the model reads instead of an outward tool's result in a dry run: that nothing was done, and what
+ * would have been. The call and this result stay in the session's log, which is the record.
+ */
+export function dryRunResult(name: string, args: unknown): ToolResult {
+  const json = JSON.stringify(args) ?? "null";
+  const shown = json.length > DRY_RUN_ARGS_CHARS ? `${json.slice(0, DRY_RUN_ARGS_CHARS)}…` : json;
+  return {
+    ok: true,
+    content:
+      `[dry run] Tool '${name}' was NOT executed: this is an isolated evaluation run without side effects. ` +
+      `It would have been called with ${shown}. Continue as if it had succeeded, without relying on any result from it.`,
+  };
 }
 
 const cancelled = (name: string): ToolResult => fail("cancelled", `Tool '${name}' was cancelled`);

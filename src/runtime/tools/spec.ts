@@ -4,6 +4,7 @@
  */
 import type { ZodType } from "zod";
 import type { Env } from "../../storage/env.ts";
+import type { SkillOverride } from "../skills.ts";
 
 export interface ToolResult {
   ok: boolean;
@@ -26,6 +27,10 @@ export interface ToolContext {
   emitUpdate(partial: unknown): void;
   /** The workspace's `runtime.timezone` when the caller has it loaded (tools fall back to the config). */
   timezone?: string;
+  /** The run is a dry run (`SubmitRunInput.dry_run`): the executor does not call `outward` tools. */
+  dryRun?: boolean;
+  /** The run's `skill_overrides`: tools that read skills read these at the override's tree. */
+  skillOverrides?: readonly SkillOverride[];
 }
 
 export interface ToolSpec<I = unknown> {
@@ -41,6 +46,11 @@ export interface ToolSpec<I = unknown> {
   always?: boolean;
   /** Safe to run again after an interruption (otherwise an interrupted call gets an `interrupted` error). */
   idempotent?: boolean;
+  /**
+   * Has effects outside the run (writes to Gitea, mail, schedules, memory, fetches the web): in a dry run
+   * the executor answers for it without calling `execute` (docs/evaluation.md, "Isolation").
+   */
+  outward?: boolean;
   execute(args: I, ctx: ToolContext): Promise<ToolResult>;
 }
 

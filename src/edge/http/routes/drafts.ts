@@ -10,21 +10,12 @@ import type { Env } from "../../../storage/env.ts";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { DRAFT_STATUSES, draftDetail, draftSummary, listDraftPage } from "../../../domains/learning/draft-views.ts";
-import type { EvaluationVerdict } from "../../../domains/learning/gates.ts";
+import { latestEvaluationVerdict } from "../../../domains/learning/evaluation/client.ts";
 import { approveDraft, regenerateDraft, rejectDraftService, requireDraft } from "../../../domains/governance/learning-drafts.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 
 const Any = z.record(z.string(), z.unknown());
 const DraftId = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, "must be a draft id") });
-
-/**
- * INTEGRATION POINT (evaluation): the verdict of the draft's latest replay evaluation, as the approve
- * route sees it. Until the evaluation lands every draft reads `none`; the integrator replaces this body
- * with the evaluation's reader. This is the only place the approve route gets a verdict from.
- */
-export async function evaluationVerdictForApproval(_env: Env, _workspaceId: string, _draftId: string): Promise<EvaluationVerdict> {
-  return "none";
-}
 
 const ApproveBody = z
   .strictObject({
@@ -136,7 +127,7 @@ export const draftRoutes = newRouter()
     const p = c.get("principal");
     const { id } = c.req.valid("param");
     const body = (c.req.header("Content-Type") ?? "").includes("json") ? c.req.valid("json") : { skip_evaluation: false };
-    const verdict = await evaluationVerdictForApproval(c.env, p.workspaceId, id);
+    const verdict = await latestEvaluationVerdict(c.env, p.workspaceId, id);
     const r = await approveDraft(
       c.env,
       p.workspaceId,
