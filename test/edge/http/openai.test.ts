@@ -280,6 +280,7 @@ describe("POST /v1/responses", () => {
     expect(stale.status).toBe(409);
     const staleErr = await json<OpenAiErr & { error: { message: string } }>(stale);
     expect(staleErr.error).toMatchObject({ type: "conflict_error", param: "previous_response_id" });
+    expect(staleErr.error.message).toContain(r2.id);
 
     // Another workspace cannot continue it, nor can a made-up id.
     const other = await newWorkspace();

@@ -283,16 +283,11 @@ async function previousSession(c: Context<AppEnv>, previous: string): Promise<st
   }
   const [latest] = unwrap(await rpc("listRuns", sessionStub(c.env, parsed.sessionId).listRuns(workspaceId, 1)));
   if (latest && latest.id !== parsed.runId) {
+    const latestId = responseId(parsed.sessionId, latest.id);
     throw new AppError(
       "conflict",
-      "previous_response_id is not the latest response of its session; Beaver continues a session in one line (branch it with POST /api/sessions/{id}/branch)",
-      {
-        details: {
-          param: "previous_response_id",
-          session_id: parsed.sessionId,
-          latest_response_id: responseId(parsed.sessionId, latest.id),
-        },
-      },
+      `previous_response_id is not the latest response of its session (that is ${latestId}); Beaver continues a session in one line (branch it with POST /api/sessions/{id}/branch)`,
+      { details: { param: "previous_response_id", session_id: parsed.sessionId, latest_response_id: latestId } },
     );
   }
   return parsed.sessionId;
