@@ -348,6 +348,12 @@ describe("GET /v1/models", () => {
     const config = await json<{ model: { id: string } }>(await call("GET", "/api/config", { token: ws.admin }));
     expect(list.data.map((m) => m.id)).toEqual(["beaver", config.model.id, "agent:rev"]);
     expect(list.data.every((m) => m.object === "model")).toBe(true);
+    const one = await call("GET", "/v1/models/agent:rev", { token: ws.read });
+    expect(one.status).toBe(200);
+    expect(await json(one)).toMatchObject({ id: "agent:rev", object: "model", owned_by: "beaver" });
+    const missing = await call("GET", "/v1/models/gpt-4o", { token: ws.read });
+    expect(missing.status).toBe(404);
+    expect((await json<OpenAiErr>(missing)).error).toMatchObject({ type: "not_found_error", param: "model" });
 
     const byId = await chatCall(ws, { model: config.model.id, messages: [{ role: "user", content: "hi" }] });
     expect((await json<Completion>(byId)).choices[0]!.message.content).toBe("by main id");

@@ -107,6 +107,24 @@ const models = createRoute({
   responses: { 200: jsonResponse(z.object({ object: z.literal("list"), data: z.array(ModelObject) }), "Models"), ...openAiErrors() },
 });
 
+const model = createRoute({
+  method: "get",
+  path: "/models/{model}",
+  tags: ["openai"],
+  summary: "One model name this workspace accepts (404 for any other)",
+  middleware: [requireScope("read")] as const,
+  request: {
+    params: z.object({
+      model: z
+        .string()
+        .min(1)
+        .max(200)
+        .openapi({ param: { name: "model", in: "path" } }),
+    }),
+  },
+  responses: { 200: jsonResponse(ModelObject, "Model"), ...openAiErrors(404) },
+});
+
 /** The run input for a conversation: sizes checked (413 naming the field) before any session is created. */
 function runInput(c: Context<AppEnv>, target: ModelTarget, conversation: RunConversation, field: string): SubmitRunInput {
   const limit = limitsOf(c.env).message_bytes;
@@ -255,15 +273,16 @@ export const openAiRoutes = newRouter()
   })
   .openapi(models, async (c) => {
     const targets = await listModelTargets(c.env, c.get("principal").workspaceId);
-    const data = targets.map((t) => ({
-      id: t.id,
-      object: "model" as const,
-      created: t.created,
-      owned_by: t.owned_by,
-      description: t.description,
-    }));
-    return c.json({ object: "list" as const, data }, 200);
+    return c.json({ object: "list" as const, data: targets.map(modelObject) }, 200);
+  })
+  .openapi(model, async (c) => {
+    const target = await resolveModel(c.env, c.get("principal").workspaceId, c.req.valid("param").model);
+    return c.json(modelObject(target), 200);
   });
+
+function modelObject(t: ModelTarget) {
+  return { id: t.id, object: "model" as const, created: t.created, owned_by: t.owned_by, description: t.description };
+}
 
 /**
  * The session `previous_response_id` names, for this workspace (another workspace's answers 404). A
