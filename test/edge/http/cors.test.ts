@@ -59,6 +59,23 @@ describe("CORS", () => {
     expect(denied.headers.get("Access-Control-Allow-Origin")).toBe(APP);
   });
 
+  it("keeps streams working for an allowed origin: a session's SSE stream answers with the CORS headers", async () => {
+    const created = await call("POST", "/api/sessions", { body: {} });
+    const { id } = (await created.json()) as { id: string };
+    const res = await request(
+      `/api/sessions/${id}/stream?last_seq=0`,
+      { headers: { Origin: APP, Authorization: "Bearer test-admin-token" } },
+      APP,
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toContain("text/event-stream");
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe(APP);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain(": connected");
+    await reader.cancel();
+  });
+
   it("refuses an origin not listed: no Access-Control-Allow-Origin, on the preflight or the request", async () => {
     const origins = APP;
     for (const origin of ["https://evil.example", "https://app.example.com.evil.example", "http://app.example.com"]) {
