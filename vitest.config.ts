@@ -21,6 +21,10 @@ export default defineConfig({
           OPERATOR_ONLY_KEY: "sk-operator-only-0123456789abcdef",
           BEAVER_SHARED_SECRETS: "SINGLE_TENANT_KEY, BEAVER_ADMIN_TOKEN",
           BEAVER_SHARED_SECRETS_WORKSPACES: "default,ws-shared-keys",
+          // Pinned, because wrangler also reads `.dev.vars`, which `npm run dev` writes with BEAVER_ALLOW_PRIVATE_EGRESS=true:
+          // tests must not depend on whether the service was started in this folder before (egress tests set it per test).
+          BEAVER_ALLOW_PRIVATE_EGRESS: "false",
+          BEAVER_CORS_ORIGINS: "",
         },
         // Small rate limits so a test reaches them with a few requests (production values: wrangler.toml).
         // Every test workspace and token is new, so tests never share a counter.

@@ -40,6 +40,8 @@ export interface Env {
   BEAVER_ALLOW_PRIVATE_EGRESS?: string;
   /** How long explicit skill and plugin writes wait for the workspace lock, in ms (default 10000; domains/governance/client.ts). */
   BEAVER_LOCK_WAIT_MS?: string;
+  /** Comma-separated origins browser apps may call from (edge/http/cors.ts, docs/cors.md); CORS is off when unset. */
+  BEAVER_CORS_ORIGINS?: string;
 }
 
 /** The platform's Rate Limiting binding: `success: false` once the key has used its limit this period. */

@@ -4,8 +4,9 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./context.ts";
-import { errorBody } from "../../kernel/errors.ts";
-import { errorResponse } from "./errors.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { errorResponseFor } from "./openai/errors.ts";
+import { corsFor } from "./cors.ts";
 import { requestContext } from "./request-context.ts";
 import { authenticate } from "./auth.ts";
 import { bodyLimits } from "./body-limit.ts";
@@ -31,6 +32,7 @@ import { scheduleRoutes } from "./routes/schedules.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { mcpEndpointRoutes } from "./routes/mcp-endpoint.ts";
 import { draftEvaluationRoutes } from "./routes/draft-evaluation.ts";
+import { openAiRoutes } from "./routes/openai.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -39,16 +41,21 @@ export function isPublicApiPath(path: string): boolean {
 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
-  app.onError(errorResponse);
-  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}`), 404));
+  // Errors in Beaver's shape, except under /v1 where OpenAI clients expect OpenAI's (docs/openai-api.md).
+  app.onError(errorResponseFor);
+  app.notFound((c) => errorResponseFor(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}`), c));
 
   app.use("*", requestContext);
+  // Before auth, so a browser's preflight is answered without a token; off unless BEAVER_CORS_ORIGINS is set (docs/cors.md).
+  app.use("*", corsFor);
   app.use("*", bodyLimits);
   app.use("/api/*", async (c, next) => {
     if (isPublicApiPath(c.req.path)) return next();
     return authenticate(c, next);
   });
   app.use("/api/*", parseJsonBodies);
+  app.use("/v1/*", authenticate);
+  app.use("/v1/*", parseJsonBodies);
 
   app.route("/api/ping", pingRoutes);
   app.route("/api/workspaces", workspaceRoutes);
@@ -75,6 +82,8 @@ export function createApp() {
     mcpEndpointRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
   );
   app.route("/api/drafts", draftEvaluationRoutes);
+  // The OpenAI-compatible API: bearer tokens like /api, errors in OpenAI's shape.
+  app.route("/v1", openAiRoutes);
   // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
   app.route("/webhooks", webhookRoutes);
 

@@ -54,8 +54,8 @@ const chat = createRoute({
   responses: { 200: jsonResponse(ChatResponse, "The answer"), ...errorResponses(404, 409, 413, 422, 429, 502, 503) },
 });
 
-/** A failed run's error code as an HTTP error code. */
-function httpCode(code: string): ErrorCode {
+/** A failed run's error code as an HTTP error code (also for /v1: src/edge/http/openai/runs.ts). */
+export function runErrorHttpCode(code: string): ErrorCode {
   switch (code) {
     case "no_model_configured":
     case "provider_error":
@@ -93,7 +93,9 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   }
   if (result.status !== "completed") {
     const error = result.error ?? { code: "cancelled", message: "The run was cancelled" };
-    throw new AppError(httpCode(error.code), error.message, { details: { session_id: sessionId, run_id, run_error_code: error.code } });
+    throw new AppError(runErrorHttpCode(error.code), error.message, {
+      details: { session_id: sessionId, run_id, run_error_code: error.code },
+    });
   }
   return c.json(
     {

@@ -37,7 +37,24 @@ const route = createRoute({
     "Routes on X-Gitea-Event-Type. 202 with the outcome (tasks created, or ignored with a reason); 200 with the first outcome for a redelivery, or for a replay (a signed body already answered within 7 days, under any delivery id); 400 for malformed deliveries; 401 for a missing or wrong signature (nothing stored).",
   security: [],
   middleware: [limitWebhooks] as const,
-  request: { params: z.object({ workspace_id: z.string().min(1).max(63) }) },
+  request: {
+    params: z.object({ workspace_id: z.string().min(1).max(63) }),
+    // Documented, not validated here: the signature covers the exact bytes, so the route reads them raw (a zod
+    // schema would parse them first) and the intake checks the payload per event type.
+    body: {
+      required: true,
+      description: "Gitea's webhook payload for the event named in X-Gitea-Event-Type, as Gitea sends it (its bytes are signed)",
+      content: {
+        "application/json": {
+          schema: {
+            type: "object" as const,
+            additionalProperties: true,
+            description: "A Gitea webhook payload (push, pull_request, issues, …)",
+          },
+        },
+      },
+    },
+  },
   responses: {
     200: jsonResponse(Outcome, "Redelivery or replay: the first outcome"),
     202: jsonResponse(Outcome, "Accepted: tasks created or ignored with a reason"),
