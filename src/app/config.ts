@@ -5,8 +5,12 @@
 import type { z } from "zod";
 import { composeConfigSchema, type ConfigSection } from "../storage/config/schema.ts";
 import { toolchainConfigSection } from "../domains/toolchain/config.ts";
+import { TOOL_POLICY_KEY, ToolPolicySchema } from "../runtime/tools/policy.ts";
 
-export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection];
+/** `tool_policy`: the runtime's per-workspace tool rules (docs/approvals.md), read by the policy extension. */
+const toolPolicySection: ConfigSection = { key: TOOL_POLICY_KEY, schema: ToolPolicySchema };
+
+export const CONFIG_SECTIONS: readonly ConfigSection[] = [toolchainConfigSection, toolPolicySection];
 
 export const WorkspaceConfigSchema = composeConfigSchema(CONFIG_SECTIONS);
 

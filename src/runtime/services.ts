@@ -8,6 +8,7 @@ import type { ModelFactory } from "./agent/providers.ts";
 import type { ReplicationFault } from "./session/replicator.ts";
 import type { SkillProvider } from "./skills.ts";
 import type { MemoryProvider } from "./memory.ts";
+import type { Extension } from "./extensions.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
@@ -26,6 +27,11 @@ export interface RuntimeServices {
   skills?: SkillProvider;
   /** Renders each run's frozen memory snapshot when it opens (src/runtime/memory.ts); absent = no memory section. */
   memory?: MemoryProvider;
+  /**
+   * Hooks around tool calls and the model's context, and event subscribers, in registration order
+   * (src/runtime/extensions.ts, docs/extensions.md); absent = none.
+   */
+  extensions?: readonly Extension[];
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */

@@ -25,6 +25,9 @@ function servicesForTests(): RuntimeServices {
     replicationFault: (sessionId) => testServices.replicationFault?.(sessionId) ?? false,
     ...(base.skills ? { skills: base.skills } : {}),
     ...(base.memory ? { memory: base.memory } : {}),
+    get extensions() {
+      return [...(base.extensions ?? []), ...testServices.extensions];
+    },
   };
 }
 

@@ -20,6 +20,7 @@ import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
+import { approvalRoutes } from "./routes/session-approvals.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { agentRoutes } from "./routes/agents.ts";
@@ -55,6 +56,7 @@ export function createApp() {
   app.route("/api/plugins", pluginRoutes);
   app.route("/api/sessions", streamRoutes);
   app.route("/api/sessions", messageRoutes);
+  app.route("/api/sessions", approvalRoutes);
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/chat", chatRoutes);
   app.route("/api/agents", agentRoutes);

@@ -34,6 +34,17 @@ export interface SubmitRunInput {
   skills?: string[];
   /** Skills pinned by whoever submitted the run (a toolchain agent's `skills`). */
   pinned_skills?: string[];
+  /** The live channel the message came through (recorded as `channel_inject` before it; docs/approvals.md). */
+  channel?: ChannelOrigin;
+}
+
+/** A message that entered through a live channel (docs/approvals.md, "Two-way live channel"). */
+export interface ChannelOrigin {
+  /** `websocket` for the session stream. */
+  channel: string;
+  device_id: string;
+  /** The client's own id for the message (`client_id` of the frame), or one made up for it. */
+  external_id: string;
 }
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";

@@ -37,6 +37,13 @@ import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf } from ".
 import { resolveModels } from "../agent/providers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
+// Tool approval, extensions' subscribers and the two-way live channel (docs/approvals.md, docs/extensions.md).
+import { ApprovalWaiters, recordDecision, type ApprovalDecision } from "./approvals.ts";
+import { errorFrame, parseClientFrame, type ClientFrame } from "./client-frames.ts";
+import { notifySubscribers } from "../extensions.ts";
+import { limitsOf } from "../../storage/limits.ts";
+import type { WsAttachment } from "./live-clients.ts";
+import { newId } from "../../kernel/ids.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -93,6 +100,7 @@ export class SessionObject extends DurableObject<Env> {
   #log: SessionLog | null = null;
   #queue: RunQueue | null = null;
   #alarmChain: Promise<void> = Promise.resolve();
+  readonly #approvals = new ApprovalWaiters();
 
   constructor(ctx: DurableObjectState, env: Env, services: RuntimeServices) {
     super(ctx, env);
@@ -114,12 +122,21 @@ export class SessionObject extends DurableObject<Env> {
     if (!this.#log) {
       const session = this.#store.session();
       if (!session) return null;
-      this.#log = new SessionLog(this.#store, session, this.#live, this.#replicator);
+      const subscribers = (this.#services.extensions ?? []).filter((e) => e.onEvent !== undefined);
+      const where = { sessionId: session.id, workspaceId: session.workspace_id };
+      this.#log = new SessionLog(
+        this.#store,
+        session,
+        this.#live,
+        this.#replicator,
+        subscribers.length > 0 ? (frame) => notifySubscribers(subscribers, frame, where) : undefined,
+      );
       const log = this.#log;
       this.#queue = new RunQueue({
         env: this.env,
         log,
         services: this.#services,
+        approvals: this.#approvals,
         loadConfig: () => this.#config(session.workspace_id),
         onRunEnded: (runId) => this.#live.endRun(runId),
       });
@@ -279,6 +296,36 @@ export class SessionObject extends DurableObject<Env> {
 
   cancel(workspaceId: string, runId?: string): Outcome<{ run_id: string; status: RunRow["status"] } | null> {
     return attempt(() => this.#require(workspaceId).queue.cancel(runId));
+  }
+
+  // ---- RPC: tool approval (docs/approvals.md) ----------------------------------------------------
+
+  /**
+   * A person's decision on a tool call waiting for approval: 404 for an unknown id, 409 when it was
+   * decided already (or timed out). The waiting run goes on at once; a run evicted meanwhile is woken.
+   */
+  decideApproval(
+    workspaceId: string,
+    approvalId: string,
+    decision: ApprovalDecision,
+    clientId: string,
+  ): Outcome<{ approval_id: string; run_id: string; tool_name: string; decision: ApprovalDecision; event: PersistentEvent }> {
+    return attempt(() => {
+      const { log, queue } = this.#require(workspaceId);
+      const { event, row } = recordDecision(log, approvalId, decision, "person", clientId);
+      if (!this.#approvals.resolve(approvalId, { decision, decided_by: "person" })) void queue.wake();
+      return { approval_id: approvalId, run_id: row.run_id, tool_name: row.tool_name, decision, event };
+    });
+  }
+
+  /** Denies every approval whose time ran out (from the alarm, which fires while a run is open). */
+  #expireApprovals(log: SessionLog): void {
+    const now = Date.now();
+    for (const row of this.#store.openApprovals()) {
+      if (row.expires_at > now) break;
+      recordDecision(log, row.approval_id, "deny", "timeout", "approval");
+      this.#approvals.resolve(row.approval_id, { decision: "deny", decided_by: "timeout" });
+    }
   }
 
   // ---- RPC: views of the log --------------------------------------------------------------------
@@ -456,7 +503,10 @@ export class SessionObject extends DurableObject<Env> {
     const replay = log.replay(Number.isFinite(lastSeq) ? lastSeq : 0, includeHidden);
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
       const pair = new WebSocketPair();
-      this.#live.acceptWebSocket(pair[1], { clientId, includeHidden }, replay);
+      // Set by the stream route from the token or ticket (never taken from the client as is).
+      const maySend = url.searchParams.get("may_send") === "true";
+      const deviceId = url.searchParams.get("device_id") ?? undefined;
+      this.#live.acceptWebSocket(pair[1], { clientId, includeHidden, maySend, ...(deviceId ? { deviceId } : {}) }, replay);
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
     return sseResponse(this.#live.openSse({ clientId, includeHidden }, replay));
@@ -478,8 +528,56 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- hibernatable WebSockets ------------------------------------------------------------------
 
+  /**
+   * A client frame (client-frames.ts; docs/approvals.md, "Two-way live channel"): a message, steer or
+   * follow-up goes the way the HTTP message route goes (`submit`), recorded with its channel; a cancel
+   * and an approval decision go the way their routes go. Anything wrong is answered with an error
+   * frame and the socket stays open; what was taken is answered with an `ack` frame.
+   */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    if (typeof message === "string" && message.trim() === '{"type":"ping"}') ws.send('{"type":"pong"}');
+    if (typeof message === "string" && message.trim() === '{"type":"ping"}') return ws.send('{"type":"pong"}');
+    const send = (text: string) => {
+      try {
+        ws.send(text);
+      } catch {
+        // closing under us
+      }
+    };
+    const parsed = parseClientFrame(message, limitsOf(this.env).message_bytes);
+    if (!parsed.ok) return send(errorFrame(parsed.error));
+    const att = this.#live.attachmentOf(ws);
+    if (!att?.may_send)
+      return send(errorFrame({ code: "forbidden", message: "This stream may only read: sending needs a member or admin token" }));
+    const loaded = this.#loaded();
+    if (!loaded) return send(errorFrame({ code: "not_found", message: "Session not found" }));
+    const outcome = this.#clientFrame(parsed.frame, att, loaded.log.session.workspace_id);
+    send(outcome.ok ? JSON.stringify({ type: "ack", frame: parsed.frame.type, ...outcome.value }) : errorFrame(outcome.error));
+  }
+
+  #clientFrame(frame: ClientFrame, att: WsAttachment, workspaceId: string): Outcome<Record<string, unknown>> {
+    switch (frame.type) {
+      case "message": {
+        const clientId = frame.client_id ?? att.client_id;
+        const input: SubmitRunInput = {
+          workspace_id: workspaceId,
+          content: frame.content,
+          client_id: clientId,
+          ...(frame.mode === "steer" ? { source: "steer" as const } : frame.mode === "follow_up" ? { source: "followUp" as const } : {}),
+          channel: { channel: "websocket", device_id: att.device_id ?? att.client_id, external_id: frame.client_id ?? newId("msg") },
+        };
+        const submitted = this.submit(input);
+        return submitted.ok ? success({ ...submitted.value }) : submitted;
+      }
+      case "cancel": {
+        const cancelled = this.cancel(workspaceId);
+        return cancelled.ok ? success({ run: cancelled.value }) : cancelled;
+      }
+      case "approve":
+      case "deny": {
+        const decided = this.decideApproval(workspaceId, frame.approval_id, frame.type, att.client_id);
+        return decided.ok ? success({ approval_id: frame.approval_id, decision: frame.type, run_id: decided.value.run_id }) : decided;
+      }
+    }
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -495,11 +593,17 @@ export class SessionObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const loaded = this.#loaded();
     if (!loaded) return;
+    // Approvals nobody answered in time are denied first, so a resumed run finds them decided.
+    this.#expireApprovals(loaded.log);
     if (this.#store.openRuns().length > 0) {
       // Re-armed first (directly: the alarm being handled no longer counts as set), so that should this
       // instance die while running, the next alarm resumes the run.
       await this.ctx.storage.setAlarm(Date.now() + RESUME_CHECK_MS);
-      await loaded.queue.wake();
+      // The alarm waits for the pump, but not for a person: once the run is paused on an approval the
+      // alarm ends, so the next one can time the approval out (docs/approvals.md).
+      const paused = this.#approvals.whenSomeoneWaits();
+      await Promise.race([loaded.queue.wake(), paused.promise]);
+      paused.stop();
     }
     await this.#replicator.flush();
     await this.#alarmChain;

@@ -23,6 +23,8 @@ export interface TicketClaims {
   n: string;
   /** the token could read hidden events (admin) */
   a: boolean;
+  /** the token could send (member or admin): the WebSocket takes client frames (absent on older tickets: no) */
+  m?: boolean;
 }
 
 function keyOf(env: Env): string {
