@@ -15,13 +15,15 @@ import type { Env } from "../storage/env.ts";
 import type { Message, StreamFrame } from "./session/events.ts";
 import type { ToolResult } from "./tools/spec.ts";
 import { errorFields, log } from "../kernel/log.ts";
+import { conversationForModel } from "./agent/model-messages.ts";
 
 /** Where a hook is called from: the run and the workspace configuration it runs with. */
 export interface HookContext {
   env: Env;
   workspaceId: string;
   sessionId: string;
-  runId: string;
+  /** The run; null when the context is built outside a run (`GET …/context` of an idle session). */
+  runId: string | null;
   /** The run's workspace configuration (each extension reads its own section). */
   config: WorkspaceConfig;
   /** The run's tool data (for example `{ task_id }` for toolchain runs). */
@@ -137,6 +139,18 @@ export async function runMessageHook(
 /** True when some extension has this message hook (the loop skips the work otherwise). */
 export function hasMessageHook(extensions: readonly Extension[], hook: "transformContext" | "convertToLlm"): boolean {
   return extensions.some((e) => e[hook] !== undefined);
+}
+
+/**
+ * The model's context through the extensions: the messages built from the log go through
+ * `transformContext`, are settled for the provider (`conversationForModel`), then go through
+ * `convertToLlm`. Without any such hook the built messages are returned as they are. Used by the
+ * loop and by `GET …/context`, so that view stays exactly what the model gets.
+ */
+export async function contextThroughHooks(extensions: readonly Extension[], built: Message[], ctx: HookContext): Promise<Message[]> {
+  if (!hasMessageHook(extensions, "transformContext") && !hasMessageHook(extensions, "convertToLlm")) return built;
+  const transformed = await runMessageHook(extensions, "transformContext", built, ctx);
+  return runMessageHook(extensions, "convertToLlm", conversationForModel(transformed), ctx);
 }
 
 /**

@@ -36,9 +36,8 @@ import { KEEP_SHARE, compactSession, historyTokens, shouldCompact, summariserOf 
 import { contextForRun } from "./build-context.ts";
 import { settleTitle } from "./titles.ts";
 // Extensions and tool approval (docs/extensions.md, docs/approvals.md).
-import { hasMessageHook, runAfterToolCall, runBeforeToolCall, runMessageHook, type Extension, type HookContext } from "../extensions.ts";
+import { contextThroughHooks, runAfterToolCall, runBeforeToolCall, type Extension, type HookContext } from "../extensions.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
-import { conversationForModel } from "../agent/model-messages.ts";
 import { deniedText, recordDecision, type ApprovalWaiters, type DecisionOutcome } from "./approvals.ts";
 import type { ApprovalRow } from "./do-storage.ts";
 import type { ChannelOrigin } from "./contract.ts";
@@ -486,12 +485,8 @@ export class RunExecutor {
   }
 
   /** The context as built from the log, through `transformContext`, settled for the provider, through `convertToLlm`. */
-  async #hookedContext(built: Message[], config: WorkspaceConfig): Promise<Message[]> {
-    const exts = this.#extensions;
-    if (!hasMessageHook(exts, "transformContext") && !hasMessageHook(exts, "convertToLlm")) return built;
-    const ctx = this.#hookContext(config);
-    const transformed = await runMessageHook(exts, "transformContext", built, ctx);
-    return runMessageHook(exts, "convertToLlm", conversationForModel(transformed), ctx);
+  #hookedContext(built: Message[], config: WorkspaceConfig): Promise<Message[]> {
+    return contextThroughHooks(this.#extensions, built, this.#hookContext(config));
   }
 
   /**

@@ -40,7 +40,8 @@ import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
 // Tool approval, extensions' subscribers and the two-way live channel (docs/approvals.md, docs/extensions.md).
 import { ApprovalWaiters, recordDecision, type ApprovalDecision } from "./approvals.ts";
 import { errorFrame, parseClientFrame, type ClientFrame } from "./client-frames.ts";
-import { notifySubscribers } from "../extensions.ts";
+import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
+import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 import { limitsOf } from "../../storage/limits.ts";
 import type { WsAttachment } from "./live-clients.ts";
 import { newId } from "../../kernel/ids.ts";
@@ -344,10 +345,27 @@ export class SessionObject extends DurableObject<Env> {
       const system =
         running?.state.system_prompt ??
         runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, contextWindow: config.model?.context_window });
+      const policy = toolPolicyOf(config);
       const tools = await new ToolRegistry(
-        frozenTools(toolsFor(this.#services, running?.input.toolset), running?.state.tools),
+        frozenTools(
+          toolsFor(this.#services, running?.input.toolset).filter((spec) => running !== null || offeredByPolicy(policy, spec.name)),
+          running?.state.tools,
+        ),
       ).declarations();
-      const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
+      // The same hooks as the run's model step (docs/extensions.md), so this stays what the model gets.
+      const hooked = await contextThroughHooks(
+        this.#services.extensions ?? [],
+        buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }),
+        {
+          env: this.env,
+          workspaceId,
+          sessionId: log.session.id,
+          runId: running?.id ?? null,
+          config,
+          data: running?.input.tool_data ?? {},
+        },
+      );
+      const messages = conversationForModel(hooked);
       return { system, tools, messages, active_leaf: log.leaf };
     });
   }

@@ -247,4 +247,28 @@ describe("extensions in a run", () => {
       expect.arrayContaining(["runtime_start", "tool_approval_requested", "tool_approval_decided", "turn_end"]),
     );
   });
+
+  it("GET /context shows what the model would get: the policy's offered tools and the hooked messages", async () => {
+    const main = new ScriptedModel([text("noted")]);
+    const ws = await scriptedWorkspace(main);
+    await configure(ws, { tool_policy: [{ match: "echo", action: "deny" }] });
+    testServices.extensions = [
+      {
+        name: "tag",
+        transformContext: (messages, ctx) =>
+          ctx.workspaceId === ws.id ? messages.map((m) => (m.role === "user" ? { ...m, content: `${m.content} #tagged` } : m)) : messages,
+      },
+    ];
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "remember this" });
+    await waitForRun(env, session.id, run_id, 10_000);
+    const res = await call("GET", `/api/sessions/${session.id}/context`, { token: ws.read });
+    expect(res.status).toBe(200);
+    const context = await json<{ tools: { name: string }[]; messages: { role: string; content?: string }[] }>(res);
+    expect(context.tools.map((t) => t.name)).not.toContain("echo");
+    expect(context.tools.map((t) => t.name)).toContain("current_time");
+    expect(context.messages[0]).toMatchObject({ role: "user", content: "remember this #tagged" });
+    expect(main.promptText(0)).toContain("remember this #tagged");
+    expect(toolNames(main.calls[0])).not.toContain("echo");
+  });
 });
