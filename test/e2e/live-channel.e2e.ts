@@ -1,5 +1,5 @@
 /**
- * The two-way live channel end to end (docs/approvals.md, "Two-way live channel"): a `ws` client on
+ * The two-way live channel end to end (docs/sessions.md, "Two-way live channel"): a `ws` client on
  * the real `wrangler dev` drives a whole conversation — send, steer, cancel, a tool approval — over
  * the session WebSocket alone; HTTP only sets the workspace up and fetches the stream ticket.
  */

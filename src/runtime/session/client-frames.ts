@@ -1,5 +1,5 @@
 /**
- * What a client may send on the session WebSocket (docs/approvals.md, "Two-way live channel"): a
+ * What a client may send on the session WebSocket (docs/sessions.md, "Two-way live channel"): a
  * message (optionally as a steer or a follow-up), a cancel, or a decision on a tool approval. Pure:
  * parses one frame's text into a typed frame or the error frame to answer with; the socket stays open
  * either way.

@@ -38,7 +38,7 @@ export interface SubmitRunInput {
   channel?: ChannelOrigin;
 }
 
-/** A message that entered through a live channel (docs/approvals.md, "Two-way live channel"). */
+/** A message that entered through a live channel (docs/sessions.md, "Two-way live channel"). */
 export interface ChannelOrigin {
   /** `websocket` for the session stream. */
   channel: string;

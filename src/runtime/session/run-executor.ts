@@ -633,7 +633,7 @@ function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
   return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
 }
 
-/** A message that came through a live channel is preceded by where it came from (docs/approvals.md, "Two-way live channel"). */
+/** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */
 function channelInjectEvent(runId: string, clientId: string, origin: ChannelOrigin): NewPersistent {
   return {
     type: "channel_inject",

@@ -547,7 +547,7 @@ export class SessionObject extends DurableObject<Env> {
   // ---- hibernatable WebSockets ------------------------------------------------------------------
 
   /**
-   * A client frame (client-frames.ts; docs/approvals.md, "Two-way live channel"): a message, steer or
+   * A client frame (client-frames.ts; docs/sessions.md, "Two-way live channel"): a message, steer or
    * follow-up goes the way the HTTP message route goes (`submit`), recorded with its channel; a cancel
    * and an approval decision go the way their routes go. Anything wrong is answered with an error
    * frame and the socket stays open; what was taken is answered with an `ack` frame.

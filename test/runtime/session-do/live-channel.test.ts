@@ -1,4 +1,4 @@
-// The two-way session WebSocket (docs/approvals.md, "Two-way live channel"): client frames, channel_inject, error frames, scopes.
+// The two-way session WebSocket (docs/sessions.md, "Two-way live channel"): client frames, channel_inject, error frames, scopes.
 import { describe, expect, it } from "vitest";
 import { env, exports } from "cloudflare:workers";
 import { createSession, waitForRun } from "../../../src/runtime/session/service.ts";
