@@ -405,7 +405,6 @@ export class RunExecutor {
     const store = log.store;
     const earlier = store.toolStart(call.id);
     const eventId = earlier?.event_id ?? newId("evt");
-    const parentId = log.leaf!;
     const spec = registry.get(call.name);
 
     if (earlier && !spec?.idempotent) {
@@ -419,13 +418,15 @@ export class RunExecutor {
     }
 
     // ---- extensions and approval (docs/extensions.md, docs/approvals.md): may refuse, rewrite or wait ----
-    const gate = await this.#gate(call, config);
+    const gate = await this.#gate(call, config, spec !== undefined);
     if (!gate.run) {
       this.#persistToolResult(eventId, call, gate.result.content, true);
       return;
     }
     const hooked: ToolCall = { ...call, args: gate.args };
     // ---- end extensions and approval ----
+    // After the gate: an approval's events, when there were any, come before the result.
+    const parentId = log.leaf!;
     if (!earlier) store.markToolStarted({ tool_call_id: call.id, run_id: runId, event_id: eventId, started_at: Date.now() });
     log.emit({
       type: "tool_execution_start",
@@ -492,9 +493,14 @@ export class RunExecutor {
   /**
    * Whether a call runs, and with which arguments. A call with an approval record follows it (waiting
    * when undecided: also after a resume); otherwise the `beforeToolCall` chain decides, and a
-   * `require_approval` records the request and waits (docs/approvals.md).
+   * `require_approval` records the request and waits (docs/approvals.md) — unless the run has no such
+   * tool: nobody is asked to approve a call that can only answer `unknown_tool`.
    */
-  async #gate(call: ToolCall, config: WorkspaceConfig): Promise<{ run: true; args: unknown } | { run: false; result: ToolResult }> {
+  async #gate(
+    call: ToolCall,
+    config: WorkspaceConfig,
+    known: boolean,
+  ): Promise<{ run: true; args: unknown } | { run: false; result: ToolResult }> {
     const { log } = this.#deps;
     const recorded = log.store.approvalForCall(this.run.id, call.id);
     if (recorded) return this.#afterApproval(recorded);
@@ -505,6 +511,7 @@ export class RunExecutor {
     );
     if (outcome.action === "continue") return { run: true, args: outcome.args };
     if (outcome.action === "block") return { run: false, result: fail(outcome.code, outcome.reason) };
+    if (!known) return { run: true, args: outcome.args };
     const approvalId = newId("apr");
     const expiresAt = Date.now() + config.runtime.approval_timeout_ms;
     log.appendOne(

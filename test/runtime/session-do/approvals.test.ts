@@ -184,6 +184,18 @@ describe("tool approval", () => {
     expect((await decide(ws, ws.member, sessionId, request.approval_id, "approve")).status).toBe(409);
   });
 
+  it("nobody is asked to approve a call to a tool the run does not have", async () => {
+    const main = new ScriptedModel([toolCalls({ id: "u1", name: "no_such_tool", args: {} }), text("ok then")]);
+    const ws = await scriptedWorkspace(main);
+    await configure(ws, { tool_policy: [{ match: "*", action: "require_approval" }] });
+    const session = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "go" });
+    expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed", output_text: "ok then" });
+    const events = await doEvents(session.id, ws.id);
+    expect(events.some((e) => e.type === "tool_approval_requested")).toBe(false);
+    expect(toolResults(events)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("unknown_tool") });
+  });
+
   it("another workspace's token cannot decide (404)", async () => {
     const { ws, sessionId, request } = await pausedRun();
     const other = await scriptedWorkspace(new ScriptedModel([text("x")]));
