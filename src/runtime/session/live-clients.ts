@@ -16,6 +16,8 @@ export interface ClientOptions {
   maySend?: boolean;
   /** WebSocket: the device the client says it is (recorded with what it sends as `channel_inject`). */
   deviceId?: string;
+  /** WebSocket: the token the stream was opened with (its messages count against that token's rate limit). */
+  tokenId?: string;
 }
 
 /** What a WebSocket keeps across hibernation: who it is and what it may do. */
@@ -25,6 +27,7 @@ export interface WsAttachment {
   connected_at: number;
   may_send?: boolean;
   device_id?: string;
+  token_id?: string;
 }
 
 interface SseClient {
@@ -88,6 +91,7 @@ export class LiveClients {
       connected_at: Date.now(),
       may_send: options.maySend === true,
       ...(options.deviceId !== undefined ? { device_id: options.deviceId } : {}),
+      ...(options.tokenId !== undefined ? { token_id: options.tokenId } : {}),
     };
     ws.serializeAttachment(att);
     for (const frame of replay) ws.send(JSON.stringify(frame));

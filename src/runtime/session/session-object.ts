@@ -43,6 +43,7 @@ import { errorFrame, parseClientFrame, type ClientFrame } from "./client-frames.
 import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 import { limitsOf } from "../../storage/limits.ts";
+import { withinRateLimit } from "../../storage/rate-limits.ts";
 import type { WsAttachment } from "./live-clients.ts";
 import { newId } from "../../kernel/ids.ts";
 
@@ -102,6 +103,8 @@ export class SessionObject extends DurableObject<Env> {
   #queue: RunQueue | null = null;
   #alarmChain: Promise<void> = Promise.resolve();
   readonly #approvals = new ApprovalWaiters();
+  /** Client frames are handled one after another, in arrival order (a rate-limit check awaits I/O). */
+  #frames: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env, services: RuntimeServices) {
     super(ctx, env);
@@ -524,7 +527,12 @@ export class SessionObject extends DurableObject<Env> {
       // Set by the stream route from the token or ticket (never taken from the client as is).
       const maySend = url.searchParams.get("may_send") === "true";
       const deviceId = url.searchParams.get("device_id") ?? undefined;
-      this.#live.acceptWebSocket(pair[1], { clientId, includeHidden, maySend, ...(deviceId ? { deviceId } : {}) }, replay);
+      const tokenId = url.searchParams.get("token_id") ?? undefined;
+      this.#live.acceptWebSocket(
+        pair[1],
+        { clientId, includeHidden, maySend, ...(deviceId ? { deviceId } : {}), ...(tokenId ? { tokenId } : {}) },
+        replay,
+      );
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
     return sseResponse(this.#live.openSse({ clientId, includeHidden }, replay));
@@ -554,6 +562,12 @@ export class SessionObject extends DurableObject<Env> {
    */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     if (typeof message === "string" && message.trim() === '{"type":"ping"}') return ws.send('{"type":"pong"}');
+    const handled = this.#frames.then(() => this.#clientMessage(ws, message));
+    this.#frames = handled.catch((err: unknown) => log.error("websocket client frame failed", errorFields(err)));
+    return this.#frames;
+  }
+
+  async #clientMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const send = (text: string) => {
       try {
         ws.send(text);
@@ -568,8 +582,24 @@ export class SessionObject extends DurableObject<Env> {
       return send(errorFrame({ code: "forbidden", message: "This stream may only read: sending needs a member or admin token" }));
     const loaded = this.#loaded();
     if (!loaded) return send(errorFrame({ code: "not_found", message: "Session not found" }));
+    // A message starts (or joins) a run: the same per-token and per-workspace limits as POST …/messages.
+    if (parsed.frame.type === "message") {
+      const limited = await this.#rateLimited(att, loaded.log.session.workspace_id);
+      if (limited) return send(errorFrame(limited));
+    }
     const outcome = this.#clientFrame(parsed.frame, att, loaded.log.session.workspace_id);
     send(outcome.ok ? JSON.stringify({ type: "ack", frame: parsed.frame.type, ...outcome.value }) : errorFrame(outcome.error));
+  }
+
+  async #rateLimited(att: WsAttachment, workspaceId: string): Promise<{ code: string; message: string; details: unknown } | null> {
+    const over = (scope: "token" | "workspace") => ({
+      code: "rate_limited",
+      message: `Too many messages for this ${scope}; retry later`,
+      details: { scope, retry_after: limitsOf(this.env).rate_limit_period_seconds },
+    });
+    if (att.token_id !== undefined && !(await withinRateLimit(this.env, "RATE_LIMIT_TOKEN", `token:${att.token_id}`))) return over("token");
+    if (!(await withinRateLimit(this.env, "RATE_LIMIT_WORKSPACE", `workspace:${workspaceId}`))) return over("workspace");
+    return null;
   }
 
   #clientFrame(frame: ClientFrame, att: WsAttachment, workspaceId: string): Outcome<Record<string, unknown>> {

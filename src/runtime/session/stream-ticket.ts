@@ -25,6 +25,8 @@ export interface TicketClaims {
   a: boolean;
   /** the token could send (member or admin): the WebSocket takes client frames (absent on older tickets: no) */
   m?: boolean;
+  /** the token's id, so what the stream sends counts against that token's rate limit (absent on older tickets) */
+  t?: string;
 }
 
 function keyOf(env: Env): string {

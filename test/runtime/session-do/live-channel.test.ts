@@ -6,6 +6,7 @@ import type { ChannelInjectEvent, MessageEvent, PersistentEvent, ToolApprovalReq
 import { call, json, type TestWorkspace } from "../../support/api.ts";
 import { ScriptedModel, deferred, doEvents, scriptedWorkspace, text, toolCalls, until } from "../../support/sessions.ts";
 import { DEFAULT_LIMITS } from "../../../src/storage/limits.ts";
+import { TEST_RATE_LIMITS } from "../../support/rate-limits.ts";
 
 type Frame = Record<string, unknown> & { type: string };
 
@@ -88,6 +89,24 @@ describe("two-way WebSocket", () => {
       status: "completed",
       output_text: "hello back",
     });
+    socket.ws.close();
+  });
+
+  it("messages count against the token's rate limit like POST …/messages", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([text("x")]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    expect((await call("POST", `/api/sessions/${session.id}/close`, { token: ws.member })).status).toBe(200);
+    const socket = await openSocket(session.id, { ticket: await ticketFor(session.id, ws.member) });
+    // The session is closed, so each message that passes the limit is refused as such, and none starts a run.
+    let reply: Frame | undefined;
+    for (let i = 0; i < 2 * TEST_RATE_LIMITS.token; i++) {
+      reply = await socket.send(JSON.stringify({ type: "message", content: `m${i}` }));
+      if ((reply.error as { code: string }).code === "rate_limited") break;
+      expect(reply).toMatchObject({ type: "error", error: { code: "session_closed" } });
+    }
+    expect(reply).toMatchObject({ type: "error", error: { code: "rate_limited", details: { scope: "token" } } });
+    // Other frames are not rate limited.
+    expect(await socket.send(JSON.stringify({ type: "cancel" }))).toMatchObject({ type: "ack", frame: "cancel" });
     socket.ws.close();
   });
 

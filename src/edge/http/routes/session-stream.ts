@@ -66,6 +66,7 @@ export const streamRoutes = newRouter()
     let workspaceId: string;
     let mayReadHidden: boolean;
     let maySend: boolean;
+    let tokenId: string | undefined;
     if (q.ticket !== undefined) {
       const claims = await verifyTicket(c.env, q.ticket, id);
       const fresh = unwrap(await rpc("useTicket", sessionStub(c.env, id).useTicket(claims.w, claims.n, claims.e)));
@@ -73,6 +74,7 @@ export const streamRoutes = newRouter()
       workspaceId = claims.w;
       mayReadHidden = claims.a;
       maySend = claims.m === true;
+      tokenId = claims.t;
     } else {
       const secret = bearerOf(c.req.header("Authorization"));
       if (!secret) throw new AppError("unauthorized", "Missing bearer token or stream ticket");
@@ -82,6 +84,7 @@ export const streamRoutes = newRouter()
       workspaceId = principal.workspaceId;
       mayReadHidden = hasScope(principal, "admin");
       maySend = hasScope(principal, "member");
+      tokenId = principal.tokenId;
     }
     if (q.include_hidden && !mayReadHidden) throw new AppError("forbidden", "Hidden events are for admins only");
 
@@ -93,6 +96,7 @@ export const streamRoutes = newRouter()
     url.searchParams.set("client_id", q.client_id ?? "stream");
     url.searchParams.set("may_send", String(maySend));
     if (q.device_id !== undefined) url.searchParams.set("device_id", q.device_id);
+    if (tokenId !== undefined) url.searchParams.set("token_id", tokenId);
     const headers = new Headers(c.req.raw.headers);
     headers.delete("Authorization");
     headers.set(WORKSPACE_HEADER, workspaceId);
@@ -107,6 +111,7 @@ export const streamRoutes = newRouter()
       s: id,
       a: hasScope(principal, "admin"),
       m: hasScope(principal, "member"),
+      t: principal.tokenId,
     });
     return c.json(issued, 201);
   });
