@@ -546,7 +546,15 @@ export class RunExecutor {
       if (row.expires_at <= Date.now()) {
         recordDecision(this.#deps.log, row.approval_id, "deny", "timeout", "approval");
         outcome = { decision: "deny", decided_by: "timeout" };
-      } else outcome = await this.#deps.approvals.wait(row.approval_id, this.#abort.signal);
+      } else {
+        // Restarts while a run waits for a person say nothing about the run itself: they do not count
+        // towards MAX_RUN_ATTEMPTS (a long wait may well see a deploy or two).
+        if ((this.run.state.attempts ?? 0) > 1) {
+          this.run.state.attempts = 1;
+          this.#deps.log.store.updateRun(this.run);
+        }
+        outcome = await this.#deps.approvals.wait(row.approval_id, this.#abort.signal);
+      }
     } else outcome = { decision: row.decision, decided_by: row.decided_by ?? "person" };
     if (outcome.decision === "approve") return { run: true, args: row.args };
     return { run: false, result: fail("approval_denied", deniedText(row.tool_name, outcome.decided_by)) };
