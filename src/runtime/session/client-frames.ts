@@ -33,7 +33,8 @@ export type ParsedFrame = { ok: true; frame: ClientFrame } | { ok: false; error:
 
 /** The error frame a client gets for a frame that could not be taken. */
 export function errorFrame(error: { code: string; message: string; details?: unknown }): string {
-  return JSON.stringify({ type: "error", error });
+  const { code, message, details } = error;
+  return JSON.stringify({ type: "error", error: { code, message, ...(details !== undefined ? { details } : {}) } });
 }
 
 /** Parses one client frame; `messageBytes` is the message size limit (BEAVER_LIMITS.message_bytes). */

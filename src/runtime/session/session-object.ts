@@ -39,13 +39,9 @@ import { errorFields, log } from "../../kernel/log.ts";
 import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
 // Tool approval, extensions' subscribers and the two-way live channel (docs/approvals.md, docs/extensions.md).
 import { ApprovalWaiters, recordDecision, type ApprovalDecision } from "./approvals.ts";
-import { errorFrame, parseClientFrame, type ClientFrame } from "./client-frames.ts";
+import { handleClientFrame } from "./live-channel.ts";
 import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
-import { limitsOf } from "../../storage/limits.ts";
-import { withinRateLimit } from "../../storage/rate-limits.ts";
-import type { WsAttachment } from "./live-clients.ts";
-import { newId } from "../../kernel/ids.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -555,77 +551,27 @@ export class SessionObject extends DurableObject<Env> {
   // ---- hibernatable WebSockets ------------------------------------------------------------------
 
   /**
-   * A client frame (client-frames.ts; docs/sessions.md, "Two-way live channel"): a message, steer or
-   * follow-up goes the way the HTTP message route goes (`submit`), recorded with its channel; a cancel
-   * and an approval decision go the way their routes go. Anything wrong is answered with an error
-   * frame and the socket stays open; what was taken is answered with an `ack` frame.
+   * A client frame on the session WebSocket (live-channel.ts; docs/sessions.md, "Two-way live
+   * channel"), handled in arrival order; the frames act through the same methods as the HTTP routes.
    */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     if (typeof message === "string" && message.trim() === '{"type":"ping"}') return ws.send('{"type":"pong"}');
-    const handled = this.#frames.then(() => this.#clientMessage(ws, message));
+    const handled = this.#frames.then(() =>
+      handleClientFrame(
+        {
+          env: this.env,
+          workspaceId: () => this.#loaded()?.log.session.workspace_id ?? null,
+          submit: (input) => this.submit(input),
+          cancel: (workspaceId) => this.cancel(workspaceId),
+          decide: (workspaceId, approvalId, decision, clientId) => this.decideApproval(workspaceId, approvalId, decision, clientId),
+        },
+        ws,
+        this.#live.attachmentOf(ws),
+        message,
+      ),
+    );
     this.#frames = handled.catch((err: unknown) => log.error("websocket client frame failed", errorFields(err)));
     return this.#frames;
-  }
-
-  async #clientMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    const send = (text: string) => {
-      try {
-        ws.send(text);
-      } catch {
-        // closing under us
-      }
-    };
-    const parsed = parseClientFrame(message, limitsOf(this.env).message_bytes);
-    if (!parsed.ok) return send(errorFrame(parsed.error));
-    const att = this.#live.attachmentOf(ws);
-    if (!att?.may_send)
-      return send(errorFrame({ code: "forbidden", message: "This stream may only read: sending needs a member or admin token" }));
-    const loaded = this.#loaded();
-    if (!loaded) return send(errorFrame({ code: "not_found", message: "Session not found" }));
-    // A message starts (or joins) a run: the same per-token and per-workspace limits as POST …/messages.
-    if (parsed.frame.type === "message") {
-      const limited = await this.#rateLimited(att, loaded.log.session.workspace_id);
-      if (limited) return send(errorFrame(limited));
-    }
-    const outcome = this.#clientFrame(parsed.frame, att, loaded.log.session.workspace_id);
-    send(outcome.ok ? JSON.stringify({ type: "ack", frame: parsed.frame.type, ...outcome.value }) : errorFrame(outcome.error));
-  }
-
-  async #rateLimited(att: WsAttachment, workspaceId: string): Promise<{ code: string; message: string; details: unknown } | null> {
-    const over = (scope: "token" | "workspace") => ({
-      code: "rate_limited",
-      message: `Too many messages for this ${scope}; retry later`,
-      details: { scope, retry_after: limitsOf(this.env).rate_limit_period_seconds },
-    });
-    if (att.token_id !== undefined && !(await withinRateLimit(this.env, "RATE_LIMIT_TOKEN", `token:${att.token_id}`))) return over("token");
-    if (!(await withinRateLimit(this.env, "RATE_LIMIT_WORKSPACE", `workspace:${workspaceId}`))) return over("workspace");
-    return null;
-  }
-
-  #clientFrame(frame: ClientFrame, att: WsAttachment, workspaceId: string): Outcome<Record<string, unknown>> {
-    switch (frame.type) {
-      case "message": {
-        const clientId = frame.client_id ?? att.client_id;
-        const input: SubmitRunInput = {
-          workspace_id: workspaceId,
-          content: frame.content,
-          client_id: clientId,
-          ...(frame.mode === "steer" ? { source: "steer" as const } : frame.mode === "follow_up" ? { source: "followUp" as const } : {}),
-          channel: { channel: "websocket", device_id: att.device_id ?? att.client_id, external_id: frame.client_id ?? newId("msg") },
-        };
-        const submitted = this.submit(input);
-        return submitted.ok ? success({ ...submitted.value }) : submitted;
-      }
-      case "cancel": {
-        const cancelled = this.cancel(workspaceId);
-        return cancelled.ok ? success({ run: cancelled.value }) : cancelled;
-      }
-      case "approve":
-      case "deny": {
-        const decided = this.decideApproval(workspaceId, frame.approval_id, frame.type, att.client_id);
-        return decided.ok ? success({ approval_id: frame.approval_id, decision: frame.type, run_id: decided.value.run_id }) : decided;
-      }
-    }
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
