@@ -18,6 +18,8 @@ import { scheduleTool } from "../domains/schedules/tool.ts";
 import { webFetchTool } from "../domains/web/fetch-tool.ts";
 import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 import { mcpToolSource } from "../domains/mcp/source.ts";
+import type { Extension } from "../runtime/extensions.ts";
+import { toolPolicyExtension } from "../runtime/tools/policy.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
@@ -49,8 +51,17 @@ export function alwaysOffered(specs: ToolSpec<unknown>[]): ToolSpec<unknown>[] {
   return specs.map((spec) => ({ ...spec, always: true }));
 }
 
+/**
+ * Extensions in the order their hooks chain (docs/extensions.md). The workspace tool policy comes first,
+ * so a denied or approval-bound call is decided before any other layer rewrites or runs anything.
+ */
+export function registeredExtensions(): Extension[] {
+  return [toolPolicyExtension()];
+}
+
 export function runtimeServices(options: { skills?: SkillProviderOptions } = {}): RuntimeServices {
   return {
+    extensions: registeredExtensions(),
     toolsets: registeredToolsets(),
     modelFactory: providerModel,
     skills: skillProvider(options.skills),

@@ -11,6 +11,7 @@ import type { MemoryProvider } from "./memory.ts";
 import type { Env } from "../storage/env.ts";
 import type { WorkspaceConfig } from "../storage/config/schema.ts";
 import { errorFields, log } from "../kernel/log.ts";
+import type { Extension } from "./extensions.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
@@ -52,6 +53,11 @@ export interface RuntimeServices {
   toolSources?: readonly ToolSource[];
   /** Renders each run's frozen memory snapshot when it opens (src/runtime/memory.ts); absent = no memory section. */
   memory?: MemoryProvider;
+  /**
+   * Hooks around tool calls and the model's context, and event subscribers, in registration order
+   * (src/runtime/extensions.ts, docs/extensions.md); absent = none.
+   */
+  extensions?: readonly Extension[];
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */

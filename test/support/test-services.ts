@@ -7,6 +7,7 @@
 import type { ModelFactory } from "../../src/runtime/agent/providers.ts";
 import type { ReplicationFault } from "../../src/runtime/session/replicator.ts";
 import type { ToolsetFactory } from "../../src/runtime/services.ts";
+import type { Extension } from "../../src/runtime/extensions.ts";
 import type { FetchFn } from "../../src/storage/outbound.ts";
 import type { Env } from "../../src/storage/env.ts";
 import type { EmbeddingFactory } from "../../src/domains/skills/embeddings.ts";
@@ -30,6 +31,8 @@ export const testServices = {
   workspaceLocks: new Map<string, WriteLock>(),
   /** The Worker's `BEAVER_LIMITS` while set (storage/limits.ts): a test lowers a limit or quota. */
   limits: null as Record<string, number> | null,
+  /** Extensions added after the registered ones (a test's own hooks and subscribers; docs/extensions.md). */
+  extensions: [] as Extension[],
 };
 
 /** The write lock of the WorkspaceDO with this id (the object uses the same one once it exists). */

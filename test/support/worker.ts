@@ -29,6 +29,9 @@ function servicesForTests(): RuntimeServices {
     ...(base.skills ? { skills: base.skills } : {}),
     ...(base.memory ? { memory: base.memory } : {}),
     ...(base.toolSources ? { toolSources: base.toolSources } : {}),
+    get extensions() {
+      return [...(base.extensions ?? []), ...testServices.extensions];
+    },
   };
 }
 

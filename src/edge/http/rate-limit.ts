@@ -4,33 +4,15 @@
  * deliveries per workspace. Counting is the platform's Rate Limiting binding (wrangler.toml
  * `[[ratelimits]]`); over the limit answers 429 `rate_limited` with `Retry-After` set to the period.
  *
- * A missing binding fails open with one warning per isolate: it means the deployment's wrangler.toml
- * lacks it, and refusing every message or webhook for a configuration slip would take the service
- * down, while the body, field and list limits still bound what one request can do.
+ * A missing binding fails open (src/storage/rate-limits.ts), while the body, field and list limits
+ * still bound what one request can do.
  */
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
 import type { AppEnv } from "./context.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { limitsOf } from "../../storage/limits.ts";
-import type { Env, RateLimit } from "../../storage/env.ts";
-
-type BindingName = "RATE_LIMIT_TOKEN" | "RATE_LIMIT_WORKSPACE" | "RATE_LIMIT_WEBHOOK";
-
-const warned = new Set<BindingName>();
-
-/** False when `key` has used its limit for this period; true when allowed or when the binding is absent. */
-async function allowed(env: Env, binding: BindingName, key: string): Promise<boolean> {
-  const limiter: RateLimit | undefined = env[binding];
-  if (!limiter) {
-    if (!warned.has(binding)) {
-      warned.add(binding);
-      console.warn(JSON.stringify({ level: "warn", msg: `rate limit binding ${binding} is not configured; requests are not limited` }));
-    }
-    return true;
-  }
-  return (await limiter.limit({ key })).success;
-}
+import { withinRateLimit as allowed } from "../../storage/rate-limits.ts";
 
 function rateLimited(c: Context<AppEnv>, scope: "token" | "workspace" | "webhook"): AppError {
   const period = limitsOf(c.env).rate_limit_period_seconds;

@@ -42,6 +42,17 @@ export interface SubmitRunInput {
   dry_run?: boolean;
   /** Skills this run sees at another tree than their current version (the version under test; src/runtime/skills.ts). */
   skill_overrides?: SkillOverride[];
+  /** The live channel the message came through (recorded as `channel_inject` before it; docs/approvals.md). */
+  channel?: ChannelOrigin;
+}
+
+/** A message that entered through a live channel (docs/sessions.md, "Two-way live channel"). */
+export interface ChannelOrigin {
+  /** `websocket` for the session stream. */
+  channel: string;
+  device_id: string;
+  /** The client's own id for the message (`client_id` of the frame), or one made up for it. */
+  external_id: string;
 }
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";

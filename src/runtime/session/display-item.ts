@@ -18,7 +18,7 @@ interface DisplayBase {
   text: string;
 }
 
-export type NoticeKind = "rewind" | "branch" | "compact" | "channel" | "session_info";
+export type NoticeKind = "rewind" | "branch" | "compact" | "channel" | "session_info" | "approval";
 
 export type UserItem = DisplayBase & {
   kind: "user";

@@ -6,7 +6,7 @@
  * until these writes are on disk.
  */
 import type { PersistentEvent, Usage } from "./events.ts";
-import type { RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
+import type { ChannelOrigin, RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import type { ActivatedSkill } from "../skills.ts";
 
@@ -79,6 +79,22 @@ export interface PendingSteer {
   client_id: string;
   content: string;
   source: "steer" | "followUp";
+  /** Where the message came in when it came through a live channel (recorded as `channel_inject`). */
+  channel?: ChannelOrigin;
+}
+
+/** A tool call waiting for (or given) a person's decision; the log's approval events are the record, this is the index. */
+export interface ApprovalRow {
+  approval_id: string;
+  run_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  args: unknown;
+  expires_at: number;
+  decision: "approve" | "deny" | null;
+  /** `person`, `timeout` or `cancelled` (see `tool_approval_decided`). */
+  decided_by: "person" | "timeout" | "cancelled" | null;
+  decided_at: number | null;
 }
 
 export const emptyUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
@@ -135,6 +151,19 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     up: (sql) => {
       const has = sql.exec(`SELECT 1 FROM pragma_table_info('steer_keys') WHERE name = 'fingerprint'`).toArray().length > 0;
       if (!has) sql.exec(`ALTER TABLE steer_keys ADD COLUMN fingerprint TEXT`);
+    },
+  },
+  {
+    version: 4,
+    name: "approvals (tool calls waiting for a person, docs/approvals.md) and pending_steer.channel (where a steer came in)",
+    up: (sql) => {
+      sql.exec(`CREATE TABLE IF NOT EXISTS approvals (
+        approval_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, tool_name TEXT NOT NULL,
+        args TEXT NOT NULL, expires_at INTEGER NOT NULL, decision TEXT, decided_by TEXT, decided_at INTEGER,
+        UNIQUE (run_id, tool_call_id))`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS approvals_open ON approvals(expires_at) WHERE decision IS NULL`);
+      const has = sql.exec(`SELECT 1 FROM pragma_table_info('pending_steer') WHERE name = 'channel'`).toArray().length > 0;
+      if (!has) sql.exec(`ALTER TABLE pending_steer ADD COLUMN channel TEXT`);
     },
   },
 ];
@@ -359,11 +388,12 @@ export class SessionStorage {
   queueSteer(steer: Omit<PendingSteer, "id">, idempotencyKey?: string, fingerprint?: string): void {
     this.atomically(() => {
       this.#write(
-        `INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, ?, ?, ?)`,
+        `INSERT INTO pending_steer (run_id, client_id, content, source, channel) VALUES (?, ?, ?, ?, ?)`,
         steer.run_id,
         steer.client_id,
         steer.content,
         steer.source,
+        steer.channel ? JSON.stringify(steer.channel) : null,
       );
       if (idempotencyKey !== undefined) {
         this.#write(`INSERT INTO steer_keys (k, run_id, fingerprint) VALUES (?, ?, ?)`, idempotencyKey, steer.run_id, fingerprint ?? null);
@@ -382,10 +412,57 @@ export class SessionStorage {
   }
 
   pendingSteers(runId: string): PendingSteer[] {
-    return this.#exec<{ id: number; run_id: string; client_id: string; content: string; source: string }>(
+    return this.#exec<{ id: number; run_id: string; client_id: string; content: string; source: string; channel: string | null }>(
       `SELECT * FROM pending_steer WHERE run_id = ? ORDER BY id`,
       runId,
-    ).map((r) => ({ ...r, source: r.source === "followUp" ? "followUp" : "steer" }));
+    ).map(({ channel, ...r }) => ({
+      ...r,
+      source: r.source === "followUp" ? "followUp" : "steer",
+      ...(channel ? { channel: JSON.parse(channel) as ChannelOrigin } : {}),
+    }));
+  }
+
+  // ---- approvals (docs/approvals.md) ------------------------------------------------------------
+
+  insertApproval(row: Omit<ApprovalRow, "decision" | "decided_by" | "decided_at">): void {
+    this.#write(
+      `INSERT INTO approvals (approval_id, run_id, tool_call_id, tool_name, args, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      row.approval_id,
+      row.run_id,
+      row.tool_call_id,
+      row.tool_name,
+      JSON.stringify(row.args ?? null),
+      row.expires_at,
+    );
+  }
+
+  approval(approvalId: string): ApprovalRow | null {
+    const row = this.#exec(`SELECT * FROM approvals WHERE approval_id = ?`, approvalId)[0];
+    return row ? toApproval(row) : null;
+  }
+
+  approvalForCall(runId: string, toolCallId: string): ApprovalRow | null {
+    const row = this.#exec(`SELECT * FROM approvals WHERE run_id = ? AND tool_call_id = ?`, runId, toolCallId)[0];
+    return row ? toApproval(row) : null;
+  }
+
+  /** Undecided approvals, soonest to expire first (optionally one run's only). */
+  openApprovals(runId?: string): ApprovalRow[] {
+    const rows =
+      runId === undefined
+        ? this.#exec(`SELECT * FROM approvals WHERE decision IS NULL ORDER BY expires_at`)
+        : this.#exec(`SELECT * FROM approvals WHERE decision IS NULL AND run_id = ? ORDER BY expires_at`, runId);
+    return rows.map(toApproval);
+  }
+
+  decideApproval(approvalId: string, decision: "approve" | "deny", decidedBy: NonNullable<ApprovalRow["decided_by"]>, at: number): void {
+    this.#write(
+      `UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ? WHERE approval_id = ? AND decision IS NULL`,
+      decision,
+      decidedBy,
+      at,
+      approvalId,
+    );
   }
 
   dropSteer(id: number): void {
@@ -401,6 +478,20 @@ export class SessionStorage {
     this.#write(`INSERT INTO used_tickets (nonce, expires_at) VALUES (?, ?)`, nonce, expiresAt);
     return true;
   }
+}
+
+function toApproval(row: Row): ApprovalRow {
+  return {
+    approval_id: String(row.approval_id),
+    run_id: String(row.run_id),
+    tool_call_id: String(row.tool_call_id),
+    tool_name: String(row.tool_name),
+    args: JSON.parse(String(row.args)) as unknown,
+    expires_at: Number(row.expires_at),
+    decision: row.decision === "approve" || row.decision === "deny" ? row.decision : null,
+    decided_by: row.decided_by === "person" || row.decided_by === "timeout" || row.decided_by === "cancelled" ? row.decided_by : null,
+    decided_at: row.decided_at === null ? null : Number(row.decided_at),
+  };
 }
 
 function toRun(row: Row): RunRow {

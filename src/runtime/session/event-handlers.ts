@@ -265,6 +265,37 @@ export const HANDLERS: HandlerRegistry = {
     }),
     searchText: (event) => messageSearchText(event.message),
   },
+  // Approvals (docs/approvals.md): on the path between a call and its result, never sent to the model
+  // (the model learns the outcome from the tool result), shown as notices.
+  tool_approval_requested: {
+    leafAfter: (event) => event.id,
+    convertToLlm: () => SKIP,
+    convertToDisplay: (event) => ({
+      ...base(event, `Approval requested for ${event.tool_name}`),
+      kind: "notice",
+      notice: "approval",
+      details: {
+        approval_id: event.approval_id,
+        tool_call_id: event.tool_call_id,
+        tool_name: event.tool_name,
+        args: event.args,
+        reason: event.reason,
+        expires_at: event.expires_at,
+      },
+    }),
+    searchText: () => null,
+  },
+  tool_approval_decided: {
+    leafAfter: (event) => event.id,
+    convertToLlm: () => SKIP,
+    convertToDisplay: (event) => ({
+      ...base(event, `${event.tool_name} ${event.decision === "approve" ? "approved" : "denied"} (${event.decided_by})`),
+      kind: "notice",
+      notice: "approval",
+      details: { approval_id: event.approval_id, tool_call_id: event.tool_call_id, decision: event.decision, decided_by: event.decided_by },
+    }),
+    searchText: () => null,
+  },
   run_started: hiddenHandler,
   system_prompt_snapshotted: hiddenHandler,
   skill_activation_snapshotted: hiddenHandler,

@@ -84,11 +84,38 @@ export type ChannelInjectEvent = PersistentBase & {
   type: "channel_inject";
   channel: string;
   external_id: string;
+  /** The device the message came from (a live channel's `device_id`). */
+  device_id?: string;
   metadata?: Record<string, unknown>;
 };
 export type SessionInfoEvent = PersistentBase & { type: "session_info"; changes: Record<string, unknown> };
 export type CustomEvent = PersistentBase & { type: "custom"; kind: string; data: unknown };
 export type CustomMessageEvent = PersistentBase & { type: "custom_message"; kind: string; message: Message; data?: unknown };
+/**
+ * A tool call waits for a person (docs/approvals.md): written between the assistant message that made
+ * the call and the call's result, so the run's place is read from the log like any step.
+ */
+export type ToolApprovalRequestedEvent = PersistentBase & {
+  type: "tool_approval_requested";
+  approval_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  /** The arguments the tool will run with when approved (after any `beforeToolCall` rewrite). */
+  args: unknown;
+  /** Why approval is needed (the policy rule or the extension that asked). */
+  reason: string;
+  /** When an unanswered request is denied (`runtime.approval_timeout_ms` after the request). */
+  expires_at: number;
+};
+export type ToolApprovalDecidedEvent = PersistentBase & {
+  type: "tool_approval_decided";
+  approval_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  decision: "approve" | "deny";
+  /** `person`: over HTTP or the live channel; `timeout`: nobody answered in time; `cancelled`: the run ended first. */
+  decided_by: "person" | "timeout" | "cancelled";
+};
 
 /** What the prompt budget did to a run's system prompt (docs/agent-loop.md, "Prompt budget"). */
 export interface PromptBudgetReport {
@@ -153,7 +180,16 @@ export type RunFailedEvent = PersistentBase & {
 };
 
 export type VisibleEvent =
-  MessageEvent | RewindEvent | BranchEvent | CompactEvent | ChannelInjectEvent | SessionInfoEvent | CustomEvent | CustomMessageEvent;
+  | MessageEvent
+  | RewindEvent
+  | BranchEvent
+  | CompactEvent
+  | ChannelInjectEvent
+  | SessionInfoEvent
+  | CustomEvent
+  | CustomMessageEvent
+  | ToolApprovalRequestedEvent
+  | ToolApprovalDecidedEvent;
 
 export type HiddenEvent =
   RunStartedEvent | SystemPromptSnapshottedEvent | SkillActivationSnapshottedEvent | RunCompletedEvent | RunFailedEvent;

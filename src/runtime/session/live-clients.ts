@@ -12,12 +12,22 @@ export interface ClientOptions {
   includeHidden: boolean;
   /** Only this run's frames (the SSE answer of a submit). */
   runId?: string;
+  /** WebSocket: the client may send messages, cancels and approval decisions (member or admin token or ticket). */
+  maySend?: boolean;
+  /** WebSocket: the device the client says it is (recorded with what it sends as `channel_inject`). */
+  deviceId?: string;
+  /** WebSocket: the token the stream was opened with (its messages count against that token's rate limit). */
+  tokenId?: string;
 }
 
-interface WsAttachment {
+/** What a WebSocket keeps across hibernation: who it is and what it may do. */
+export interface WsAttachment {
   client_id: string;
   include_hidden: boolean;
   connected_at: number;
+  may_send?: boolean;
+  device_id?: string;
+  token_id?: string;
 }
 
 interface SseClient {
@@ -75,7 +85,14 @@ export class LiveClients {
    */
   acceptWebSocket(ws: WebSocket, options: ClientOptions, replay: StreamFrame[]): void {
     this.#ctx.acceptWebSocket(ws);
-    const att: WsAttachment = { client_id: options.clientId, include_hidden: options.includeHidden, connected_at: Date.now() };
+    const att: WsAttachment = {
+      client_id: options.clientId,
+      include_hidden: options.includeHidden,
+      connected_at: Date.now(),
+      may_send: options.maySend === true,
+      ...(options.deviceId !== undefined ? { device_id: options.deviceId } : {}),
+      ...(options.tokenId !== undefined ? { token_id: options.tokenId } : {}),
+    };
     ws.serializeAttachment(att);
     for (const frame of replay) ws.send(JSON.stringify(frame));
   }
@@ -102,6 +119,11 @@ export class LiveClients {
     for (const client of this.#sse) {
       if (client.options.runId === runId) this.#end(client);
     }
+  }
+
+  /** A socket's settings (null for one accepted before attachments existed). */
+  attachmentOf(ws: WebSocket): WsAttachment | null {
+    return ws.deserializeAttachment() as WsAttachment | null;
   }
 
   closeWebSocket(ws: WebSocket, code: number, reason: string): void {

@@ -11,7 +11,7 @@
 import type { Env } from "../../storage/env.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import type { RunResult, RunStatus } from "./contract.ts";
-import type { AssistantMessage, ToolCall } from "./events.ts";
+import type { AssistantMessage, Message, ToolCall } from "./events.ts";
 import type { RunRow } from "./do-storage.ts";
 import type { SessionLog } from "./session-log.ts";
 import { runProgress } from "./run-progress.ts";
@@ -35,6 +35,14 @@ import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills
 import { KEEP_SHARE, compactSession, historyTokens, shouldCompact, summariserOf } from "./compaction.ts";
 import { contextForRun } from "./build-context.ts";
 import { settleTitle } from "./titles.ts";
+// Extensions and tool approval (docs/extensions.md, docs/approvals.md).
+import { contextThroughHooks, runAfterToolCall, runBeforeToolCall, type Extension, type HookContext } from "../extensions.ts";
+import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
+import { deniedText, recordDecision, type ApprovalWaiters, type DecisionOutcome } from "./approvals.ts";
+import type { ApprovalRow } from "./do-storage.ts";
+import type { ChannelOrigin } from "./contract.ts";
+import type { NewPersistent } from "./events.ts";
+import type { ToolResult } from "../tools/spec.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -46,6 +54,8 @@ export interface RunDeps {
   services: RuntimeServices;
   /** The workspace configuration (falls back to the last one seen when D1 is unreachable). */
   loadConfig(): Promise<WorkspaceConfig>;
+  /** Runs waiting for a tool approval, resolved by the SessionDO when a decision comes in. */
+  approvals: ApprovalWaiters;
 }
 
 class RunEnd extends Error {
@@ -148,7 +158,8 @@ export class RunExecutor {
       session: log.session,
       config,
       input,
-      specs: toolset,
+      // Tools the workspace's policy denies are not offered (a call to one is still refused by the policy hook).
+      specs: toolset.filter((spec) => offeredByPolicy(toolPolicyOf(config), spec.name)),
       ...(hinted.size > 0 ? { hintedTools: [...hinted.keys()], hintedBy: hinted } : {}),
       ...(activation ? { skills: { catalog: activation.catalog, bodies: activation.bodies } } : {}),
       ...(memory ? { memory } : {}),
@@ -169,6 +180,7 @@ export class RunExecutor {
         { type: "run_started", run_id: this.run.id, client_id: clientId, input: describeInput(this.run) },
         { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system, ...openingFacts(opening, config) },
         ...(activation ? [skillActivationEvent(this.run.id, clientId, activation)] : []),
+        ...(input.channel ? [channelInjectEvent(this.run.id, clientId, input.channel)] : []),
         {
           type: "message",
           id: userId,
@@ -265,12 +277,7 @@ export class RunExecutor {
     const steers = log.store.pendingSteers(this.run.id);
     if (steers.length === 0) return 0;
     log.append(
-      steers.map((s) => ({
-        type: "message",
-        run_id: this.run.id,
-        client_id: s.client_id,
-        message: { role: "user", content: s.content, meta: { source: s.source } },
-      })),
+      steers.flatMap((s) => steerEvents(this.run.id, s)),
       () => steers.forEach((s) => log.store.dropSteer(s.id)),
     );
     return steers.length;
@@ -286,10 +293,13 @@ export class RunExecutor {
     await this.#maybeCompact(config, models, maxTokens);
     const parentId = log.leaf;
     const messages = toModelMessages(
-      buildContext(log.tree, parentId, {
-        maxMessages: config.runtime.max_context_messages,
-        ...(maxTokens !== undefined ? { maxTokens } : {}),
-      }),
+      await this.#hookedContext(
+        buildContext(log.tree, parentId, {
+          maxMessages: config.runtime.max_context_messages,
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+        }),
+        config,
+      ),
     );
     let eventId: string | null = null;
     log.emit({ type: "turn_start", run_id: runId, turn_index: turnIndex });
@@ -404,7 +414,6 @@ export class RunExecutor {
     const store = log.store;
     const earlier = store.toolStart(call.id);
     const eventId = earlier?.event_id ?? newId("evt");
-    const parentId = log.leaf!;
     const spec = registry.get(call.name);
 
     if (earlier && !spec?.idempotent) {
@@ -417,6 +426,16 @@ export class RunExecutor {
       return;
     }
 
+    // ---- extensions and approval (docs/extensions.md, docs/approvals.md): may refuse, rewrite or wait ----
+    const gate = await this.#gate(call, config, spec !== undefined);
+    if (!gate.run) {
+      this.#persistToolResult(eventId, call, gate.result.content, true);
+      return;
+    }
+    const hooked: ToolCall = { ...call, args: gate.args };
+    // ---- end extensions and approval ----
+    // After the gate: an approval's events, when there were any, come before the result.
+    const parentId = log.leaf!;
     if (!earlier) store.markToolStarted({ tool_call_id: call.id, run_id: runId, event_id: eventId, started_at: Date.now() });
     log.emit({
       type: "tool_execution_start",
@@ -425,9 +444,9 @@ export class RunExecutor {
       parent_id: parentId,
       tool_call_id: call.id,
       tool_name: call.name,
-      args: call.args,
+      args: hooked.args,
     });
-    const result = await executeToolCall(registry, call, {
+    const executed = await executeToolCall(registry, hooked, {
       env,
       workspaceId: this.run.input.workspace_id,
       sessionId: log.session.id,
@@ -442,6 +461,13 @@ export class RunExecutor {
       emitUpdate: (partial) =>
         log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
     });
+    const after = await runAfterToolCall(
+      this.#extensions,
+      { toolCallId: call.id, name: call.name, args: hooked.args },
+      executed,
+      this.#hookContext(config),
+    );
+    const result = { ...after, duration_ms: executed.duration_ms };
     this.#persistToolResult(eventId, call, result.content, !result.ok);
     log.emit({
       type: "tool_execution_end",
@@ -453,6 +479,98 @@ export class RunExecutor {
       is_error: !result.ok,
     });
   }
+
+  // ---- extensions (src/runtime/extensions.ts; docs/extensions.md) ----
+  get #extensions(): readonly Extension[] {
+    return this.#deps.services.extensions ?? [];
+  }
+
+  #hookContext(config: WorkspaceConfig): HookContext {
+    return {
+      env: this.#deps.env,
+      workspaceId: this.run.input.workspace_id,
+      sessionId: this.#deps.log.session.id,
+      runId: this.run.id,
+      config,
+      data: this.run.input.tool_data ?? {},
+    };
+  }
+
+  /** The context as built from the log, through `transformContext`, settled for the provider, through `convertToLlm`. */
+  #hookedContext(built: Message[], config: WorkspaceConfig): Promise<Message[]> {
+    return contextThroughHooks(this.#extensions, built, this.#hookContext(config));
+  }
+
+  /**
+   * Whether a call runs, and with which arguments. A call with an approval record follows it (waiting
+   * when undecided: also after a resume); otherwise the `beforeToolCall` chain decides, and a
+   * `require_approval` records the request and waits (docs/approvals.md) — unless the run has no such
+   * tool: nobody is asked to approve a call that can only answer `unknown_tool`.
+   */
+  async #gate(
+    call: ToolCall,
+    config: WorkspaceConfig,
+    known: boolean,
+  ): Promise<{ run: true; args: unknown } | { run: false; result: ToolResult }> {
+    const { log } = this.#deps;
+    const recorded = log.store.approvalForCall(this.run.id, call.id);
+    if (recorded) return this.#afterApproval(recorded);
+    const outcome = await runBeforeToolCall(
+      this.#extensions,
+      { toolCallId: call.id, name: call.name, args: call.args },
+      this.#hookContext(config),
+    );
+    if (outcome.action === "continue") return { run: true, args: outcome.args };
+    if (outcome.action === "block") return { run: false, result: fail(outcome.code, outcome.reason) };
+    if (!known) return { run: true, args: outcome.args };
+    const approvalId = newId("apr");
+    const expiresAt = Date.now() + config.runtime.approval_timeout_ms;
+    log.appendOne(
+      {
+        type: "tool_approval_requested",
+        run_id: this.run.id,
+        client_id: "approval",
+        approval_id: approvalId,
+        tool_call_id: call.id,
+        tool_name: call.name,
+        args: outcome.args,
+        reason: outcome.reason,
+        expires_at: expiresAt,
+      },
+      () =>
+        log.store.insertApproval({
+          approval_id: approvalId,
+          run_id: this.run.id,
+          tool_call_id: call.id,
+          tool_name: call.name,
+          args: outcome.args,
+          expires_at: expiresAt,
+        }),
+    );
+    return this.#afterApproval(log.store.approval(approvalId)!);
+  }
+
+  async #afterApproval(row: ApprovalRow): Promise<{ run: true; args: unknown } | { run: false; result: ToolResult }> {
+    let outcome: DecisionOutcome;
+    if (row.decision === null) {
+      // Expired while nobody was here to notice (an eviction): decide it now rather than wait for the alarm.
+      if (row.expires_at <= Date.now()) {
+        recordDecision(this.#deps.log, row.approval_id, "deny", "timeout", "approval");
+        outcome = { decision: "deny", decided_by: "timeout" };
+      } else {
+        // Restarts while a run waits for a person say nothing about the run itself: they do not count
+        // towards MAX_RUN_ATTEMPTS (a long wait may well see a deploy or two).
+        if ((this.run.state.attempts ?? 0) > 1) {
+          this.run.state.attempts = 1;
+          this.#deps.log.store.updateRun(this.run);
+        }
+        outcome = await this.#deps.approvals.wait(row.approval_id, this.#abort.signal);
+      }
+    } else outcome = { decision: row.decision, decided_by: row.decided_by ?? "person" };
+    if (outcome.decision === "approve") return { run: true, args: row.args };
+    return { run: false, result: fail("approval_denied", deniedText(row.tool_name, outcome.decided_by)) };
+  }
+  // ---- end extensions ----
 
   #persistToolResult(eventId: string, call: ToolCall, content: string, isError: boolean): void {
     const { log } = this.#deps;
@@ -492,12 +610,19 @@ export class RunExecutor {
     const clientId = run.input.client_id ?? "api";
     // Steer messages that arrived too late for a step are kept in the log (they were acknowledged).
     const lateSteers = log.store.pendingSteers(run.id);
-    const events: Parameters<SessionLog["append"]>[0] = lateSteers.map((s) => ({
-      type: "message" as const,
+    // A call still waiting for a person when the run ends is closed: nobody can approve it any more.
+    const unanswered = log.store.openApprovals(run.id);
+    const events: Parameters<SessionLog["append"]>[0] = unanswered.map((a) => ({
+      type: "tool_approval_decided" as const,
       run_id: run.id,
-      client_id: s.client_id,
-      message: { role: "user" as const, content: s.content, meta: { source: s.source } },
+      client_id: "approval",
+      approval_id: a.approval_id,
+      tool_call_id: a.tool_call_id,
+      tool_name: a.tool_name,
+      decision: "deny" as const,
+      decided_by: "cancelled" as const,
     }));
+    events.push(...lateSteers.flatMap((s) => steerEvents(run.id, s)));
     if (end.status === "failed" && end.error) {
       events.push({
         type: "message",
@@ -518,6 +643,7 @@ export class RunExecutor {
     log.append(events, () => {
       log.store.updateRun(run);
       for (const steer of lateSteers) log.store.dropSteer(steer.id);
+      for (const a of unanswered) log.store.decideApproval(a.approval_id, "deny", "cancelled", run.ended_at ?? Date.now());
     });
     log.inProgress.reset();
     return result;
@@ -531,6 +657,29 @@ function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
   if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
   log.error("run failed unexpectedly", errorFields(err));
   return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
+}
+
+/** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */
+function channelInjectEvent(runId: string, clientId: string, origin: ChannelOrigin): NewPersistent {
+  return {
+    type: "channel_inject",
+    run_id: runId,
+    client_id: clientId,
+    channel: origin.channel,
+    external_id: origin.external_id,
+    device_id: origin.device_id,
+  };
+}
+
+/** A steer or follow-up joining the run: its channel fact (when it came through one), then the message. */
+function steerEvents(
+  runId: string,
+  s: { client_id: string; content: string; source: "steer" | "followUp"; channel?: ChannelOrigin },
+): NewPersistent[] {
+  return [
+    ...(s.channel ? [channelInjectEvent(runId, s.client_id, s.channel)] : []),
+    { type: "message", run_id: runId, client_id: s.client_id, message: { role: "user", content: s.content, meta: { source: s.source } } },
+  ];
 }
 
 function skillActivationEvent(runId: string, clientId: string, a: SkillActivation) {

@@ -13,11 +13,16 @@ import type { SessionTree } from "./tree.ts";
 export type RunProgress =
   { next: "model" } | { next: "tools"; assistantId: string; pending: ToolCall[] } | { next: "done"; assistant: AssistantMessage };
 
+const PASSED_THROUGH: ReadonlySet<string> = new Set(["tool_approval_requested", "tool_approval_decided", "channel_inject"]);
+
 export function runProgress(tree: SessionTree, leafId: string | null, runId: string): RunProgress {
   const results = new Set<string>();
   let sawLaterInput = false;
   for (const event of tree.ancestors(leafId)) {
-    if (event.run_id !== runId || event.type !== "message") return { next: "model" };
+    if (event.run_id !== runId) return { next: "model" };
+    // Approvals and channel facts of the run sit on its path without being a step of their own.
+    if (PASSED_THROUGH.has(event.type)) continue;
+    if (event.type !== "message") return { next: "model" };
     const message = event.message;
     switch (message.role) {
       case "tool_result":

@@ -54,7 +54,13 @@ export class RunQueue {
     const running = this.#store.openRuns().find((r) => r.status === "running");
     if (input.source === "steer" && running) {
       this.#store.queueSteer(
-        { run_id: running.id, client_id: input.client_id ?? "api", content: input.content, source: "steer" },
+        {
+          run_id: running.id,
+          client_id: input.client_id ?? "api",
+          content: input.content,
+          source: "steer",
+          ...(input.channel ? { channel: input.channel } : {}),
+        },
         input.idempotency_key,
         input.idempotency_fingerprint,
       );

@@ -34,8 +34,18 @@ export class SessionLog {
   #leaf: string | null;
   #session: SessionInfo;
 
-  constructor(store: SessionStorage, session: SessionInfo, live: LiveClients, replicator: Replicator) {
+  /** Told about every frame after the live clients (the extensions' subscribers; docs/extensions.md). */
+  readonly #onFrame: ((frame: StreamFrame) => void) | undefined;
+
+  constructor(
+    store: SessionStorage,
+    session: SessionInfo,
+    live: LiveClients,
+    replicator: Replicator,
+    onFrame?: (frame: StreamFrame) => void,
+  ) {
     this.store = store;
+    this.#onFrame = onFrame;
     this.live = live;
     this.replicator = replicator;
     this.#session = session;
@@ -127,5 +137,6 @@ export class SessionLog {
   #broadcast(frame: StreamFrame): void {
     this.inProgress.observe(frame);
     this.live.broadcast(frame);
+    this.#onFrame?.(frame);
   }
 }

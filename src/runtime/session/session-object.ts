@@ -37,6 +37,11 @@ import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf } from ".
 import { resolveModels } from "../agent/providers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
+// Tool approval, extensions' subscribers and the two-way live channel (docs/approvals.md, docs/extensions.md).
+import { ApprovalWaiters, recordDecision, type ApprovalDecision } from "./approvals.ts";
+import { handleClientFrame } from "./live-channel.ts";
+import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
+import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -95,6 +100,9 @@ export class SessionObject extends DurableObject<Env> {
   #log: SessionLog | null = null;
   #queue: RunQueue | null = null;
   #alarmChain: Promise<void> = Promise.resolve();
+  readonly #approvals = new ApprovalWaiters();
+  /** Client frames are handled one after another, in arrival order (a rate-limit check awaits I/O). */
+  #frames: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env, services: RuntimeServices) {
     super(ctx, env);
@@ -116,12 +124,21 @@ export class SessionObject extends DurableObject<Env> {
     if (!this.#log) {
       const session = this.#store.session();
       if (!session) return null;
-      this.#log = new SessionLog(this.#store, session, this.#live, this.#replicator);
+      const subscribers = (this.#services.extensions ?? []).filter((e) => e.onEvent !== undefined);
+      const where = { sessionId: session.id, workspaceId: session.workspace_id };
+      this.#log = new SessionLog(
+        this.#store,
+        session,
+        this.#live,
+        this.#replicator,
+        subscribers.length > 0 ? (frame) => notifySubscribers(subscribers, frame, where) : undefined,
+      );
       const log = this.#log;
       this.#queue = new RunQueue({
         env: this.env,
         log,
         services: this.#services,
+        approvals: this.#approvals,
         loadConfig: () => this.#config(session.workspace_id),
         onRunEnded: (runId) => this.#live.endRun(runId),
       });
@@ -284,6 +301,36 @@ export class SessionObject extends DurableObject<Env> {
     return attempt(() => this.#require(workspaceId).queue.cancel(runId));
   }
 
+  // ---- RPC: tool approval (docs/approvals.md) ----------------------------------------------------
+
+  /**
+   * A person's decision on a tool call waiting for approval: 404 for an unknown id, 409 when it was
+   * decided already (or timed out). The waiting run goes on at once; a run evicted meanwhile is woken.
+   */
+  decideApproval(
+    workspaceId: string,
+    approvalId: string,
+    decision: ApprovalDecision,
+    clientId: string,
+  ): Outcome<{ approval_id: string; run_id: string; tool_name: string; decision: ApprovalDecision; event: PersistentEvent }> {
+    return attempt(() => {
+      const { log, queue } = this.#require(workspaceId);
+      const { event, row } = recordDecision(log, approvalId, decision, "person", clientId);
+      if (!this.#approvals.resolve(approvalId, { decision, decided_by: "person" })) void queue.wake();
+      return { approval_id: approvalId, run_id: row.run_id, tool_name: row.tool_name, decision, event };
+    });
+  }
+
+  /** Denies every approval whose time ran out (from the alarm, which fires while a run is open). */
+  #expireApprovals(log: SessionLog): void {
+    const now = Date.now();
+    for (const row of this.#store.openApprovals()) {
+      if (row.expires_at > now) break;
+      recordDecision(log, row.approval_id, "deny", "timeout", "approval");
+      this.#approvals.resolve(row.approval_id, { decision: "deny", decided_by: "timeout" });
+    }
+  }
+
   // ---- RPC: views of the log --------------------------------------------------------------------
 
   /**
@@ -300,6 +347,7 @@ export class SessionObject extends DurableObject<Env> {
       const system =
         running?.state.system_prompt ??
         runSystemPrompt({ now: new Date(), session: log.session, runtime: config.runtime, contextWindow: config.model?.context_window });
+      const policy = toolPolicyOf(config);
       const toolset = await runToolset(this.#services, {
         env: this.env,
         workspaceId,
@@ -307,8 +355,26 @@ export class SessionObject extends DurableObject<Env> {
         toolset: running?.input.toolset,
         data: running?.input.tool_data ?? {},
       });
-      const tools = await new ToolRegistry(frozenTools(toolset, running?.state.tools)).declarations();
-      const messages = conversationForModel(buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }));
+      const tools = await new ToolRegistry(
+        frozenTools(
+          toolset.filter((spec) => running !== null || offeredByPolicy(policy, spec.name)),
+          running?.state.tools,
+        ),
+      ).declarations();
+      // The same hooks as the run's model step (docs/extensions.md), so this stays what the model gets.
+      const hooked = await contextThroughHooks(
+        this.#services.extensions ?? [],
+        buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }),
+        {
+          env: this.env,
+          workspaceId,
+          sessionId: log.session.id,
+          runId: running?.id ?? null,
+          config,
+          data: running?.input.tool_data ?? {},
+        },
+      );
+      const messages = conversationForModel(hooked);
       return { system, tools, messages, active_leaf: log.leaf };
     });
   }
@@ -464,7 +530,15 @@ export class SessionObject extends DurableObject<Env> {
     const replay = log.replay(Number.isFinite(lastSeq) ? lastSeq : 0, includeHidden);
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
       const pair = new WebSocketPair();
-      this.#live.acceptWebSocket(pair[1], { clientId, includeHidden }, replay);
+      // Set by the stream route from the token or ticket (never taken from the client as is).
+      const maySend = url.searchParams.get("may_send") === "true";
+      const deviceId = url.searchParams.get("device_id") ?? undefined;
+      const tokenId = url.searchParams.get("token_id") ?? undefined;
+      this.#live.acceptWebSocket(
+        pair[1],
+        { clientId, includeHidden, maySend, ...(deviceId ? { deviceId } : {}), ...(tokenId ? { tokenId } : {}) },
+        replay,
+      );
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
     return sseResponse(this.#live.openSse({ clientId, includeHidden }, replay));
@@ -486,8 +560,28 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- hibernatable WebSockets ------------------------------------------------------------------
 
+  /**
+   * A client frame on the session WebSocket (live-channel.ts; docs/sessions.md, "Two-way live
+   * channel"), handled in arrival order; the frames act through the same methods as the HTTP routes.
+   */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    if (typeof message === "string" && message.trim() === '{"type":"ping"}') ws.send('{"type":"pong"}');
+    if (typeof message === "string" && message.trim() === '{"type":"ping"}') return ws.send('{"type":"pong"}');
+    const handled = this.#frames.then(() =>
+      handleClientFrame(
+        {
+          env: this.env,
+          workspaceId: () => this.#loaded()?.log.session.workspace_id ?? null,
+          submit: (input) => this.submit(input),
+          cancel: (workspaceId) => this.cancel(workspaceId),
+          decide: (workspaceId, approvalId, decision, clientId) => this.decideApproval(workspaceId, approvalId, decision, clientId),
+        },
+        ws,
+        this.#live.attachmentOf(ws),
+        message,
+      ),
+    );
+    this.#frames = handled.catch((err: unknown) => log.error("websocket client frame failed", errorFields(err)));
+    return this.#frames;
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -503,11 +597,17 @@ export class SessionObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const loaded = this.#loaded();
     if (!loaded) return;
+    // Approvals nobody answered in time are denied first, so a resumed run finds them decided.
+    this.#expireApprovals(loaded.log);
     if (this.#store.openRuns().length > 0) {
       // Re-armed first (directly: the alarm being handled no longer counts as set), so that should this
       // instance die while running, the next alarm resumes the run.
       await this.ctx.storage.setAlarm(Date.now() + RESUME_CHECK_MS);
-      await loaded.queue.wake();
+      // The alarm waits for the pump, but not for a person: once the run is paused on an approval the
+      // alarm ends, so the next one can time the approval out (docs/approvals.md).
+      const paused = this.#approvals.whenSomeoneWaits();
+      await Promise.race([loaded.queue.wake(), paused.promise]);
+      paused.stop();
     }
     await this.#replicator.flush();
     await this.#alarmChain;

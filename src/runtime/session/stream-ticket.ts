@@ -23,6 +23,10 @@ export interface TicketClaims {
   n: string;
   /** the token could read hidden events (admin) */
   a: boolean;
+  /** the token could send (member or admin): the WebSocket takes client frames (absent on older tickets: no) */
+  m?: boolean;
+  /** the token's id, so what the stream sends counts against that token's rate limit (absent on older tickets) */
+  t?: string;
 }
 
 function keyOf(env: Env): string {

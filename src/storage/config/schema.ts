@@ -43,6 +43,16 @@ export const RuntimeConfigSchema = z.strictObject({
    * its token window (the context window minus system prompt, tools and output); only with a known window.
    */
   compact_at_share: z.number().min(0.1).max(1).default(0.8),
+  /**
+   * A tool call waiting for approval (docs/approvals.md) is denied when nobody answers within this
+   * many milliseconds (1 s to 7 days; default 15 minutes).
+   */
+  approval_timeout_ms: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 24 * 3_600_000)
+    .default(15 * 60_000),
 });
 
 const coreShape = {

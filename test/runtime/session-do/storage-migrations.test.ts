@@ -203,3 +203,31 @@ describe("WorkspaceDO storage written before versioning", () => {
     expect(woken).toEqual({ version: WORKSPACE_SCHEMA_VERSION, epoch: 4 });
   });
 });
+
+describe("SessionDO storage at version 3 (before tool approvals)", () => {
+  it("migration 4 adds the approvals table and pending_steer.channel, keeping queued steers", async () => {
+    const { session, run_id } = await sessionWithHistory();
+    await runInDurableObject(stub(session.id), (_i, state) => {
+      const { sql } = state.storage;
+      // Back to the version 3 layout, with a steer queued then.
+      sql.exec(`DROP TABLE approvals`);
+      sql.exec(`ALTER TABLE pending_steer DROP COLUMN channel`);
+      sql.exec(`INSERT INTO pending_steer (run_id, client_id, content, source) VALUES (?, 'old', 'queued before', 'steer')`, run_id);
+      sql.exec(`UPDATE _schema SET version = 3 WHERE id = 1`);
+      expect(tableExists(sql, "approvals")).toBe(false);
+
+      const store = new SessionStorage(state.storage);
+      expect(schemaVersion(sql)).toBe(SESSION_SCHEMA_VERSION);
+      expect(tableExists(sql, "approvals")).toBe(true);
+      expect(store.pendingSteers(run_id)).toEqual([
+        expect.objectContaining({ client_id: "old", content: "queued before", source: "steer" }),
+      ]);
+      expect(store.pendingSteers(run_id)[0]!.channel).toBeUndefined();
+      store.insertApproval({ approval_id: "apr_x", run_id, tool_call_id: "c1", tool_name: "echo", args: { text: "t" }, expires_at: 1 });
+      expect(store.openApprovals()).toEqual([expect.objectContaining({ approval_id: "apr_x", decision: null, args: { text: "t" } })]);
+      store.decideApproval("apr_x", "deny", "timeout", 2);
+      expect(store.approval("apr_x")).toMatchObject({ decision: "deny", decided_by: "timeout", decided_at: 2 });
+      expect(store.openApprovals()).toEqual([]);
+    });
+  });
+});

@@ -6,7 +6,6 @@
  * evaluation's routes live beside these, in their own module.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Env } from "../../../storage/env.ts";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { DRAFT_STATUSES, draftDetail, draftSummary, listDraftPage } from "../../../domains/learning/draft-views.ts";

@@ -21,13 +21,21 @@ const stream = createRoute({
   tags: ["sessions"],
   summary: "Live events: replay after last_seq, then live (WebSocket when upgraded, SSE otherwise)",
   description:
-    "Authenticate with `Authorization: Bearer` or with `ticket` (single use, from the stream-ticket route). SSE also honours `Last-Event-ID`.",
+    "Authenticate with `Authorization: Bearer` or with `ticket` (single use, from the stream-ticket route). SSE also honours `Last-Event-ID`. " +
+    "A WebSocket opened with a member or admin token (or a ticket issued to one) also takes client frames: " +
+    '`{"type":"message","content","client_id"?,"mode"?:"steer"|"follow_up"}`, `{"type":"cancel"}`, `{"type":"approve"|"deny","approval_id"}` ' +
+    "(docs/approvals.md); each is answered with an `ack` or an `error` frame.",
   request: {
     params: SessionIdParam,
     query: z.strictObject({
       last_seq: z.coerce.number().int().min(0).optional(),
       include_hidden: Flag.optional(),
       client_id: z.string().min(1).max(100).optional(),
+      device_id: z
+        .string()
+        .regex(/^[A-Za-z0-9._:-]{1,100}$/, "must be 1-100 letters, digits or . _ : -")
+        .optional()
+        .describe("WebSocket: the device this client is, recorded with the messages it sends (`channel_inject`); default: client_id"),
       ticket: z.string().min(10).max(1000).optional(),
     }),
   },
@@ -57,12 +65,16 @@ export const streamRoutes = newRouter()
     const q = c.req.valid("query");
     let workspaceId: string;
     let mayReadHidden: boolean;
+    let maySend: boolean;
+    let tokenId: string | undefined;
     if (q.ticket !== undefined) {
       const claims = await verifyTicket(c.env, q.ticket, id);
       const fresh = unwrap(await rpc("useTicket", sessionStub(c.env, id).useTicket(claims.w, claims.n, claims.e)));
       if (!fresh) throw new AppError("unauthorized", "This stream ticket was already used");
       workspaceId = claims.w;
       mayReadHidden = claims.a;
+      maySend = claims.m === true;
+      tokenId = claims.t;
     } else {
       const secret = bearerOf(c.req.header("Authorization"));
       if (!secret) throw new AppError("unauthorized", "Missing bearer token or stream ticket");
@@ -71,6 +83,8 @@ export const streamRoutes = newRouter()
       if (!hasScope(principal, "read")) throw new AppError("forbidden", "This action needs the 'read' scope");
       workspaceId = principal.workspaceId;
       mayReadHidden = hasScope(principal, "admin");
+      maySend = hasScope(principal, "member");
+      tokenId = principal.tokenId;
     }
     if (q.include_hidden && !mayReadHidden) throw new AppError("forbidden", "Hidden events are for admins only");
 
@@ -80,6 +94,9 @@ export const streamRoutes = newRouter()
     url.searchParams.set("last_seq", String(lastSeq));
     url.searchParams.set("include_hidden", String(q.include_hidden === true));
     url.searchParams.set("client_id", q.client_id ?? "stream");
+    url.searchParams.set("may_send", String(maySend));
+    if (q.device_id !== undefined) url.searchParams.set("device_id", q.device_id);
+    if (tokenId !== undefined) url.searchParams.set("token_id", tokenId);
     const headers = new Headers(c.req.raw.headers);
     headers.delete("Authorization");
     headers.set(WORKSPACE_HEADER, workspaceId);
@@ -89,6 +106,12 @@ export const streamRoutes = newRouter()
     const { id } = c.req.valid("param");
     const principal = c.get("principal");
     await getSession(c.env, principal.workspaceId, id);
-    const issued = await issueTicket(c.env, { w: principal.workspaceId, s: id, a: hasScope(principal, "admin") });
+    const issued = await issueTicket(c.env, {
+      w: principal.workspaceId,
+      s: id,
+      a: hasScope(principal, "admin"),
+      m: hasScope(principal, "member"),
+      t: principal.tokenId,
+    });
     return c.json(issued, 201);
   });
