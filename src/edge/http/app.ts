@@ -27,6 +27,7 @@ import { toolchainRoutes } from "./routes/toolchain.ts";
 import { mailRoutes } from "./routes/mail.ts";
 import { memoryRoutes } from "./routes/memory.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
+import { uiChatRoutes } from "./routes/ui-chat.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -62,6 +63,7 @@ export function createApp() {
   app.route("/api/mail", mailRoutes);
   app.route("/api/memory", memoryRoutes);
   app.route("/api/schedules", scheduleRoutes);
+  app.route("/api/ui/chat", uiChatRoutes);
   // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
   app.route("/webhooks", webhookRoutes);
 
