@@ -11,8 +11,12 @@ const S = "ses_x";
 const R = "run_1";
 let seq = 0;
 const base = () => ({ seq: ++seq, session_id: S, client_id: "c", ts: 0, run_id: R });
-const t = (e: Omit<TransientEvent, "seq" | "session_id" | "client_id" | "ts" | "run_id">): StreamFrame =>
-  ({ persistent: false, ...base(), ...e }) as StreamFrame;
+type TransientFields = TransientEvent extends infer E
+  ? E extends unknown
+    ? Omit<E, "seq" | "session_id" | "client_id" | "ts" | "run_id">
+    : never
+  : never;
+const t = (e: TransientFields): StreamFrame => ({ persistent: false, ...base(), ...e }) as StreamFrame;
 const msg = (id: string, message: Message): StreamFrame => ({ persistent: true, ...base(), id, parent_id: null, type: "message", message });
 
 const usage = { input_tokens: 10, output_tokens: 4, total_tokens: 14 };

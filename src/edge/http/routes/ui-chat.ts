@@ -26,7 +26,7 @@ import {
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
 import { UiChunkMapper, type BeaverUIChunk } from "../../../runtime/session/ui-chunks.ts";
-import { SseFrameStream } from "../ui-stream/sse-frames.ts";
+import { sseFrameReader } from "../ui-stream/sse-frames.ts";
 import { RequestedSkills } from "./session-schemas.ts";
 
 /** The client id runs started here carry (so the log says where a message came from). */
@@ -105,32 +105,33 @@ async function ensureSession(env: Env, workspaceId: string, sessionId: string): 
 /** The session's SSE answer for one run, re-encoded as UI message chunks, ending with `finish`. */
 function uiChunks(env: Env, workspaceId: string, sessionId: string, runId: string, body: ReadableStream<Uint8Array>) {
   const mapper = new UiChunkMapper(sessionId, runId);
-  const frames = body.pipeThrough(new SseFrameStream()).getReader();
+  const frames = sseFrameReader(body);
   return new ReadableStream<BeaverUIChunk>({
     start(controller) {
       for (const chunk of mapper.start()) controller.enqueue(chunk);
     },
     async pull(controller) {
-      const { value, done } = await frames.read();
-      if (!done) {
-        for (const chunk of mapper.push(value)) controller.enqueue(chunk);
-        return;
+      // A pull that enqueues nothing is not called again: read frames until one maps to a chunk.
+      for (;;) {
+        const frame = await frames.next();
+        if (frame === null) break;
+        const chunks = mapper.push(frame);
+        for (const chunk of chunks) controller.enqueue(chunk);
+        if (chunks.length > 0) return;
       }
       // The session ends its answer after the run's last frame; the run's stored result settles `finish`.
       const run = await getRun(env, sessionId, runId, workspaceId).catch(() => null);
       const result = run?.result;
-      for (const chunk of mapper.finish(
-        result
-          ? {
-              status: result.status,
-              usage: result.usage,
-              provider: result.provider,
-              model: result.model,
-              ...(result.error ? { error: result.error } : {}),
-            }
-          : undefined,
-      ))
-        controller.enqueue(chunk);
+      const ending = result
+        ? {
+            status: result.status,
+            usage: result.usage,
+            provider: result.provider,
+            model: result.model,
+            ...(result.error ? { error: result.error } : {}),
+          }
+        : undefined;
+      for (const chunk of mapper.finish(ending)) controller.enqueue(chunk);
       controller.close();
     },
     cancel(reason) {

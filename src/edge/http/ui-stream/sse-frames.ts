@@ -5,32 +5,53 @@
  */
 import type { StreamFrame } from "../../../runtime/session/events.ts";
 
-export class SseFrameStream extends TransformStream<Uint8Array, StreamFrame> {
-  constructor() {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    const flushBlocks = (controller: TransformStreamDefaultController<StreamFrame>, final: boolean) => {
-      let idx: number;
-      while ((idx = buffer.indexOf("\n\n")) >= 0 || (final && buffer.length > 0 && (idx = buffer.length) > 0)) {
-        const block = buffer.slice(0, idx);
-        buffer = buffer.slice(idx + 2);
-        const data = block
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5))
-          .join("\n");
-        if (data !== "") controller.enqueue(JSON.parse(data) as StreamFrame);
+/** Frames as they arrive on `body`, read directly (no pipe: the caller's pull drives each read). */
+export function sseFrameReader(body: ReadableStream<Uint8Array>): {
+  next(): Promise<StreamFrame | null>;
+  cancel(reason?: unknown): Promise<void>;
+} {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const queue: StreamFrame[] = [];
+  let buffer = "";
+  let ended = false;
+  const take = (final: boolean) => {
+    for (;;) {
+      let idx = buffer.indexOf("\n\n");
+      if (idx < 0) {
+        if (!final || buffer.trim() === "") return;
+        idx = buffer.length;
       }
-    };
-    super({
-      transform(chunk, controller) {
-        buffer += decoder.decode(chunk, { stream: true });
-        flushBlocks(controller, false);
-      },
-      flush(controller) {
-        buffer += decoder.decode();
-        flushBlocks(controller, true);
-      },
-    });
-  }
+      const frame = frameOf(buffer.slice(0, idx));
+      buffer = buffer.slice(idx + 2);
+      if (frame) queue.push(frame);
+    }
+  };
+  return {
+    async next() {
+      while (queue.length === 0) {
+        if (ended) return null;
+        const { value, done } = await reader.read();
+        if (done) {
+          ended = true;
+          buffer += decoder.decode();
+          take(true);
+        } else {
+          buffer += decoder.decode(value, { stream: true });
+          take(false);
+        }
+      }
+      return queue.shift()!;
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
+}
+
+function frameOf(block: string): StreamFrame | null {
+  const data = block
+    .split("\n")
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5))
+    .join("\n");
+  return data === "" ? null : (JSON.parse(data) as StreamFrame);
 }
