@@ -164,7 +164,7 @@ function Conversation({ sessionId, onChanged }: { sessionId: string; onChanged: 
         ) : null}
       </header>
       <ErrorNote error={session.error} />
-      <ol class="messages" aria-live="polite">
+      <ol class="messages" aria-live="polite" aria-label="Messages">
         {items.map((item) => (
           <TranscriptItem key={item.event_id} item={item} sessionId={sessionId} canRewind={!busy && !activeRun} onDone={refresh} />
         ))}

@@ -237,7 +237,9 @@ function PluginCard({ plugin: p, onChanged }: { plugin: Plugin; onChanged: () =>
 
 function PluginSkillRow({ plugin, skill, onChanged }: { plugin: Plugin; skill: PluginSkill; onChanged: () => void }) {
   const action = useAction();
-  const [open, setOpen] = useState(skill.pending_candidate_id !== null);
+  // Open by default while a candidate waits; the reader's own choice wins once made.
+  const [chosen, setOpen] = useState<boolean | null>(null);
+  const open = chosen ?? skill.pending_candidate_id !== null;
   return (
     <>
       <tr>
@@ -275,7 +277,7 @@ function PluginSkillRow({ plugin, skill, onChanged }: { plugin: Plugin; skill: P
       {open ? (
         <tr>
           <td colSpan={4}>
-            <Candidates name={skill.name} />
+            <Candidates key={skill.pending_candidate_id ?? "none"} name={skill.name} />
           </td>
         </tr>
       ) : null}

@@ -74,7 +74,7 @@ export function SkillsPage({ name }: { name: string | undefined }) {
         </Loading>
       </aside>
       {name ? (
-        <SkillDetail key={name} name={name} onChanged={() => setTick((t) => t + 1)} />
+        <SkillDetail key={name} name={name} outerTick={tick} onChanged={() => setTick((t) => t + 1)} />
       ) : (
         <section class="panel muted">Pick a skill.</section>
       )}
@@ -116,12 +116,12 @@ function Upload({ onDone }: { onDone: (name: string) => void }) {
   );
 }
 
-function SkillDetail({ name, onChanged }: { name: string; onChanged: () => void }) {
+function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: number; onChanged: () => void }) {
   const [tick, setTick] = useState(0);
   const changed = () => (setTick((t) => t + 1), onChanged());
   const skill = useLoad(
     async () => (await api("get", "/api/skills/{name}", { params: { name } })) as unknown as SkillRow & { current: VersionDetail },
-    [name, tick],
+    [name, tick, outerTick],
   );
   const versions = useLoad(async () => {
     if (skill.data?.source_kind === "builtin") return null;
@@ -130,7 +130,7 @@ function SkillDetail({ name, onChanged }: { name: string; onChanged: () => void 
       versions: VersionRow[];
       audit: { action: string; detail: unknown; actor: string; at: number }[];
     };
-  }, [name, tick, skill.data?.source_kind]);
+  }, [name, tick, outerTick, skill.data?.source_kind]);
   const action = useAction();
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
