@@ -85,7 +85,7 @@ function App() {
   const area = "/" + (path.split("/")[1] || "chat");
   return (
     <>
-      <header>
+      <header class="topbar">
         <nav aria-label="Main">
           <strong class="brand">Beaver</strong>
           {NAV.map(([href, label]) => (
