@@ -284,6 +284,36 @@ describe("e2e: the web console in Chromium", () => {
     await shot("10-api-reference");
   });
 
+  it("a reload during a run resumes its stream: the answer goes on in the live message", async () => {
+    // Each model step answers after 2.5 s (the scripted server's `@<ms>` delay), so the run is still open after the reload.
+    const config = (await (await api("GET", "/api/config", { token: ws.token })).json()) as Record<string, unknown>;
+    const slow = { ...config, model: { provider: "openai-compatible", id: `tools-1@2500:console-${rand()}`, base_url: `${modelUrl}/v1` } };
+    expect((await api("PUT", "/api/config", { token: ws.token, body: slow })).status).toBe(200);
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("resume me");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForURL(/\/chat\/ses_/);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    await expect
+      .poll(
+        async () =>
+          ((await (await api("GET", `/api/sessions/${sessionId}`, { token: ws.token })).json()) as { active_run_id: string | null })
+            .active_run_id,
+        {
+          timeout: 10_000,
+        },
+      )
+      .not.toBeNull();
+    await page.reload();
+    // Only a streamed message is `live-answer` (the transcript renders finished runs): this one came through GET /api/ui/chat/:id/stream.
+    const live = page.getByRole("list", { name: "Messages" }).getByTestId("live-answer");
+    await live.getByTestId("tool-call").waitFor({ timeout: 20_000 });
+    await shot("12-resumed-stream");
+    await page.getByRole("list", { name: "Messages" }).getByText("done after 1 tool calls", { exact: true }).waitFor({ timeout: 20_000 });
+    expect(requested.some((u) => new URL(u).pathname === `/api/ui/chat/${sessionId}/stream`)).toBe(true);
+  });
+
   it("is usable at phone width, and no request ever left for another host", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole("link", { name: "Chat" }).click();
