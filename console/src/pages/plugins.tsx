@@ -8,8 +8,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
 import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
-import { DiffView } from "./skills";
-import { lineDiff } from "../diff";
+import { VersionDiff } from "./skills";
 
 interface PluginSkill {
   name: string;
@@ -315,7 +314,10 @@ function Candidates({ name }: { name: string }) {
                     ))}
                   </ul>
                   {c.merge_plan.skill_md ? (
-                    <DiffView files={[{ path: "SKILL.md (merged)", lines: lineDiff("", c.merge_plan.skill_md) }]} empty="" />
+                    <details>
+                      <summary>Merged SKILL.md</summary>
+                      <Json value={c.merge_plan.skill_md} />
+                    </details>
                   ) : null}
                 </details>
               ) : null}
@@ -332,16 +334,34 @@ function Candidates({ name }: { name: string }) {
               {dr.published_version ? (
                 <>
                   {" "}
-                  · published as <Link href={`/skills/${encodeURIComponent(name)}`}>{dr.published_version}</Link> (compare versions on the
-                  skill page)
+                  · published as <Link href={`/skills/${encodeURIComponent(name)}`}>{dr.published_version}</Link>
+                  {previousVersion(dr.published_version) ? (
+                    <details>
+                      <summary>
+                        Diff {previousVersion(dr.published_version)} → {dr.published_version}
+                      </summary>
+                      <VersionDiff name={name} from={previousVersion(dr.published_version)!} to={dr.published_version} />
+                    </details>
+                  ) : null}
                 </>
-              ) : null}
+              ) : (
+                <span class="muted small">
+                  {" "}
+                  · not published yet: the API does not serve a draft's files yet; the candidate's merge plan says what it holds
+                </span>
+              )}
             </div>
           ))}
         </div>
       )}
     </Loading>
   );
+}
+
+/** The version label before `label` (v0003 → v0002), or null for the first. */
+function previousVersion(label: string): string | null {
+  const n = Number(label.slice(1));
+  return n > 1 ? `v${String(n - 1).padStart(label.length - 1, "0")}` : null;
 }
 
 function SourceRow({ source: s, onChanged }: { source: Source; onChanged: () => void }) {

@@ -132,6 +132,7 @@ function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: 
     };
   }, [name, tick, outerTick, skill.data?.source_kind]);
   const action = useAction();
+  const [shown, setShown] = useState<string | null>(null);
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   return (
@@ -201,7 +202,16 @@ function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: 
                   </td>
                   <td>{v.created_by}</td>
                   <td>{v.safety_level}</td>
-                  <td>{v.file_count}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="link small"
+                      onClick={() => setShown(shown === v.version ? null : v.version)}
+                      aria-expanded={shown === v.version}
+                    >
+                      {v.file_count} files
+                    </button>
+                  </td>
                   <td>
                     {v.version !== versions.data!.current_version ? (
                       <button
@@ -225,6 +235,7 @@ function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: 
               ))}
             </tbody>
           </table>
+          {shown ? <VersionFiles name={name} version={shown} /> : null}
           <form
             class="row"
             onSubmit={(e) => {
@@ -288,6 +299,19 @@ function Files({ name, version, files }: { name: string; version: string | null;
   );
 }
 
+function VersionFiles({ name, version }: { name: string; version: string }) {
+  const detail = useLoad(
+    async () => (await api("get", "/api/skills/{name}/versions/{version}", { params: { name, version } })) as unknown as VersionDetail,
+    [name, version],
+  );
+  return (
+    <div class="card" aria-label={`Files of ${version}`}>
+      <h4>Files of {version}</h4>
+      <Loading state={detail}>{(d) => <Files name={name} version={version} files={d.files} />}</Loading>
+    </div>
+  );
+}
+
 async function versionFiles(name: string, version: string): Promise<Map<string, string>> {
   const detail = (await api("get", "/api/skills/{name}/versions/{version}", { params: { name, version } })) as unknown as VersionDetail;
   const out = new Map<string, string>();
@@ -299,7 +323,7 @@ async function versionFiles(name: string, version: string): Promise<Map<string, 
   return out;
 }
 
-function VersionDiff({ name, from, to }: { name: string; from: string; to: string }) {
+export function VersionDiff({ name, from, to }: { name: string; from: string; to: string }) {
   const diff = useLoad(async () => {
     const [a, b] = await Promise.all([versionFiles(name, from), versionFiles(name, to)]);
     const paths = [...new Set([...a.keys(), ...b.keys()])].sort();
