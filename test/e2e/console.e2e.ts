@@ -314,6 +314,36 @@ describe("e2e: the web console in Chromium", () => {
     expect(requested.some((u) => new URL(u).pathname === `/api/ui/chat/${sessionId}/stream`)).toBe(true);
   });
 
+  it("steers a running run and cancels it", async () => {
+    const config = (await (await api("GET", "/api/config", { token: ws.token })).json()) as Record<string, unknown>;
+    const slow = { ...config, model: { provider: "openai-compatible", id: `tools-1@4000:console-${rand()}`, base_url: `${modelUrl}/v1` } };
+    expect((await api("PUT", "/api/config", { token: ws.token, body: slow })).status).toBe(200);
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("a long job");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForURL(/\/chat\/ses_/);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    // A steer joins a running run (a steer with none running starts its own): wait until the model is being asked.
+    const runStatuses = async () =>
+      (
+        (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: ws.token })).json()) as { runs: { status: string }[] }
+      ).runs.map((r) => r.status);
+    await expect.poll(runStatuses, { timeout: 10_000 }).toEqual(["running"]);
+    await page.getByLabel("Steer the running run").fill("also this, please");
+    await page.getByRole("button", { name: "Steer" }).click();
+    await page.getByRole("status").filter({ hasText: "Steer sent" }).waitFor();
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    const runs = page.getByRole("table").filter({ hasText: "status" });
+    await runs.getByText("cancelled").waitFor({ timeout: 20_000 });
+    // The steer was acknowledged and is in the log (written when the run ended), shown as a steer.
+    const steer = page.getByRole("list", { name: "Messages" }).locator("li", { hasText: "also this, please" });
+    await steer.waitFor();
+    expect(await steer.textContent()).toContain("steer");
+    expect(await runStatuses()).toEqual(["cancelled"]);
+    await shot("13-steered-and-cancelled");
+  });
+
   it("is usable at phone width, and no request ever left for another host", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole("link", { name: "Chat" }).click();

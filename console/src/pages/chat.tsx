@@ -137,9 +137,13 @@ function Conversation({ sessionId, onChanged }: { sessionId: string; onChanged: 
   useEffect(() => () => void chat.stop(), [chat]);
   useSessionEvents(exists ? sessionId : null, session.data?.last_seq ?? 0, (type) => {
     if (chat.status !== "ready") return;
-    if (type === "runtime_start")
-      void chat.resumeStream(); // a run started by another client: follow it live
-    else refresh();
+    if (type === "runtime_start") {
+      // A run started by another client (or a steer that came after the run it meant): follow it live;
+      // what the chat showed before is in the transcript by now.
+      chat.messages = [];
+      refresh();
+      void chat.resumeStream();
+    } else refresh();
   });
 
   // Once a streamed run is in the transcript, the transcript shows it; until then, the live message does.
@@ -385,6 +389,7 @@ function LiveMessage({ message }: { message: BeaverMessage }) {
 
 function Composer({ sessionId, chat, busy, onDone }: { sessionId: string; chat: BeaverChat; busy: boolean; onDone: () => void }) {
   const [text, setText] = useState("");
+  const [steered, setSteered] = useState(false);
   const action = useAction();
   const send = (e: Event) => {
     e.preventDefault();
@@ -393,9 +398,14 @@ function Composer({ sessionId, chat, busy, onDone }: { sessionId: string; chat: 
     setText("");
     if (busy) {
       // Steer: join the running run (written into the log between its steps).
-      void action.run(() =>
-        api("post", "/api/sessions/{id}/messages", { params: { id: sessionId }, body: { content, source: "steer", client_id: "console" } }),
-      );
+      setSteered(false);
+      void action.run(async () => {
+        await api("post", "/api/sessions/{id}/messages", {
+          params: { id: sessionId },
+          body: { content, source: "steer", client_id: "console" },
+        });
+        setSteered(true);
+      });
     } else {
       void chat.sendMessage({ text: content });
     }
@@ -429,6 +439,7 @@ function Composer({ sessionId, chat, busy, onDone }: { sessionId: string; chat: 
           </button>
         ) : null}
         <span class="muted small">Ctrl+Enter sends</span>
+        {steered && busy ? <span role="status">Steer sent: the run reads it before its next step.</span> : null}
       </div>
       <ErrorNote error={action.error} />
     </form>
