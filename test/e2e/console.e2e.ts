@@ -15,6 +15,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { packTar } from "modern-tar";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { fakeGiteaControl } from "../support/fake-gitea.ts";
+import { scriptedModelClient } from "../support/scripted-openai.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SHOTS = resolve(ROOT, "test-results/screenshots");
@@ -312,6 +313,31 @@ describe("e2e: the web console in Chromium", () => {
     await shot("12-resumed-stream");
     await page.getByRole("list", { name: "Messages" }).getByText("done after 1 tool calls", { exact: true }).waitFor({ timeout: 20_000 });
     expect(requested.some((u) => new URL(u).pathname === `/api/ui/chat/${sessionId}/stream`)).toBe(true);
+  });
+
+  it("shows the model's thinking, streamed and after the run", async () => {
+    const id = `console-think-${rand()}`;
+    await scriptedModelClient(modelUrl).script(id, [{ reasoning: "Weighing the options first.", text: "Here is my considered answer." }]);
+    const config = (await (await api("GET", "/api/config", { token: ws.token })).json()) as Record<string, unknown>;
+    expect(
+      (
+        await api("PUT", "/api/config", {
+          token: ws.token,
+          body: { ...config, model: { provider: "openai-compatible", id, base_url: `${modelUrl}/v1` } },
+        })
+      ).status,
+    ).toBe(200);
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("think first");
+    await page.getByRole("button", { name: "Send" }).click();
+    const messages = page.getByRole("list", { name: "Messages" });
+    await messages.getByText("Here is my considered answer.", { exact: true }).waitFor();
+    await page.getByRole("table").getByText("completed").waitFor();
+    const thinking = messages.locator("details.thinking");
+    await thinking.getByText("thinking").click();
+    await thinking.getByText("Weighing the options first.").waitFor();
+    await shot("14-thinking");
   });
 
   it("steers a running run and cancels it", async () => {
