@@ -40,6 +40,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["test/e2e/**", "node_modules/**"],
     setupFiles: ["./test/support/apply-migrations.ts"],
+    // wrangler.toml's [assets] directory (the built console) must exist before the Worker starts.
+    globalSetup: ["./test/support/build-console.ts"],
     // node-html-markdown (web_fetch) reaches css-what through extensionless ESM imports workerd's module
     // loader cannot resolve; pre-bundling it with Vite resolves them (as wrangler's bundler does in production).
     deps: { optimizer: { ssr: { enabled: true, include: ["node-html-markdown"] } } },

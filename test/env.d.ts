@@ -15,4 +15,10 @@ declare global {
     }
   }
 }
+/** Vite's `?raw` imports: a file's text (test/edge/http/console-types.test.ts). */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
+
 export {};

@@ -17,6 +17,11 @@ export interface Env {
   EVALUATIONS?: DurableObjectNamespace;
   /** Workers AI; bound only in the deploy environment (see wrangler.toml). */
   AI?: Ai;
+  /**
+   * The web console's static assets (`[assets]` in wrangler.toml, docs/console.md). Paths the Worker does
+   * not own never reach it; optional because the Worker itself serves no asset.
+   */
+  ASSETS?: Fetcher;
   /** Optional service binding outbound HTTP to tenant-chosen hosts goes through (storage/outbound.ts). */
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
   /**

@@ -34,6 +34,7 @@ import { mcpRoutes } from "./routes/mcp.ts";
 import { mcpEndpointRoutes } from "./routes/mcp-endpoint.ts";
 import { draftEvaluationRoutes } from "./routes/draft-evaluation.ts";
 import { openAiRoutes } from "./routes/openai.ts";
+import { uiChatRoutes } from "./routes/ui-chat.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -86,6 +87,7 @@ export function createApp() {
   app.route("/api/drafts", draftEvaluationRoutes);
   // The OpenAI-compatible API: bearer tokens like /api, errors in OpenAI's shape.
   app.route("/v1", openAiRoutes);
+  app.route("/api/ui/chat", uiChatRoutes);
   // Outside /api: no bearer token; the webhook's HMAC signature authenticates it.
   app.route("/webhooks", webhookRoutes);
 

@@ -527,6 +527,8 @@ export class SessionObject extends DurableObject<Env> {
     const lastSeq = Number(url.searchParams.get("last_seq") ?? "0");
     const includeHidden = url.searchParams.get("include_hidden") === "true";
     const clientId = url.searchParams.get("client_id") ?? "stream";
+    const runId = url.searchParams.get("run_id");
+    if (runId !== null) return this.#followRun(log, runId, clientId);
     const replay = log.replay(Number.isFinite(lastSeq) ? lastSeq : 0, includeHidden);
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
       const pair = new WebSocketPair();
@@ -542,6 +544,18 @@ export class SessionObject extends DurableObject<Env> {
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
     return sseResponse(this.#live.openSse({ clientId, includeHidden }, replay));
+  }
+
+  /**
+   * One run's frames as SSE, from its start (what it persisted, then the message in progress), then
+   * live until it ends: how a client that reloaded picks the run up again (docs/ui-stream.md).
+   */
+  #followRun(log: SessionLog, runId: string, clientId: string): Response {
+    const run = this.#store.run(runId);
+    if (!run) throw notFound("Run");
+    const stream = this.#live.openSse({ clientId, includeHidden: false, runId }, log.replay(0, false, runId));
+    if (run.result) this.#live.endRun(runId);
+    return sseResponse(stream);
   }
 
   async #submitStream(request: Request, workspaceId: string): Promise<Response> {

@@ -1,0 +1,1181 @@
+// Generated from Beaver's OpenAPI document by console/scripts/openapi-types.mjs: do not edit.
+// Beaver 0.1.0
+
+export interface Schemas {
+  Workspace: {
+    id: string;
+    name: string;
+    created_at: number;
+  };
+  Error: {
+    error: {
+      code: string;
+      message: string;
+      details?: unknown;
+    };
+  };
+  Token: {
+    id: string;
+    workspace_id: string;
+    name: string;
+    scopes: Array<"admin" | "member" | "read">;
+    created_at: number;
+    revoked_at: number | null;
+  };
+  WorkspaceConfig: {
+    [key: string]: unknown | undefined;
+  };
+  SecretMeta: {
+    name: string;
+    created_at: number;
+    updated_at: number;
+  };
+  RunResult: {
+    session_id: string;
+    run_id: string;
+    status: "queued" | "running" | "completed" | "failed" | "cancelled";
+    output_text: string;
+    finish_reason: string;
+    tool_iterations: number;
+    provider: string | null;
+    model: string | null;
+    usage: Schemas["Usage"];
+    error?: {
+      code: string;
+      message: string;
+    };
+  };
+  Usage: {
+    input_tokens: number;
+    output_tokens: number;
+    total_tokens: number;
+    cache_read_tokens?: number;
+    cache_write_tokens?: number;
+    reasoning_tokens?: number;
+  };
+  SubmitAccepted: {
+    session_id: string;
+    run_id: string;
+    status: string;
+    deduplicated: boolean;
+    steered: boolean;
+  };
+  Session: {
+    id: string;
+    workspace_id: string;
+    title: string;
+    status: "open" | "closed";
+    metadata: {
+      [key: string]: unknown | undefined;
+    };
+    created_at: number;
+    updated_at: number;
+    last_seq: number;
+    active_leaf: string | null;
+    usage: Schemas["Usage"];
+    active_run_id: string | null;
+    queued_runs: number;
+  };
+  SessionListItem: {
+    id: string;
+    title: string;
+    status: string;
+    metadata: {
+      [key: string]: unknown | undefined;
+    };
+    created_at: number;
+    updated_at: number;
+    last_seq: number;
+    usage: Schemas["Usage"];
+  };
+  SessionEvent: Record<string, unknown>;
+  Run: {
+    id: string;
+    status: "queued" | "running" | "completed" | "failed" | "cancelled";
+    created_at: number;
+    started_at: number | null;
+    ended_at: number | null;
+    idempotency_key: string | null;
+    source: "steer" | "followUp" | null;
+    toolset: string | null;
+    result: Schemas["RunResult"];
+  };
+  ContextMessage: Record<string, unknown>;
+  DisplayItem: Record<string, unknown>;
+  ChatResponse: {
+    session_id: string;
+    run_id: string;
+    output_text: string;
+    finish_reason: string;
+    tool_iterations: number;
+    provider: string | null;
+    model: string | null;
+    usage: {
+      input_tokens: number;
+      output_tokens: number;
+      total_tokens: number;
+      cache_read_tokens?: number;
+      cache_write_tokens?: number;
+      reasoning_tokens?: number;
+    };
+  };
+  Agent: {
+    id: string;
+    gitea_username: string;
+    roles: Array<"reviewer" | "developer" | "infra" | "supervisor">;
+    model: {
+      [key: string]: unknown | undefined;
+    } | null;
+    gitea_token_secret: string | null;
+    skills: Array<string>;
+    enabled: boolean;
+    created_at: number;
+    updated_at: number;
+  };
+  ToolchainDelivery: {
+    [key: string]: unknown | undefined;
+  };
+  ToolchainTask: {
+    [key: string]: unknown | undefined;
+  };
+  ToolchainTaskComment: {
+    id: string;
+    author: string;
+    comment_type: string;
+    body: string;
+    created_at: number;
+  };
+  ToolchainTaskOutput: {
+    id: string;
+    type: string;
+    content: string;
+    created_at: number;
+  };
+  Mail: {
+    [key: string]: unknown | undefined;
+  };
+  Memory: {
+    agent_id: string | null;
+    stores: {
+      notes: Schemas["MemoryStore"];
+      profile: Schemas["MemoryStore"];
+    };
+  };
+  MemoryStore: {
+    store: "notes" | "profile";
+    entries: Array<Schemas["MemoryEntry"]>;
+    used_chars: number;
+    budget_chars: number;
+    usage: string;
+  };
+  MemoryEntry: {
+    id: string;
+    text: string;
+    created_at: number;
+    updated_at: number;
+  };
+  MemoryChange: {
+    seq: number;
+    store: "notes" | "profile";
+    action: "add" | "replace" | "remove" | "put";
+    entry_id: string | null;
+    old_text: string | null;
+    new_text: string | null;
+    actor: {
+      kind: "token" | "run";
+      id: string;
+      session_id: string | null;
+    };
+    created_at: number;
+  };
+  Schedule: {
+    id: string;
+    session_id: string | null;
+    message: string;
+    at: string | null;
+    cron: string | null;
+    timezone: string;
+    next_run_at: string | null;
+    created_by: string;
+    created_at: string;
+    last_fired_at: string | null;
+    last_error: string | null;
+  };
+  UIMessage: {
+    id: string;
+    role: "system" | "user" | "assistant";
+    parts: Array<{
+      type: string;
+      text?: string;
+      [key: string]: unknown | undefined;
+    }>;
+    [key: string]: unknown | undefined;
+  };
+  WebhookDelivery: {
+    delivery_id: string;
+    event_type: string;
+    action: string | null;
+    repo: string | null;
+    outcome: "tasks_created" | "ignored" | "rejected";
+    reason: string | null;
+    task_ids: Array<string>;
+    status_code: number;
+    body_sha256: string;
+    received_at: number;
+    duplicate: boolean;
+  };
+}
+
+export interface Paths {
+  "/api/ping": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        status: "ok";
+        service: "beaver";
+        version: string;
+        time: string;
+      };
+    };
+  };
+  "/api/workspaces": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        workspaces: Array<Schemas["Workspace"]>;
+      };
+    };
+    post: {
+      params: never;
+      query: never;
+      body: {
+        id: string;
+        name: string;
+      };
+      response: Schemas["Workspace"];
+    };
+  };
+  "/api/tokens": {
+    get: {
+      params: never;
+      query: { workspace_id?: string | number | boolean };
+      body: never;
+      response: {
+        tokens: Array<Schemas["Token"]>;
+      };
+    };
+    post: {
+      params: never;
+      query: never;
+      body: {
+        name: string;
+        scopes: Array<"admin" | "member" | "read">;
+        workspace_id?: string;
+      };
+      response: (Schemas["Token"]) & ({
+        token: string;
+      });
+    };
+  };
+  "/api/tokens/{id}": {
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Token"];
+    };
+  };
+  "/api/config": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: Schemas["WorkspaceConfig"];
+    };
+    put: {
+      params: never;
+      query: never;
+      body: Schemas["WorkspaceConfig"];
+      response: Schemas["WorkspaceConfig"];
+    };
+  };
+  "/api/secrets/{name}": {
+    put: {
+      params: { name: string };
+      query: never;
+      body: {
+        value: string;
+      };
+      response: {
+        name: string;
+        created: boolean;
+      };
+    };
+    delete: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        name: string;
+        deleted: true;
+      };
+    };
+  };
+  "/api/secrets": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        secrets: Array<Schemas["SecretMeta"]>;
+      };
+    };
+  };
+  "/api/skills": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        skills: Array<{
+          [key: string]: unknown | undefined;
+        }>;
+      };
+    };
+  };
+  "/api/skills/_gc": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        grace_seconds?: number;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}": {
+    get: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+    put: {
+      params: { name: string };
+      query: never;
+      body: {
+        files: Array<{
+          path: string;
+          content: string;
+          encoding?: "utf8" | "base64";
+          executable?: boolean;
+        }>;
+        if_current_version?: string;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/upload": {
+    put: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/versions": {
+    get: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/versions/{version}": {
+    get: {
+      params: { name: string; version: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/versions/{version}/file": {
+    get: {
+      params: { name: string; version: string };
+      query: { path: string | number | boolean };
+      body: never;
+      response: unknown;
+    };
+  };
+  "/api/skills/{name}/rollback": {
+    post: {
+      params: { name: string };
+      query: never;
+      body: {
+        version: string;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/disable": {
+    post: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/enable": {
+    post: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/skills/{name}/candidates": {
+    get: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/sources": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/sources/{id}": {
+    put: {
+      params: { id: string };
+      query: never;
+      body: {
+        owner: string;
+        repo: string;
+        ref?: string;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/sources/{id}/fetch": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/packages": {
+    put: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/packages/{id}": {
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/sync": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        plugin_id?: string;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/{id}/enable": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/{id}/pause": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/{id}/resume": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/{id}/disable": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        disable_linked_skills: true;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/plugins/{id}/skills/{skill}/adopt": {
+    post: {
+      params: { id: string; skill: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/sessions/{id}/stream": {
+    get: {
+      params: { id: string };
+      query: { last_seq?: string | number | boolean; include_hidden?: string | number | boolean; client_id?: string | number | boolean; ticket?: string | number | boolean };
+      body: never;
+      response: unknown;
+    };
+  };
+  "/api/sessions/{id}/stream-ticket": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        ticket: string;
+        expires_at: number;
+      };
+    };
+  };
+  "/api/sessions/{id}/messages": {
+    post: {
+      params: { id: string };
+      query: { wait?: string | number | boolean };
+      body: {
+        content: string;
+        client_id?: string;
+        source?: "steer" | "followUp";
+        skills?: Array<string>;
+      };
+      response: Schemas["RunResult"];
+    };
+  };
+  "/api/sessions": {
+    get: {
+      params: never;
+      query: { limit?: string | number | boolean; updated_before?: string | number | boolean; before_id?: string | number | boolean; status?: string | number | boolean };
+      body: never;
+      response: {
+        sessions: Array<Schemas["SessionListItem"]>;
+        next_updated_before: number | null;
+        next_before_id: string | null;
+      };
+    };
+    post: {
+      params: never;
+      query: never;
+      body: {
+        title?: string;
+        metadata?: {
+          [key: string]: unknown | undefined;
+        };
+      };
+      response: Schemas["Session"];
+    };
+  };
+  "/api/sessions/search": {
+    get: {
+      params: never;
+      query: { q: string | number | boolean; limit?: string | number | boolean; cursor?: string | number | boolean; exclude_session_id?: string | number | boolean };
+      body: never;
+      response: {
+        results: Array<{
+          session_id: string;
+          session_title: string;
+          event_id: string;
+          seq: number;
+          type: string;
+          ts: number;
+          snippet: string;
+          score: number;
+        }>;
+        next_cursor: string | null;
+      };
+    };
+  };
+  "/api/sessions/{id}": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Session"];
+    };
+  };
+  "/api/sessions/{id}/events": {
+    get: {
+      params: { id: string };
+      query: { after_seq?: string | number | boolean; limit?: string | number | boolean; include_hidden?: string | number | boolean };
+      body: never;
+      response: {
+        events: Array<Schemas["SessionEvent"]>;
+        next_after_seq: number;
+        has_more: boolean;
+      };
+    };
+  };
+  "/api/sessions/{id}/runs": {
+    get: {
+      params: { id: string };
+      query: { limit?: string | number | boolean };
+      body: never;
+      response: {
+        runs: Array<Schemas["Run"]>;
+      };
+    };
+  };
+  "/api/sessions/{id}/runs/{run_id}": {
+    get: {
+      params: { id: string; run_id: string };
+      query: never;
+      body: never;
+      response: Schemas["Run"];
+    };
+  };
+  "/api/sessions/{id}/runs/{run_id}/events": {
+    get: {
+      params: { id: string; run_id: string };
+      query: { after_seq?: string | number | boolean; limit?: string | number | boolean; include_hidden?: string | number | boolean };
+      body: never;
+      response: {
+        events: Array<Schemas["SessionEvent"]>;
+        next_after_seq: number;
+        has_more: boolean;
+      };
+    };
+  };
+  "/api/sessions/{id}/context": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        system: string;
+        tools: Array<{
+          name: string;
+          description: string;
+          input_schema: {
+            [key: string]: unknown | undefined;
+          };
+        }>;
+        messages: Array<Schemas["ContextMessage"]>;
+        active_leaf: string | null;
+      };
+    };
+  };
+  "/api/sessions/{id}/transcript": {
+    get: {
+      params: { id: string };
+      query: { limit?: string | number | boolean };
+      body: never;
+      response: {
+        active_leaf: string | null;
+        items: Array<Schemas["DisplayItem"]>;
+      };
+    };
+  };
+  "/api/sessions/{id}/tree": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        active_leaf: string | null;
+        event_count: number;
+        leaves: Array<{
+          event_id: string;
+          seq: number;
+          ts: number;
+          type: string;
+          run_id: string | null;
+          excerpt: string;
+          active: boolean;
+        }>;
+      };
+    };
+  };
+  "/api/sessions/{id}/rewind": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        target_event_id: string;
+        client_id?: string;
+      };
+      response: {
+        event: Schemas["SessionEvent"];
+        active_leaf: string | null;
+      };
+    };
+  };
+  "/api/sessions/{id}/branch": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        leaf_event_id: string;
+        client_id?: string;
+      };
+      response: {
+        event: Schemas["SessionEvent"];
+        active_leaf: string | null;
+      };
+    };
+  };
+  "/api/sessions/{id}/compact": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        keep_tokens?: number;
+        client_id?: string;
+      };
+      response: {
+        compacted: boolean;
+        event: (Schemas["SessionEvent"]) & (Record<string, unknown> | null);
+        reason: string | null;
+        active_leaf: string | null;
+      };
+    };
+  };
+  "/api/sessions/{id}/cancel": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        run_id?: string;
+      };
+      response: {
+        run_id: string | null;
+        status: string | null;
+      };
+    };
+  };
+  "/api/sessions/{id}/close": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Session"];
+    };
+  };
+  "/api/chat": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        message: string;
+        session_id?: string;
+        skills?: Array<string>;
+      };
+      response: Schemas["ChatResponse"];
+    };
+  };
+  "/api/agents": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        agents: Array<Schemas["Agent"]>;
+      };
+    };
+    post: {
+      params: never;
+      query: never;
+      body: {
+        id: string;
+        gitea_username: string;
+        roles: Array<"reviewer" | "developer" | "infra" | "supervisor">;
+        model?: {
+          provider: "openai-compatible" | "openai" | "anthropic" | "google" | "workers-ai";
+          id: string;
+          base_url?: string;
+          api_key_secret?: string;
+          context_window?: number;
+          max_tokens?: number;
+        } | null;
+        gitea_token_secret?: string | null;
+        skills?: Array<string>;
+        enabled?: boolean;
+      };
+      response: Schemas["Agent"];
+    };
+  };
+  "/api/agents/{id}": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Agent"];
+    };
+    patch: {
+      params: { id: string };
+      query: never;
+      body: {
+        gitea_username?: string;
+        roles?: Array<"reviewer" | "developer" | "infra" | "supervisor">;
+        model?: {
+          provider: "openai-compatible" | "openai" | "anthropic" | "google" | "workers-ai";
+          id: string;
+          base_url?: string;
+          api_key_secret?: string;
+          context_window?: number;
+          max_tokens?: number;
+        } | null;
+        gitea_token_secret?: string | null;
+        skills?: Array<string>;
+        enabled?: boolean;
+      };
+      response: Schemas["Agent"];
+    };
+  };
+  "/api/toolchain/deliveries": {
+    get: {
+      params: never;
+      query: { outcome?: string | number | boolean; event_type?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        deliveries: Array<Schemas["ToolchainDelivery"]>;
+        next_before: number | null;
+        next_before_id: string | null;
+      };
+    };
+  };
+  "/api/toolchain/tasks": {
+    get: {
+      params: never;
+      query: { status?: string | number | boolean; agent_id?: string | number | boolean; action_type?: string | number | boolean; repo?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        tasks: Array<Schemas["ToolchainTask"]>;
+        next_before: number | null;
+        next_before_id: string | null;
+      };
+    };
+  };
+  "/api/toolchain/tasks/{id}": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        task: Schemas["ToolchainTask"];
+        comments: Array<Schemas["ToolchainTaskComment"]>;
+        outputs: Array<Schemas["ToolchainTaskOutput"]>;
+        history: Array<{
+          [key: string]: unknown | undefined;
+        }>;
+      };
+    };
+  };
+  "/api/toolchain/tasks/{id}/comments": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        body: string;
+        comment_type?: string;
+        author?: string;
+      };
+      response: Schemas["ToolchainTaskComment"];
+    };
+  };
+  "/api/toolchain/tasks/{id}/outputs": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        content: string;
+        type?: "text" | "markdown" | "json" | "diff" | "log";
+      };
+      response: Schemas["ToolchainTaskOutput"];
+    };
+  };
+  "/api/toolchain/tasks/{id}/retry": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["ToolchainTask"];
+    };
+  };
+  "/api/toolchain/tasks/{id}/cancel": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["ToolchainTask"];
+    };
+  };
+  "/api/toolchain/dispatch": {
+    post: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        started: number;
+        finished: number;
+        reminded: number;
+      };
+    };
+  };
+  "/api/mail": {
+    get: {
+      params: never;
+      query: { status?: string | number | boolean; to_agent?: string | number | boolean; from_agent?: string | number | boolean; performative?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        mail: Array<Schemas["Mail"]>;
+        next_before: number | null;
+        next_before_id: string | null;
+      };
+    };
+    post: {
+      params: never;
+      query: never;
+      body: {
+        from_agent: string;
+        to_agent: string;
+        performative: "inform" | "request";
+        subject: string;
+        body: string;
+        in_reply_to?: string;
+      };
+      response: Schemas["Mail"];
+    };
+  };
+  "/api/mail/{id}": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        mail: Schemas["Mail"];
+        replies: Array<Schemas["Mail"]>;
+        history: Array<{
+          [key: string]: unknown | undefined;
+        }>;
+      };
+    };
+  };
+  "/api/mail/{id}/reply": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        body: string;
+      };
+      response: Schemas["Mail"];
+    };
+  };
+  "/api/mail/{id}/cancel": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Mail"];
+    };
+  };
+  "/api/memory": {
+    get: {
+      params: never;
+      query: { agent_id?: string | number | boolean };
+      body: never;
+      response: Schemas["Memory"];
+    };
+  };
+  "/api/memory/history": {
+    get: {
+      params: never;
+      query: { agent_id?: string | number | boolean; before?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        changes: Array<Schemas["MemoryChange"]>;
+        next_before: number | null;
+      };
+    };
+  };
+  "/api/memory/{store}": {
+    put: {
+      params: { store: "notes" | "profile" };
+      query: { agent_id?: string | number | boolean };
+      body: {
+        entries: Array<string>;
+      };
+      response: Schemas["MemoryStore"];
+    };
+  };
+  "/api/memory/{store}/entries": {
+    post: {
+      params: { store: "notes" | "profile" };
+      query: { agent_id?: string | number | boolean };
+      body: {
+        text: string;
+      };
+      response: {
+        entry: Schemas["MemoryEntry"];
+        store: Schemas["MemoryStore"];
+      };
+    };
+  };
+  "/api/memory/{store}/entries/{id}": {
+    delete: {
+      params: { store: "notes" | "profile"; id: string };
+      query: { agent_id?: string | number | boolean };
+      body: never;
+      response: {
+        entry: Schemas["MemoryEntry"];
+        store: Schemas["MemoryStore"];
+      };
+    };
+  };
+  "/api/schedules": {
+    get: {
+      params: never;
+      query: { session_id?: string | number | boolean };
+      body: never;
+      response: {
+        schedules: Array<Schemas["Schedule"]>;
+      };
+    };
+    post: {
+      params: never;
+      query: never;
+      body: {
+        session_id?: string;
+        message: string;
+        at?: string;
+        cron?: string;
+        timezone?: string;
+      };
+      response: Schemas["Schedule"];
+    };
+  };
+  "/api/schedules/{id}": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Schedule"];
+    };
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Schedule"];
+    };
+  };
+  "/api/ui/chat": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        id: string;
+        messages: Array<Schemas["UIMessage"]>;
+        trigger?: "submit-message" | "regenerate-message";
+        messageId?: string;
+        skills?: Array<string>;
+      };
+      response: unknown;
+    };
+  };
+  "/api/ui/chat/{id}/stream": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: unknown;
+    };
+  };
+  "/webhooks/gitea/{workspace_id}": {
+    post: {
+      params: { workspace_id: string };
+      query: never;
+      body: never;
+      response: Schemas["WebhookDelivery"];
+    };
+  };
+}

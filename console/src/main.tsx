@@ -1,0 +1,115 @@
+/**
+ * The Beaver console (docs/console.md): sign in with a token, then one page per area. Preact was chosen
+ * for its size (a few kB), its hooks API and because it has no runtime dependency outside the bundle.
+ */
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import "./style.css";
+import { api, token } from "./api/client";
+import { Link, ErrorNote } from "./ui";
+import { usePath } from "./router";
+import { ChatPage } from "./pages/chat";
+import { SkillsPage } from "./pages/skills";
+import { PluginsPage } from "./pages/plugins";
+import { ToolchainPage } from "./pages/toolchain";
+import { SettingsPage } from "./pages/settings";
+import { ReferencePage } from "./pages/reference";
+
+const NAV = [
+  ["/chat", "Chat"],
+  ["/skills", "Skills"],
+  ["/plugins", "Plugins"],
+  ["/toolchain", "Toolchain"],
+  ["/settings", "Settings"],
+  ["/reference", "API"],
+] as const;
+
+function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [value, setValue] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    token.set(value.trim());
+    try {
+      await api("get", "/api/workspaces");
+      onSignedIn();
+    } catch (err) {
+      token.clear();
+      setError(err);
+    }
+  };
+  return (
+    <main class="signin">
+      <h1>Beaver</h1>
+      <form onSubmit={submit}>
+        <label for="token">API token</label>
+        <input id="token" type="password" autoComplete="off" value={value} onInput={(e) => setValue(e.currentTarget.value)} required />
+        <p class="muted">Kept in this tab's session storage only. `npm run dev` wrote an admin token to .dev.vars.</p>
+        <button type="submit">Sign in</button>
+        <ErrorNote error={error} />
+      </form>
+    </main>
+  );
+}
+
+function Page({ path }: { path: string }) {
+  const [, area, ...rest] = path.split("/");
+  switch (area) {
+    case "skills":
+      return <SkillsPage name={rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
+    case "plugins":
+      return <PluginsPage />;
+    case "toolchain":
+      return <ToolchainPage taskId={rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
+    case "settings":
+      return <SettingsPage />;
+    case "reference":
+      return <ReferencePage />;
+    default:
+      return <ChatPage sessionId={area === "chat" && rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
+  }
+}
+
+function App() {
+  const [signedIn, setSignedIn] = useState(token.get() !== null);
+  const path = usePath();
+  useEffect(() => {
+    const out = () => {
+      token.clear();
+      setSignedIn(false);
+    };
+    window.addEventListener("beaver:unauthorized", out);
+    return () => window.removeEventListener("beaver:unauthorized", out);
+  }, []);
+  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  const area = "/" + (path.split("/")[1] || "chat");
+  return (
+    <>
+      <header class="topbar">
+        <nav aria-label="Main">
+          <strong class="brand">Beaver</strong>
+          {NAV.map(([href, label]) => (
+            <Link key={href} href={href} class={area === href ? "active" : undefined}>
+              {label}
+            </Link>
+          ))}
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              token.clear();
+              setSignedIn(false);
+            }}
+          >
+            Sign out
+          </button>
+        </nav>
+      </header>
+      <main>
+        <Page path={path} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,386 @@
+/**
+ * The web console in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core;
+ * no browser download) against the suite's `wrangler dev` (docs/console.md): sign in, chat with the
+ * scripted model and see the streamed answer and its tool call, rewind and switch back, upload a
+ * skill and roll it back, enable a plugin and see a candidate after a sync, see a toolchain task after
+ * a signed webhook; every page is screenshotted to test-results/screenshots/, and no request may go
+ * to any host but the wrangler dev one.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { packTar } from "modern-tar";
+import { api, baseUrl, newWorkspace } from "./client.ts";
+import { fakeGiteaControl } from "../support/fake-gitea.ts";
+import { scriptedModelClient } from "../support/scripted-openai.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SHOTS = resolve(ROOT, "test-results/screenshots");
+const SECRET = "e2e-console-webhook-secret";
+const modelUrl = inject("modelUrl");
+const giteaUrl = inject("giteaUrl");
+const rand = () => randomBytes(4).toString("hex");
+
+const skillMd = (name: string, d: string, body = "") => `---\nname: ${name}\ndescription: ${d}\n---\n\n# ${name}\n${body}`;
+
+async function tarGz(files: Record<string, string>): Promise<Buffer> {
+  const tar = await packTar(
+    Object.entries(files).map(([name, body]) => ({ header: { name, size: new TextEncoder().encode(body).byteLength, mode: 0o644 }, body })),
+  );
+  return Buffer.from(await new Response(new Blob([tar]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+}
+
+const pluginPackage = (version: string, body: string) =>
+  tarGz({
+    "beaver.plugin.json": JSON.stringify({
+      schema_version: 1,
+      id: "console-kit",
+      name: "Console kit",
+      version,
+      skills: [{ name: "console-drawer", path: "skills/console-drawer" }],
+    }),
+    "skills/console-drawer/SKILL.md": skillMd("console-drawer", "Draws for the console test.", body),
+  });
+
+let context: BrowserContext;
+let page: Page;
+let userDataDir: string;
+let ws: { id: string; token: string };
+const requested: string[] = [];
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  ws = await newWorkspace();
+  // The scripted model's `tools-1` rule: one `echo` tool call, then a final text (test/support/scripted-openai.ts).
+  const config = {
+    model: { provider: "openai-compatible", id: `tools-1:console-${rand()}`, base_url: `${modelUrl}/v1` },
+    toolchain: {
+      gitea_base_url: giteaUrl,
+      webhook_secret: "GITEA_WEBHOOK_SECRET",
+      gitea_token_secret: "GITEA_TOKEN",
+      concurrency: { dispatch_on_intake: false },
+    },
+  };
+  for (const [name, value] of [
+    ["GITEA_WEBHOOK_SECRET", SECRET],
+    ["GITEA_TOKEN", "e2e-console-bot-token"],
+  ]) {
+    expect((await api("PUT", `/api/secrets/${name}`, { token: ws.token, body: { value } })).status).toBe(200);
+  }
+  const put = await api("PUT", "/api/config", { token: ws.token, body: config });
+  expect(put.status, await put.clone().text()).toBe(200);
+  const agent = await api("POST", "/api/agents", {
+    token: ws.token,
+    body: { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] },
+  });
+  expect(agent.status).toBe(201);
+  const dev = await api("POST", "/api/agents", { token: ws.token, body: { id: "jony", gitea_username: "jony", roles: ["developer"] } });
+  expect(dev.status).toBe(201);
+
+  userDataDir = mkdtempSync(join(tmpdir(), "beaver-chromium-"));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1280, height: 900 },
+  });
+  context.on("request", (req) => requested.push(req.url()));
+  page = context.pages()[0] ?? (await context.newPage());
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+describe("e2e: the web console in Chromium", () => {
+  it("signs in with a token", async () => {
+    await page.goto(`${baseUrl()}/`);
+    await page.getByLabel("API token").fill("not-a-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").waitFor();
+    await page.getByLabel("API token").fill(ws.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("beaver.token"))).toBe(ws.token);
+    await shot("01-signed-in");
+  });
+
+  it("chats with the scripted model: the streamed answer, its tool call and the model; then rewinds and switches back", async () => {
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("hello from the console");
+    await page.getByRole("button", { name: "Send" }).click();
+    const messages = page.getByRole("list", { name: "Messages" });
+    const answer = messages.getByText("done after 1 tool calls", { exact: true });
+    await answer.waitFor();
+    const tool = messages.getByTestId("tool-call").first();
+    await expect.poll(() => tool.textContent()).toContain("echo");
+    expect(await tool.textContent()).toContain("call 1 of 1");
+    await expect.poll(() => page.getByTestId("model").first().textContent()).toContain("tools-1");
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    expect(sessionId).toMatch(/^ses_/);
+    // The run is in the session, as the API reads it.
+    const runs = (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: ws.token })).json()) as {
+      runs: { status: string }[];
+    };
+    expect(runs.runs.map((r) => r.status)).toEqual(["completed"]);
+    // Once the run ended the conversation comes from the transcript: the answer stays visible.
+    await page.getByRole("table").getByText("completed").waitFor();
+    await answer.waitFor();
+    await shot("02-chat");
+
+    // Rewind to the user message: the answer leaves the active path; its branch can be switched back to.
+    await page.getByRole("button", { name: "Rewind to this user message" }).click();
+    await page.getByRole("button", { name: "Switch to this branch" }).waitFor();
+    await expect.poll(() => answer.count()).toBe(0);
+    await shot("03-rewound");
+    await page.getByRole("button", { name: "Switch to this branch" }).click();
+    await answer.waitFor();
+    const tree = (await (await api("GET", `/api/sessions/${sessionId}/tree`, { token: ws.token })).json()) as {
+      leaves: { active: boolean }[];
+    };
+    expect(tree.leaves.filter((l) => l.active)).toHaveLength(1);
+
+    // Search finds the session by its text.
+    await page.getByLabel("Search sessions").fill("console");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.getByRole("complementary", { name: "Sessions" }).getByRole("link", { name: "hello from the console" }).waitFor();
+  });
+
+  it("uploads a skill twice, diffs the versions and rolls back", async () => {
+    await page.getByRole("link", { name: "Skills" }).click();
+    const upload = async (body: string) => {
+      await page.getByLabel("Name", { exact: true }).fill("console-notes");
+      await page.getByLabel("Archive (.tar.gz or .zip with SKILL.md)").setInputFiles({
+        name: "console-notes.tar.gz",
+        mimeType: "application/gzip",
+        buffer: await tarGz({ "console-notes/SKILL.md": skillMd("console-notes", "Notes for the console test.", body) }),
+      });
+      await page.getByRole("button", { name: "Upload as next version" }).click();
+    };
+    await upload("first body\n");
+    await expect.poll(() => page.getByTestId("current-version").textContent()).toBe("v0001");
+    await upload("second body\n");
+    await expect.poll(() => page.getByTestId("current-version").textContent()).toBe("v0002");
+    await page.getByLabel("Diff from").selectOption("v0001");
+    await page.getByLabel("to", { exact: true }).selectOption("v0002");
+    await page.getByText("+ second body").waitFor();
+    await page.getByText("- first body").waitFor();
+    await shot("04-skills");
+    await page.getByRole("button", { name: "Roll back to v0001" }).click();
+    await expect.poll(() => page.getByTestId("current-version").textContent()).toBe("v0001");
+    const skill = (await (await api("GET", "/api/skills/console-notes", { token: ws.token })).json()) as { current_version: string };
+    expect(skill.current_version).toBe("v0001");
+  });
+
+  it("enables an uploaded plugin and sees a candidate after a sync of its next version", async () => {
+    await page.getByRole("link", { name: "Plugins" }).click();
+    const uploadPackage = async (version: string, body: string) => {
+      await page
+        .getByLabel("Plugin package (.tar.gz or .zip)")
+        .setInputFiles({ name: `console-kit-${version}.tar.gz`, mimeType: "application/gzip", buffer: await pluginPackage(version, body) });
+      await page.getByRole("button", { name: "Upload package" }).click();
+    };
+    await uploadPackage("1.0.0", "one\n");
+    await page.getByRole("button", { name: "Enable console-kit" }).click();
+    await page.getByRole("button", { name: "Pause updates" }).waitFor();
+    await uploadPackage("2.0.0", "two\n");
+    await page.getByText("discovered 2.0.0").waitFor();
+    await page.getByRole("button", { name: "Sync now" }).click();
+    const candidates = page.getByTestId("candidates-console-drawer");
+    const badge = page.getByTestId("plugin-console-kit").getByText("candidate", { exact: true });
+    await badge.waitFor();
+    await candidates.getByTestId("candidate").first().waitFor();
+    expect(await candidates.getByTestId("merge-mode").first().textContent()).toMatch(/\w+/);
+    await shot("05-plugins");
+    const api_ = (await (await api("GET", "/api/skills/console-drawer/candidates", { token: ws.token })).json()) as {
+      candidates: unknown[];
+    };
+    expect(api_.candidates).toHaveLength(1);
+  });
+
+  it("shows a toolchain task created by a signed webhook, with its steps and history", async () => {
+    const gitea = fakeGiteaControl(giteaUrl);
+    const repo = `console-${rand()}/hello_world_ci`;
+    await gitea.addRepo(repo, { files: { "main.go": "package main\n" } });
+    await gitea.addPull(repo, {
+      number: 7,
+      author: "jony",
+      headRef: "jony-patch-1",
+      headSha: "07977177c2cd7d46bad37b8472a9d50e7acb9d1f",
+      title: "somepull",
+    });
+    await gitea.addToken("e2e-console-bot-token", "beaver-bot");
+    const payload = JSON.parse(
+      readFileSync(resolve(ROOT, "test/fixtures/upstream/gitea/webhooks/HookPullRequestReviewDeny.json"), "utf8"),
+    ) as {
+      repository: { full_name: string };
+    };
+    payload.repository.full_name = repo;
+    const body = JSON.stringify(payload);
+
+    await page.getByRole("link", { name: "Toolchain" }).click();
+    await page.getByRole("heading", { name: "Toolchain" }).waitFor();
+    expect(await page.getByTestId("task-card").count()).toBe(0);
+    const res = await fetch(`${baseUrl()}/webhooks/gitea/${ws.id}`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "X-Gitea-Event-Type": "pull_request_review_rejected",
+        "X-Gitea-Delivery": `console-${rand()}`,
+        "X-Gitea-Signature": createHmac("sha256", SECRET).update(body).digest("hex"),
+      },
+      body,
+    });
+    expect(res.status).toBe(202);
+    await page.getByRole("button", { name: "Refresh" }).click();
+    const card = page.getByTestId("task-card").first();
+    await card.waitFor();
+    await shot("06-toolchain-board");
+    await card.getByRole("link").click();
+    await page.getByRole("heading", { name: "Steps" }).waitFor();
+    await page.getByRole("heading", { name: "History" }).waitFor();
+    await shot("07-toolchain-task");
+    await page.getByRole("link", { name: "← Task board" }).click();
+    await page.getByRole("tab", { name: "Deliveries" }).click();
+    await page.getByText("pull_request_review_rejected").first().waitFor();
+    await page.getByRole("tab", { name: "Agents" }).click();
+    await page.getByRole("cell", { name: "a_nice_user" }).waitFor();
+    await shot("08-toolchain-agents");
+  });
+
+  it("settings: a config error names its field; a new token is shown once; the API reference renders the document", async () => {
+    await page.getByRole("link", { name: "Settings" }).click();
+    const editor = page.getByLabel("Configuration (JSON; unknown keys are refused with their path)");
+    await expect.poll(async () => (await editor.inputValue()).includes("runtime")).toBe(true);
+    await editor.fill(JSON.stringify({ runtime: { nonsense: 1 } }));
+    await page.getByRole("button", { name: "Save configuration" }).click();
+    await expect.poll(() => page.getByRole("alert").first().textContent()).toContain("nonsense");
+    await page.getByLabel("Token name").fill("console-made");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const secret = await page.getByTestId("new-token").textContent();
+    expect(secret?.trim().length).toBeGreaterThan(20);
+    await page.getByRole("cell", { name: "GITEA_TOKEN", exact: true }).waitFor(); // secrets by name only
+    expect(await page.content()).not.toContain("e2e-console-bot-token");
+    await shot("09-settings");
+    await page.getByRole("link", { name: "API" }).click();
+    await page.getByRole("heading", { name: /Beaver API/ }).waitFor();
+    await page.getByText("/api/ui/chat").first().waitFor();
+    await shot("10-api-reference");
+  });
+
+  it("a reload during a run resumes its stream: the answer goes on in the live message", async () => {
+    // Each model step answers after 2.5 s (the scripted server's `@<ms>` delay), so the run is still open after the reload.
+    const config = (await (await api("GET", "/api/config", { token: ws.token })).json()) as Record<string, unknown>;
+    const slow = { ...config, model: { provider: "openai-compatible", id: `tools-1@2500:console-${rand()}`, base_url: `${modelUrl}/v1` } };
+    expect((await api("PUT", "/api/config", { token: ws.token, body: slow })).status).toBe(200);
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("resume me");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForURL(/\/chat\/ses_/);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    await expect
+      .poll(
+        async () =>
+          ((await (await api("GET", `/api/sessions/${sessionId}`, { token: ws.token })).json()) as { active_run_id: string | null })
+            .active_run_id,
+        {
+          timeout: 10_000,
+        },
+      )
+      .not.toBeNull();
+    await page.reload();
+    // Only a streamed message is `live-answer` (the transcript renders finished runs): this one came through GET /api/ui/chat/:id/stream.
+    const live = page.getByRole("list", { name: "Messages" }).getByTestId("live-answer");
+    await live.getByTestId("tool-call").waitFor({ timeout: 20_000 });
+    await shot("12-resumed-stream");
+    await page.getByRole("list", { name: "Messages" }).getByText("done after 1 tool calls", { exact: true }).waitFor({ timeout: 20_000 });
+    expect(requested.some((u) => new URL(u).pathname === `/api/ui/chat/${sessionId}/stream`)).toBe(true);
+  });
+
+  it("shows the model's thinking, streamed and after the run", async () => {
+    const id = `console-think-${rand()}`;
+    await scriptedModelClient(modelUrl).script(id, [{ reasoning: "Weighing the options first.", text: "Here is my considered answer." }]);
+    const config = (await (await api("GET", "/api/config", { token: ws.token })).json()) as Record<string, unknown>;
+    expect(
+      (
+        await api("PUT", "/api/config", {
+          token: ws.token,
+          body: { ...config, model: { provider: "openai-compatible", id, base_url: `${modelUrl}/v1` } },
+        })
+      ).status,
+    ).toBe(200);
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("think first");
+    await page.getByRole("button", { name: "Send" }).click();
+    const messages = page.getByRole("list", { name: "Messages" });
+    await messages.getByText("Here is my considered answer.", { exact: true }).waitFor();
+    await page.getByRole("table").getByText("completed").waitFor();
+    const thinking = messages.locator("details.thinking");
+    await thinking.getByText("thinking").click();
+    await thinking.getByText("Weighing the options first.").waitFor();
+    await shot("14-thinking");
+  });
+
+  it("steers a running run and cancels it", async () => {
+    const config = (await (await api("GET", "/api/config", { token: ws.token })).json()) as Record<string, unknown>;
+    const slow = { ...config, model: { provider: "openai-compatible", id: `tools-1@4000:console-${rand()}`, base_url: `${modelUrl}/v1` } };
+    expect((await api("PUT", "/api/config", { token: ws.token, body: slow })).status).toBe(200);
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("a long job");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForURL(/\/chat\/ses_/);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    // A steer joins a running run (a steer with none running starts its own): wait until the model is being asked.
+    const runStatuses = async () =>
+      (
+        (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: ws.token })).json()) as { runs: { status: string }[] }
+      ).runs.map((r) => r.status);
+    await expect.poll(runStatuses, { timeout: 10_000 }).toEqual(["running"]);
+    await page.getByLabel("Steer the running run").fill("also this, please");
+    await page.getByRole("button", { name: "Steer" }).click();
+    await page.getByRole("status").filter({ hasText: "Steer sent" }).waitFor();
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    const runs = page.getByRole("table").filter({ hasText: "status" });
+    await runs.getByText("cancelled").waitFor({ timeout: 20_000 });
+    // The steer was acknowledged and is in the log (written when the run ended), shown as a steer.
+    const steer = page.getByRole("list", { name: "Messages" }).locator("li", { hasText: "also this, please" });
+    await steer.waitFor();
+    expect(await steer.textContent()).toContain("steer");
+    expect(await runStatuses()).toEqual(["cancelled"]);
+    await shot("13-steered-and-cancelled");
+  });
+
+  it("is usable at phone width, and no request ever left for another host", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).first().waitFor();
+    const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+    expect(overflow).toBeLessThanOrEqual(1);
+    await shot("11-phone-chat");
+
+    const own = new URL(baseUrl()).host;
+    const foreign = requested.filter((u) => !u.startsWith("data:") && new URL(u).host !== own);
+    expect(requested.length).toBeGreaterThan(10);
+    expect(foreign).toEqual([]);
+  });
+});
