@@ -60,6 +60,7 @@ export interface Schemas {
     deduplicated: boolean;
     steered: boolean;
   };
+  SessionEvent: Record<string, unknown>;
   Session: {
     id: string;
     workspace_id: string;
@@ -88,7 +89,6 @@ export interface Schemas {
     last_seq: number;
     usage: Schemas["Usage"];
   };
-  SessionEvent: Record<string, unknown>;
   Run: {
     id: string;
     status: "queued" | "running" | "completed" | "failed" | "cancelled";
@@ -200,6 +200,117 @@ export interface Schemas {
     created_at: string;
     last_fired_at: string | null;
     last_error: string | null;
+  };
+  McpServerStatus: {
+    name: string;
+    url: string;
+    transport: "streamable-http" | "sse";
+    status: "connected" | "error";
+    error: {
+      code: string;
+      message: string;
+    } | null;
+    discovered_at: number;
+    cached: boolean;
+    tools: Array<{
+      name: string;
+      mcp_name: string;
+      description: string;
+      idempotent: boolean;
+    }>;
+  };
+  JsonRpcMessage: {
+    jsonrpc: "2.0";
+    [key: string]: unknown | undefined;
+  };
+  Evaluation: {
+    id: string;
+    draft_id: string;
+    skill: string;
+    status: "running" | "passed" | "failed" | "cancelled";
+    baseline_version: string | null;
+    candidate_version: string;
+    concurrency: number;
+    max_steps: number;
+    progress: {
+      total: number;
+      finished: number;
+      running: number;
+      pending: number;
+    };
+    cases: Array<{
+      index: number;
+      source: "cases_file" | "recorded_session";
+      state: "pending" | "running" | "done" | "error" | "cancelled";
+      prompt: string;
+      baseline_score: number | null;
+      candidate_score: number | null;
+      error: string | null;
+    }>;
+    report?: unknown;
+    created_at: string;
+    finished_at: string | null;
+    version: number;
+  };
+  OpenAIError: {
+    error: {
+      message: string;
+      type: string;
+      code: string;
+      param: string | null;
+    };
+  };
+  ChatCompletionRequest: {
+    model: string;
+    messages: Array<{
+      role: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+      content?: string | Array<{
+        type: string;
+        text?: string;
+        [key: string]: unknown | undefined;
+      }> | null;
+      name?: string;
+      tool_calls?: Array<unknown>;
+      tool_call_id?: string;
+      [key: string]: unknown | undefined;
+    }>;
+    stream?: boolean | null;
+    stream_options?: {
+      include_usage?: boolean;
+      [key: string]: unknown | undefined;
+    } | null;
+    n?: number | null;
+    tools?: Array<unknown>;
+    functions?: Array<unknown>;
+    tool_choice?: unknown;
+    function_call?: unknown;
+    response_format?: {
+      type: string;
+      [key: string]: unknown | undefined;
+    } | null;
+    [key: string]: unknown | undefined;
+  };
+  ResponseRequest: {
+    model: string;
+    input: string | Array<{
+      type?: string;
+      role?: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+      content?: string | Array<{
+        type: string;
+        text?: string;
+        [key: string]: unknown | undefined;
+      }> | null;
+      [key: string]: unknown | undefined;
+    }>;
+    instructions?: string | null;
+    previous_response_id?: string | null;
+    stream?: boolean | null;
+    tools?: Array<unknown>;
+    tool_choice?: unknown;
+    conversation?: unknown;
+    background?: boolean | null;
+    store?: boolean | null;
+    [key: string]: unknown | undefined;
   };
   UIMessage: {
     id: string;
@@ -370,7 +481,7 @@ export interface Paths {
     };
     put: {
       params: { name: string };
-      query: never;
+      query: { draft?: string | number | boolean };
       body: {
         files: Array<{
           path: string;
@@ -388,7 +499,7 @@ export interface Paths {
   "/api/skills/{name}/upload": {
     put: {
       params: { name: string };
-      query: never;
+      query: { draft?: string | number | boolean };
       body: never;
       response: {
         [key: string]: unknown | undefined;
@@ -601,10 +712,69 @@ export interface Paths {
       };
     };
   };
+  "/api/drafts": {
+    get: {
+      params: never;
+      query: { skill?: string | number | boolean; status?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        drafts: Array<{
+          [key: string]: unknown | undefined;
+        }>;
+        next_before: number | null;
+        next_before_id: string | null;
+      };
+    };
+  };
+  "/api/drafts/{id}": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/drafts/{id}/approve": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        skip_evaluation?: boolean;
+        reason?: string;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/drafts/{id}/reject": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        reason: string;
+      };
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/drafts/{id}/regenerate": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
   "/api/sessions/{id}/stream": {
     get: {
       params: { id: string };
-      query: { last_seq?: string | number | boolean; include_hidden?: string | number | boolean; client_id?: string | number | boolean; ticket?: string | number | boolean };
+      query: { last_seq?: string | number | boolean; include_hidden?: string | number | boolean; client_id?: string | number | boolean; device_id?: string | number | boolean; ticket?: string | number | boolean };
       body: never;
       response: unknown;
     };
@@ -631,6 +801,23 @@ export interface Paths {
         skills?: Array<string>;
       };
       response: Schemas["RunResult"];
+    };
+  };
+  "/api/sessions/{id}/approvals/{approval_id}": {
+    post: {
+      params: { id: string; approval_id: string };
+      query: never;
+      body: {
+        decision: "approve" | "deny";
+        client_id?: string;
+      };
+      response: {
+        approval_id: string;
+        run_id: string;
+        tool_name: string;
+        decision: "approve" | "deny";
+        event: Schemas["SessionEvent"];
+      };
     };
   };
   "/api/sessions": {
@@ -1148,6 +1335,109 @@ export interface Paths {
       response: Schemas["Schedule"];
     };
   };
+  "/api/mcp/servers": {
+    get: {
+      params: never;
+      query: { refresh?: string | number | boolean };
+      body: never;
+      response: {
+        servers: Array<Schemas["McpServerStatus"]>;
+      };
+    };
+  };
+  "/mcp": {
+    post: {
+      params: never;
+      query: never;
+      body: Schemas["JsonRpcMessage"] | Array<Schemas["JsonRpcMessage"]>;
+      response: Schemas["JsonRpcMessage"] | Array<Schemas["JsonRpcMessage"]>;
+    };
+  };
+  "/api/drafts/{id}/evaluate": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        concurrency?: number;
+      };
+      response: Schemas["Evaluation"];
+    };
+  };
+  "/api/drafts/{id}/evaluation": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Evaluation"];
+    };
+  };
+  "/api/drafts/{id}/evaluation/stream": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: unknown;
+    };
+  };
+  "/api/drafts/{id}/evaluation/cancel": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["Evaluation"];
+    };
+  };
+  "/v1/chat/completions": {
+    post: {
+      params: never;
+      query: never;
+      body: Schemas["ChatCompletionRequest"];
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/v1/responses": {
+    post: {
+      params: never;
+      query: never;
+      body: Schemas["ResponseRequest"];
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/v1/models": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        object: "list";
+        data: Array<{
+          id: string;
+          object: "model";
+          created: number;
+          owned_by: string;
+          description: string;
+        }>;
+      };
+    };
+  };
+  "/v1/models/{model}": {
+    get: {
+      params: { model: string };
+      query: never;
+      body: never;
+      response: {
+        id: string;
+        object: "model";
+        created: number;
+        owned_by: string;
+        description: string;
+      };
+    };
+  };
   "/api/ui/chat": {
     post: {
       params: never;
@@ -1174,7 +1464,9 @@ export interface Paths {
     post: {
       params: { workspace_id: string };
       query: never;
-      body: never;
+      body: {
+        [key: string]: unknown;
+      };
       response: Schemas["WebhookDelivery"];
     };
   };
