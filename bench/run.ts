@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: runs every area's benchmark in turn. Each prints its figures as ratios against a
- * baseline measured in the same run, never as pass/fail thresholds.
+ * baseline measured in the same run, never as pass/fail thresholds. `npm run bench -- --list` names
+ * the areas; `npm run bench -- evaluation memory` runs only those (the machine is shared, and one
+ * area is often all a change needs).
  */
 const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] = [
   { name: "sessions", load: () => import("./sessions.ts") },
@@ -16,7 +18,19 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "evaluation", load: () => import("./evaluation.ts") },
 ];
 
-for (const area of areas) {
+const args = process.argv.slice(2);
+if (args.includes("--list")) {
+  for (const area of areas) console.log(area.name);
+  process.exit(0);
+}
+const unknown = args.filter((a) => !areas.some((area) => area.name === a));
+if (unknown.length > 0) {
+  console.error(`unknown bench area(s): ${unknown.join(", ")}; the areas are: ${areas.map((a) => a.name).join(", ")}`);
+  process.exit(2);
+}
+const chosen = args.length === 0 ? areas : areas.filter((area) => args.includes(area.name));
+
+for (const area of chosen) {
   console.log(`\n=== bench: ${area.name} ===`);
   const mod = await area.load();
   await mod.run();
