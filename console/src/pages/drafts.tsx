@@ -536,7 +536,13 @@ function Decisions({ draft, evaluation, onDone }: { draft: DraftDetailView; eval
   const [skipReason, setSkipReason] = useState("");
   const [rejectReason, setRejectReason] = useState("");
   const [result, setResult] = useState<string | null>(null);
-  if (draft.status !== "pending_review" && draft.status !== "merge_failed") return result ? <p role="status">{result}</p> : null;
+  if (draft.status !== "pending_review" && draft.status !== "merge_failed")
+    return result ? (
+      <section aria-label="Decision">
+        <h3>Decision</h3>
+        <p role="status">{result}</p>
+      </section>
+    ) : null;
   const passed = evaluation?.status === "passed";
   const running = evaluation?.status === "running";
   const pending = draft.status === "pending_review";
