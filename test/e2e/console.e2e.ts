@@ -390,7 +390,7 @@ describe("e2e: the web console in Chromium", () => {
     await drafts.getByRole("button", { name: "Filter" }).click();
     await drafts.getByRole("link", { name: draftId }).click();
 
-    const review = page.getByRole("region", { name: "Draft" });
+    const review = page.getByRole("region", { name: "Draft", exact: true });
     await review.getByRole("heading", { name: `Draft of ${EVAL_SKILL}` }).waitFor();
     const diff = review.getByRole("region", { name: "Diff against the current version" });
     await expect.poll(() => diff.textContent()).toContain("+CANDIDATE: say hello and use the name.");
@@ -399,7 +399,7 @@ describe("e2e: the web console in Chromium", () => {
     expect(await review.getByRole("region", { name: "Preservation report" }).textContent()).toContain("No preservation report");
     expect(await review.getByRole("region", { name: "Safety report" }).textContent()).toMatch(/Safety report\s*pass/);
     // No evaluation yet: the approval offers to skip it, and says a reason is needed.
-    const decision = review.getByRole("region", { name: "Decision" });
+    const decision = review.getByRole("region", { name: "Decision", exact: true });
     expect(await decision.textContent()).toContain("No evaluation yet");
     await decision.getByLabel("Skip the evaluation").check();
     await decision.getByLabel("Reason for skipping the evaluation (required)").waitFor();
@@ -407,7 +407,7 @@ describe("e2e: the web console in Chromium", () => {
     await decision.getByLabel("Skip the evaluation").uncheck();
     await shot("12-draft-review");
 
-    const evaluation = review.getByRole("region", { name: "Evaluation" });
+    const evaluation = review.getByRole("region", { name: "Evaluation", exact: true });
     await evaluation.getByRole("button", { name: "Start evaluation" }).click();
     await evaluation.getByRole("button", { name: "Cancel evaluation" }).waitFor();
     const progress = evaluation.getByTestId("evaluation-progress");
