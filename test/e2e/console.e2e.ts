@@ -405,20 +405,33 @@ describe("e2e: the web console in Chromium", () => {
     await decision.getByLabel("Reason for skipping the evaluation (required)").waitFor();
     expect(await decision.getByRole("button", { name: "Approve without evaluation" }).isDisabled()).toBe(true);
     await decision.getByLabel("Skip the evaluation").uncheck();
-    await shot("12-draft-review");
+    await shot("15-draft-review");
 
     const evaluation = review.getByRole("region", { name: "Evaluation", exact: true });
+    // Every text the progress line ever shows, recorded in the page as it renders.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector("[data-testid=evaluation-progress]")?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await evaluation.getByLabel("Concurrency").fill("1");
     await evaluation.getByRole("button", { name: "Start evaluation" }).click();
     await evaluation.getByRole("button", { name: "Cancel evaluation" }).waitFor();
     const progress = evaluation.getByTestId("evaluation-progress");
     await expect.poll(() => progress.textContent(), { timeout: 60_000 }).toContain("3 of 3 cases finished");
     await expect.poll(() => evaluation.getByTestId("evaluation-report").textContent()).toContain("Verdict: passed");
     expect(await evaluation.getByTestId("evaluation-report").textContent()).toContain("mean score baseline 6 · candidate 8");
-    // The progress came from the SSE route, read with the bearer token.
+    // The progress came live from the SSE route (read with the bearer token): one case at a time.
+    const seen = (await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen)).join("\n");
+    expect(seen).toContain("1 of 3 cases finished");
+    expect(seen).toContain("2 of 3 cases finished");
     expect(requested.some((u) => u.endsWith(`/api/drafts/${draftId}/evaluation/stream`))).toBe(true);
     const served = (await (await api("GET", `/api/drafts/${draftId}/evaluation`, { token: other.token })).json()) as { status: string };
     expect(served.status).toBe("passed");
-    await shot("13-draft-evaluated");
+    await shot("16-draft-evaluated");
 
     await decision.getByRole("button", { name: "Approve and publish" }).click();
     await expect.poll(() => decision.getByRole("status").textContent()).toMatch(new RegExp(`Published ${EVAL_SKILL} as v\\d+`));
@@ -431,7 +444,7 @@ describe("e2e: the web console in Chromium", () => {
     const skill = (await (await api("GET", `/api/skills/${EVAL_SKILL}`, { token: other.token })).json()) as { current_version: string };
     expect(skill.current_version).toBe(published.published_version);
     expect(published.published_version).toBe("v0002");
-    await shot("14-draft-published");
+    await shot("17-draft-published");
   });
 
   it("chat: a tool call that needs approval is shown with its arguments; Approve lets the run finish", async () => {
@@ -453,13 +466,15 @@ describe("e2e: the web console in Chromium", () => {
     await approval.waitFor();
     expect(await approval.textContent()).toContain("echo");
     expect(await approval.textContent()).toContain("call 1 of 1");
+    // The prompt is shown once (live), not again from the transcript read for the approval.
+    expect(await page.getByRole("list", { name: "Messages" }).getByText("please echo something", { exact: true }).count()).toBe(1);
     const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
     // The run waits: no answer yet, and the API says it is running.
     const before = (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: other.token })).json()) as {
       runs: { status: string }[];
     };
     expect(before.runs.map((r) => r.status)).toEqual(["running"]);
-    await shot("15-chat-approval");
+    await shot("18-chat-approval");
 
     await approval.getByRole("button", { name: "Approve" }).click();
     await page.getByRole("list", { name: "Messages" }).getByText("done after 1 tool calls", { exact: true }).waitFor();
@@ -479,7 +494,7 @@ describe("e2e: the web console in Chromium", () => {
       decision: "approve",
       decided_by: "person",
     });
-    await shot("16-chat-approved");
+    await shot("19-chat-approved");
     await useToken(ws.token, "/chat");
   });
 

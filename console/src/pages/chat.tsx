@@ -158,7 +158,12 @@ function Conversation({ sessionId, onChanged }: { sessionId: string; onChanged: 
 
   // Once a streamed run is in the transcript, the transcript shows it; until then, the live message does.
   const liveRuns = new Set(messages.filter((m) => m.role === "assistant").map((m) => m.id));
-  const items = (transcript.data ?? []).filter((i) => !(i.run_id && liveRuns.has(i.run_id) && i.kind !== "user"));
+  // While a run streams with its prompt shown live, the transcript's copy of that prompt (read again
+  // when an approval arrives) is hidden; steer messages stay.
+  const liveUser = busy && messages.some((m) => m.role === "user");
+  const items = (transcript.data ?? []).filter(
+    (i) => !(i.run_id && liveRuns.has(i.run_id) && (i.kind !== "user" || (liveUser && !i.source))),
+  );
   const live = messages.filter((m) => !(m.role === "user" && !busy));
   const decisions = approvalDecisions(transcript.data ?? []);
   // Approvals of a run still streaming: its transcript items are hidden behind the live message, so

@@ -423,6 +423,7 @@ function EvaluationSection({
             <label for="eval-concurrency">Concurrency</label>
             <input
               id="eval-concurrency"
+              class="narrow"
               type="number"
               min={1}
               max={8}
