@@ -409,14 +409,14 @@ describe("e2e: the web console in Chromium", () => {
 
     const evaluation = review.getByRole("region", { name: "Evaluation", exact: true });
     // Every text the progress line ever shows, recorded in the page as it renders.
-    await page.evaluate(() => {
-      const seen: string[] = [];
-      (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+    // (A script string: this file is typed for Node, without the DOM's names.)
+    await page.evaluate(`{
+      const seen = (window.progressSeen = []);
       new MutationObserver(() => {
         const text = document.querySelector("[data-testid=evaluation-progress]")?.textContent;
         if (text && seen.at(-1) !== text) seen.push(text);
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
-    });
+    }`);
     await evaluation.getByLabel("Concurrency").fill("1");
     await evaluation.getByRole("button", { name: "Start evaluation" }).click();
     await evaluation.getByRole("button", { name: "Cancel evaluation" }).waitFor();
@@ -425,7 +425,7 @@ describe("e2e: the web console in Chromium", () => {
     await expect.poll(() => evaluation.getByTestId("evaluation-report").textContent()).toContain("Verdict: passed");
     expect(await evaluation.getByTestId("evaluation-report").textContent()).toContain("mean score baseline 6 · candidate 8");
     // The progress came live from the SSE route (read with the bearer token): one case at a time.
-    const seen = (await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen)).join("\n");
+    const seen = ((await page.evaluate("window.progressSeen")) as string[]).join("\n");
     expect(seen).toContain("1 of 3 cases finished");
     expect(seen).toContain("2 of 3 cases finished");
     expect(requested.some((u) => u.endsWith(`/api/drafts/${draftId}/evaluation/stream`))).toBe(true);
