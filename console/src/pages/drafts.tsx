@@ -10,6 +10,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, urlOf } from "../api/client";
 import type { Schemas } from "../api/openapi";
 import { readSse } from "../api/sse";
+import { navigate } from "../router";
 import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 
 const STATUSES = ["pending_review", "merge_failed", "superseded", "published", "rejected"] as const;
@@ -618,8 +619,9 @@ function Decisions({ draft, evaluation, onDone }: { draft: DraftDetailView; eval
           onClick={() =>
             action.run(async () => {
               const r = (await api("post", "/api/drafts/{id}/regenerate", { params: { id: draft.id } })) as { draft?: { id?: string } };
-              setResult(r.draft?.id ? `Regenerated as ${r.draft.id}.` : "Regenerated.");
-              onDone();
+              // The new draft supersedes this one: review it next.
+              if (r.draft?.id) navigate(`/plugins/drafts/${encodeURIComponent(r.draft.id)}`);
+              else onDone();
             })
           }
         >
