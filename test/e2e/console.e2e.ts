@@ -495,6 +495,28 @@ describe("e2e: the web console in Chromium", () => {
       decided_by: "person",
     });
     await shot("19-chat-approved");
+
+    // A second run in the same session (its event stream already open): Deny, and the run still ends.
+    await page.getByLabel("Message", { exact: true }).fill("echo once more");
+    await page.getByRole("button", { name: "Send" }).click();
+    const pending = page.getByTestId("approval").filter({ has: page.getByRole("button", { name: "Deny" }) });
+    await pending.waitFor();
+    await pending.getByRole("button", { name: "Deny" }).click();
+    await expect.poll(() => page.getByTestId("approval-decision").allTextContents()).toEqual(["Approved", "Denied"]);
+    await expect
+      .poll(async () =>
+        (
+          (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: other.token })).json()) as { runs: { status: string }[] }
+        ).runs.map((r) => r.status),
+      )
+      .toEqual(["completed", "completed"]);
+    const after = (await (await api("GET", `/api/sessions/${sessionId}/transcript`, { token: other.token })).json()) as {
+      items: { type: string; kind: string; is_error?: boolean; details?: { decision?: string } }[];
+    };
+    expect(after.items.filter((i) => i.type === "tool_approval_decided").map((i) => i.details?.decision)).toEqual(["approve", "deny"]);
+    // The denied call did not run: its result is the approval_denied error the model read.
+    expect(after.items.filter((i) => i.kind === "tool_result").map((i) => i.is_error)).toEqual([false, true]);
+    await shot("20-chat-denied");
     await useToken(ws.token, "/chat");
   });
 
