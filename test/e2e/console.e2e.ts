@@ -3,7 +3,8 @@
  * no browser download) against the suite's `wrangler dev` (docs/console.md): sign in, chat with the
  * scripted model and see the streamed answer and its tool call, rewind and switch back, upload a
  * skill and roll it back, enable a plugin and see a candidate after a sync, see a toolchain task after
- * a signed webhook; every page is screenshotted to test-results/screenshots/, and no request may go
+ * a signed webhook, review a skill draft (diff, reports, a live evaluation, approve), approve and deny
+ * tool calls in the chat; every page is screenshotted to test-results/screenshots/, and no request may go
  * to any host but the wrangler dev one.
  */
 import { createHmac, randomBytes } from "node:crypto";
