@@ -58,7 +58,7 @@ function Page({ path }: { path: string }) {
     case "skills":
       return <SkillsPage name={rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
     case "plugins":
-      return <PluginsPage />;
+      return <PluginsPage draftId={rest[0] === "drafts" && rest[1] ? decodeURIComponent(rest[1]) : undefined} />;
     case "toolchain":
       return <ToolchainPage taskId={rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
     case "settings":

@@ -3,7 +3,8 @@
  * no browser download) against the suite's `wrangler dev` (docs/console.md): sign in, chat with the
  * scripted model and see the streamed answer and its tool call, rewind and switch back, upload a
  * skill and roll it back, enable a plugin and see a candidate after a sync, see a toolchain task after
- * a signed webhook; every page is screenshotted to test-results/screenshots/, and no request may go
+ * a signed webhook, review a skill draft (diff, reports, a live evaluation, approve), approve and deny
+ * tool calls in the chat; every page is screenshotted to test-results/screenshots/, and no request may go
  * to any host but the wrangler dev one.
  */
 import { createHmac, randomBytes } from "node:crypto";
@@ -16,6 +17,7 @@ import { packTar } from "modern-tar";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { fakeGiteaControl } from "../support/fake-gitea.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
+import { SKILL as EVAL_SKILL, draftOn } from "../support/evaluation-draft.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SHOTS = resolve(ROOT, "test-results/screenshots");
@@ -50,6 +52,13 @@ let page: Page;
 let userDataDir: string;
 let ws: { id: string; token: string };
 const requested: string[] = [];
+
+/** Signs the console in as another workspace's token (the tab keeps it in sessionStorage). */
+async function useToken(token: string, path: string): Promise<void> {
+  await page.evaluate((t) => sessionStorage.setItem("beaver.token", t), token);
+  await page.goto(`${baseUrl()}${path}`);
+  await page.getByRole("navigation", { name: "Main" }).waitFor();
+}
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -368,6 +377,148 @@ describe("e2e: the web console in Chromium", () => {
     expect(await steer.textContent()).toContain("steer");
     expect(await runStatuses()).toEqual(["cancelled"]);
     await shot("13-steered-and-cancelled");
+  });
+
+  it("reviews a plugin update's draft: its diff and reports, an evaluation followed live to its verdict, then approve publishes it", async () => {
+    // Its own workspace on the scripted `echo` model (each call slowed by 200 ms), with a fast-forward
+    // draft of `greeter` carrying evals/cases.jsonl with 3 cases (test/support/evaluation-draft.ts).
+    const other = await newWorkspace();
+    const draftId = await draftOn(baseUrl(), other.token, modelUrl, `echo@200:console-eval-${rand()}`, 3);
+    await useToken(other.token, "/plugins");
+    const drafts = page.getByRole("region", { name: "Drafts" });
+    await drafts.getByLabel("Skill").fill(EVAL_SKILL);
+    await drafts.getByLabel("Status").selectOption("pending_review");
+    await drafts.getByRole("button", { name: "Filter" }).click();
+    await drafts.getByRole("link", { name: draftId }).click();
+
+    const review = page.getByRole("region", { name: "Draft", exact: true });
+    await review.getByRole("heading", { name: `Draft of ${EVAL_SKILL}` }).waitFor();
+    const diff = review.getByRole("region", { name: "Diff against the current version" });
+    await expect.poll(() => diff.textContent()).toContain("+CANDIDATE: say hello and use the name.");
+    expect(await diff.textContent()).toContain("-BASELINE: say hello.");
+    expect(await diff.textContent()).toContain("evals/cases.jsonl (added)");
+    expect(await review.getByRole("region", { name: "Preservation report" }).textContent()).toContain("No preservation report");
+    expect(await review.getByRole("region", { name: "Safety report" }).textContent()).toMatch(/Safety report\s*pass/);
+    // No evaluation yet: the approval offers to skip it, and says a reason is needed.
+    const decision = review.getByRole("region", { name: "Decision", exact: true });
+    expect(await decision.textContent()).toContain("No evaluation yet");
+    await decision.getByLabel("Skip the evaluation").check();
+    await decision.getByLabel("Reason for skipping the evaluation (required)").waitFor();
+    expect(await decision.getByRole("button", { name: "Approve without evaluation" }).isDisabled()).toBe(true);
+    await decision.getByLabel("Skip the evaluation").uncheck();
+    await shot("15-draft-review");
+
+    const evaluation = review.getByRole("region", { name: "Evaluation", exact: true });
+    // Every text the progress line ever shows, recorded in the page as it renders.
+    // (A script string: this file is typed for Node, without the DOM's names.)
+    await page.evaluate(`{
+      const seen = (window.progressSeen = []);
+      new MutationObserver(() => {
+        const text = document.querySelector("[data-testid=evaluation-progress]")?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    }`);
+    await evaluation.getByLabel("Concurrency").fill("1");
+    await evaluation.getByRole("button", { name: "Start evaluation" }).click();
+    await evaluation.getByRole("button", { name: "Cancel evaluation" }).waitFor();
+    const progress = evaluation.getByTestId("evaluation-progress");
+    await expect.poll(() => progress.textContent(), { timeout: 60_000 }).toContain("3 of 3 cases finished");
+    await expect.poll(() => evaluation.getByTestId("evaluation-report").textContent()).toContain("Verdict: passed");
+    expect(await evaluation.getByTestId("evaluation-report").textContent()).toContain("mean score baseline 6 · candidate 8");
+    // The progress came live from the SSE route (read with the bearer token): one case at a time.
+    const seen = ((await page.evaluate("window.progressSeen")) as string[]).join("\n");
+    expect(seen).toContain("1 of 3 cases finished");
+    expect(seen).toContain("2 of 3 cases finished");
+    expect(requested.some((u) => u.endsWith(`/api/drafts/${draftId}/evaluation/stream`))).toBe(true);
+    const served = (await (await api("GET", `/api/drafts/${draftId}/evaluation`, { token: other.token })).json()) as { status: string };
+    expect(served.status).toBe("passed");
+    await shot("16-draft-evaluated");
+
+    await decision.getByRole("button", { name: "Approve and publish" }).click();
+    await expect.poll(() => decision.getByRole("status").textContent()).toMatch(new RegExp(`Published ${EVAL_SKILL} as v\\d+`));
+    const published = (await (await api("GET", `/api/drafts/${draftId}`, { token: other.token })).json()) as {
+      status: string;
+      published_version: string;
+    };
+    expect(published.status).toBe("published");
+    expect(await decision.getByRole("status").textContent()).toContain(published.published_version);
+    const skill = (await (await api("GET", `/api/skills/${EVAL_SKILL}`, { token: other.token })).json()) as { current_version: string };
+    expect(skill.current_version).toBe(published.published_version);
+    expect(published.published_version).toBe("v0002");
+    await shot("17-draft-published");
+  });
+
+  it("chat: a tool call that needs approval is shown with its arguments; Approve lets the run finish", async () => {
+    const other = await newWorkspace();
+    const put = await api("PUT", "/api/config", {
+      token: other.token,
+      body: {
+        model: { provider: "openai-compatible", id: `tools-1:console-approval-${rand()}`, base_url: `${modelUrl}/v1` },
+        tool_policy: [{ match: "echo", action: "require_approval" }],
+      },
+    });
+    expect(put.status, await put.clone().text()).toBe(200);
+    await useToken(other.token, "/chat");
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("please echo something");
+    await page.getByRole("button", { name: "Send" }).click();
+
+    const approval = page.getByTestId("approval");
+    await approval.waitFor();
+    expect(await approval.textContent()).toContain("echo");
+    expect(await approval.textContent()).toContain("call 1 of 1");
+    // The prompt is shown once (live), not again from the transcript read for the approval.
+    expect(await page.getByRole("list", { name: "Messages" }).getByText("please echo something", { exact: true }).count()).toBe(1);
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+    // The run waits: no answer yet, and the API says it is running.
+    const before = (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: other.token })).json()) as {
+      runs: { status: string }[];
+    };
+    expect(before.runs.map((r) => r.status)).toEqual(["running"]);
+    await shot("18-chat-approval");
+
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("list", { name: "Messages" }).getByText("done after 1 tool calls", { exact: true }).waitFor();
+    await expect.poll(() => page.getByTestId("approval-decision").first().textContent()).toBe("Approved");
+    await expect
+      .poll(async () =>
+        (
+          (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: other.token })).json()) as { runs: { status: string }[] }
+        ).runs.map((r) => r.status),
+      )
+      .toEqual(["completed"]);
+    // The log holds the request and the person's decision.
+    const transcript = (await (await api("GET", `/api/sessions/${sessionId}/transcript`, { token: other.token })).json()) as {
+      items: { type: string; details?: { decision?: string; decided_by?: string } }[];
+    };
+    expect(transcript.items.find((i) => i.type === "tool_approval_decided")?.details).toMatchObject({
+      decision: "approve",
+      decided_by: "person",
+    });
+    await shot("19-chat-approved");
+
+    // A second run in the same session (its event stream already open): Deny, and the run still ends.
+    await page.getByLabel("Message", { exact: true }).fill("echo once more");
+    await page.getByRole("button", { name: "Send" }).click();
+    const pending = page.getByTestId("approval").filter({ has: page.getByRole("button", { name: "Deny" }) });
+    await pending.waitFor();
+    await pending.getByRole("button", { name: "Deny" }).click();
+    await expect.poll(() => page.getByTestId("approval-decision").allTextContents()).toEqual(["Approved", "Denied"]);
+    await expect
+      .poll(async () =>
+        (
+          (await (await api("GET", `/api/sessions/${sessionId}/runs`, { token: other.token })).json()) as { runs: { status: string }[] }
+        ).runs.map((r) => r.status),
+      )
+      .toEqual(["completed", "completed"]);
+    const after = (await (await api("GET", `/api/sessions/${sessionId}/transcript`, { token: other.token })).json()) as {
+      items: { type: string; kind: string; is_error?: boolean; details?: { decision?: string } }[];
+    };
+    expect(after.items.filter((i) => i.type === "tool_approval_decided").map((i) => i.details?.decision)).toEqual(["approve", "deny"]);
+    // The denied call did not run: its result is the approval_denied error the model read.
+    expect(after.items.filter((i) => i.kind === "tool_result").map((i) => i.is_error)).toEqual([false, true]);
+    await shot("20-chat-denied");
+    await useToken(ws.token, "/chat");
   });
 
   it("is usable at phone width, and no request ever left for another host", async () => {

@@ -4,6 +4,9 @@
  * results, the model that answered — with send, steer and cancel, the session tree (rewind, branch)
  * and the runs with their status and usage. Runs started elsewhere are noticed through the session's
  * event stream, opened with a single-use stream ticket (EventSource cannot send a bearer token).
+ * A tool call waiting for approval (docs/approvals.md) is shown with its tool and arguments and
+ * Approve / Deny buttons, from the transcript's approval notices; the stream's
+ * `tool_approval_requested` / `tool_approval_decided` events make the page read them at once.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api/client";
@@ -135,7 +138,14 @@ function Conversation({ sessionId, onChanged }: { sessionId: string; onChanged: 
     }
   }, [activeRun, chat]);
   useEffect(() => () => void chat.stop(), [chat]);
+  // A new chat's session exists once its first run streams: read it then, so the event stream opens
+  // (a run that waits for approval says so only there and in the transcript).
+  const streaming = status === "streaming";
+  useEffect(() => {
+    if (streaming && !exists && !session.loading) refresh();
+  }, [streaming, exists]);
   useSessionEvents(exists ? sessionId : null, session.data?.last_seq ?? 0, (type) => {
+    if (type === "tool_approval_requested" || type === "tool_approval_decided") return refresh();
     if (chat.status !== "ready") return;
     if (type === "runtime_start") {
       // A run started by another client (or a steer that came after the run it meant): follow it live;
@@ -148,8 +158,19 @@ function Conversation({ sessionId, onChanged }: { sessionId: string; onChanged: 
 
   // Once a streamed run is in the transcript, the transcript shows it; until then, the live message does.
   const liveRuns = new Set(messages.filter((m) => m.role === "assistant").map((m) => m.id));
-  const items = (transcript.data ?? []).filter((i) => !(i.run_id && liveRuns.has(i.run_id) && i.kind !== "user"));
+  // While a run streams with its prompt shown live, the transcript's copy of that prompt (read again
+  // when an approval arrives) is hidden; steer messages stay.
+  const liveUser = busy && messages.some((m) => m.role === "user");
+  const items = (transcript.data ?? []).filter(
+    (i) => !(i.run_id && liveRuns.has(i.run_id) && (i.kind !== "user" || (liveUser && !i.source))),
+  );
   const live = messages.filter((m) => !(m.role === "user" && !busy));
+  const decisions = approvalDecisions(transcript.data ?? []);
+  // Approvals of a run still streaming: its transcript items are hidden behind the live message, so
+  // they are shown after it.
+  const liveApprovals = (transcript.data ?? []).filter(
+    (i) => i.type === "tool_approval_requested" && i.run_id !== null && liveRuns.has(i.run_id),
+  );
   useEffect(() => {
     if (status === "ready" && messages.length > 0 && transcript.data && !transcript.loading) {
       const shown = new Set((transcript.data ?? []).map((i) => i.run_id));
@@ -170,10 +191,26 @@ function Conversation({ sessionId, onChanged }: { sessionId: string; onChanged: 
       <ErrorNote error={session.error} />
       <ol class="messages" aria-live="polite" aria-label="Messages">
         {items.map((item) => (
-          <TranscriptItem key={item.event_id} item={item} sessionId={sessionId} canRewind={!busy && !activeRun} onDone={refresh} />
+          <TranscriptItem
+            key={item.event_id}
+            item={item}
+            sessionId={sessionId}
+            canRewind={!busy && !activeRun}
+            decisions={decisions}
+            onDone={refresh}
+          />
         ))}
         {live.map((m) => (
           <LiveMessage key={m.id} message={m} />
+        ))}
+        {liveApprovals.map((item) => (
+          <ApprovalRequest
+            key={item.event_id}
+            item={item}
+            sessionId={sessionId}
+            decided={decisions.get(approvalIdOf(item))}
+            onDone={refresh}
+          />
         ))}
       </ol>
       {error ? <ErrorNote error={error} /> : null}
@@ -208,6 +245,8 @@ function useSessionEvents(sessionId: string | null, fromSeq: number, onEvent: (t
         source.addEventListener("runtime_end", (e) => (seen(e), handler.current("runtime_end")));
         source.addEventListener("rewind", (e) => (seen(e), handler.current("rewind")));
         source.addEventListener("branch", (e) => (seen(e), handler.current("branch")));
+        for (const type of ["tool_approval_requested", "tool_approval_decided"])
+          source.addEventListener(type, (e) => (seen(e), handler.current(type)));
         source.onerror = () => {
           // A ticket opens one stream: reconnect with a new one.
           source?.close();
@@ -259,7 +298,89 @@ function ToolCall({
   );
 }
 
-function TranscriptItem({ item, sessionId, canRewind, onDone }: { item: Item; sessionId: string; canRewind: boolean; onDone: () => void }) {
+interface Decision {
+  decision: "approve" | "deny";
+  decided_by: string;
+}
+const approvalIdOf = (item: Item) => String((item.details as { approval_id?: unknown } | undefined)?.approval_id ?? "");
+
+/** The decisions the transcript holds, by approval id (`tool_approval_decided` notices). */
+function approvalDecisions(items: Item[]): Map<string, Decision> {
+  const out = new Map<string, Decision>();
+  for (const i of items) if (i.type === "tool_approval_decided") out.set(approvalIdOf(i), i.details as unknown as Decision);
+  return out;
+}
+
+/** A tool call waiting for a person (docs/approvals.md): its tool, arguments and reason; Approve / Deny, or the decision made. */
+function ApprovalRequest({
+  item,
+  sessionId,
+  decided,
+  onDone,
+}: {
+  item: Item;
+  sessionId: string;
+  decided: Decision | undefined;
+  onDone: () => void;
+}) {
+  const d = item.details as { approval_id: string; tool_name: string; args: unknown; reason: string; expires_at: number };
+  const action = useAction();
+  const [mine, setMine] = useState<Decision | null>(null);
+  const decision = decided ?? mine;
+  const decide = (choice: "approve" | "deny") =>
+    action.run(async () => {
+      const r = await api("post", "/api/sessions/{id}/approvals/{approval_id}", {
+        params: { id: sessionId, approval_id: d.approval_id },
+        body: { decision: choice, client_id: "console" },
+      });
+      setMine({ decision: r.decision, decided_by: "person" });
+      onDone();
+    });
+  return (
+    <li class="msg approval" data-testid="approval" aria-label={`Approval for ${d.tool_name}`}>
+      <div class="meta">
+        <span class="badge warn">approval</span> <strong>{d.tool_name}</strong> {d.reason ? <span class="muted">· {d.reason}</span> : null}
+      </div>
+      <details open>
+        <summary>arguments</summary>
+        <Json value={d.args} />
+      </details>
+      {decision ? (
+        <p role="status" data-testid="approval-decision">
+          {decision.decision === "approve" ? "Approved" : "Denied"}
+          {decision.decided_by !== "person" ? ` (${decision.decided_by})` : ""}
+        </p>
+      ) : (
+        <div class="row">
+          <button type="button" disabled={action.busy} onClick={() => decide("approve")}>
+            Approve
+          </button>
+          <button type="button" class="danger" disabled={action.busy} onClick={() => decide("deny")}>
+            Deny
+          </button>
+          <span class="muted small">
+            waits until <Time ts={d.expires_at} />
+          </span>
+        </div>
+      )}
+      <ErrorNote error={action.error} />
+    </li>
+  );
+}
+
+function TranscriptItem({
+  item,
+  sessionId,
+  canRewind,
+  decisions,
+  onDone,
+}: {
+  item: Item;
+  sessionId: string;
+  canRewind: boolean;
+  decisions: Map<string, Decision>;
+  onDone: () => void;
+}) {
   const action = useAction();
   const rewind = () =>
     action.run(async () => {
@@ -281,6 +402,8 @@ function TranscriptItem({ item, sessionId, canRewind, onDone }: { item: Item; se
         Rewind here
       </button>
     ) : null;
+  if (item.type === "tool_approval_requested")
+    return <ApprovalRequest item={item} sessionId={sessionId} decided={decisions.get(approvalIdOf(item))} onDone={onDone} />;
   if (item.kind === "notice") {
     return (
       <li class="notice muted small">

@@ -1,14 +1,15 @@
 /**
  * The Plugins tab (docs/skills-and-plugins.md, "Plugins"): uploaded packages and Gitea sources, each
  * plugin's state and skills with enable / pause / resume / disable / adopt, sync, and per skill the
- * learning candidates (classification, merge plan) and drafts the API lists today
- * (`GET /api/skills/{name}/candidates`). Approve/reject and the evaluation reports come with the
- * learning API; this page lists what exists and is built to take more sections.
+ * learning candidates (classification, merge plan) and drafts (`GET /api/skills/{name}/candidates`).
+ * The drafts list and a draft's review page (diffs, reports, evaluation, approve / reject /
+ * regenerate; docs/learning.md) are in ./drafts.tsx.
  */
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
 import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 import { VersionDiff } from "./skills";
+import { DraftDetail, DraftsSection } from "./drafts";
 
 interface PluginSkill {
   name: string;
@@ -66,7 +67,12 @@ interface Draft {
   created_at: number;
 }
 
-export function PluginsPage() {
+export function PluginsPage({ draftId }: { draftId?: string | undefined }) {
+  if (draftId) return <DraftDetail key={draftId} id={draftId} />;
+  return <PluginsOverview />;
+}
+
+function PluginsOverview() {
   const [tick, setTick] = useState(0);
   const changed = () => setTick((t) => t + 1);
   const plugins = useLoad(async () => (await api("get", "/api/plugins")).plugins as unknown as Plugin[], [tick]);
@@ -111,6 +117,7 @@ export function PluginsPage() {
           )
         }
       </Loading>
+      <DraftsSection tick={tick} />
       <h3>Gitea sources</h3>
       <Loading state={sources}>
         {(list) => (
@@ -330,7 +337,8 @@ function Candidates({ name }: { name: string }) {
           {d.drafts.length > 0 ? <h4>Drafts</h4> : null}
           {d.drafts.map((dr) => (
             <div key={dr.id} class="card">
-              {dr.proposal_kind} · <Status value={dr.status} /> · safety {dr.safety_level}
+              <Link href={`/plugins/drafts/${encodeURIComponent(dr.id)}`}>{dr.proposal_kind}</Link> · <Status value={dr.status} /> · safety{" "}
+              {dr.safety_level}
               {dr.published_version ? (
                 <>
                   {" "}
@@ -345,10 +353,7 @@ function Candidates({ name }: { name: string }) {
                   ) : null}
                 </>
               ) : (
-                <span class="muted small">
-                  {" "}
-                  · not published yet: the API does not serve a draft's files yet; the candidate's merge plan says what it holds
-                </span>
+                <span class="muted small"> · not published yet: open it to review its diffs, evaluate and decide</span>
               )}
             </div>
           ))}
