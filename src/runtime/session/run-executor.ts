@@ -371,6 +371,9 @@ export class RunExecutor {
         log.store.updateRun(this.run);
         log.store.setMeta("usage", totals);
       },
+      // An answer without tool calls ends the run in this same stretch (#loop → #end appends, synchronously):
+      // the end's append replicates this message with it, in one D1 batch (docs/performance.md, "Replication").
+      { replicate: output.tool_calls.length === 0 ? "with-next" : "now" },
     );
     log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
