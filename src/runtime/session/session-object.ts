@@ -93,6 +93,8 @@ export class SessionObject extends DurableObject<Env> {
   #log: SessionLog | null = null;
   #queue: RunQueue | null = null;
   #alarmChain: Promise<void> = Promise.resolve();
+  /** The config last written to `config_cache` by this instance (skips re-serialising an unchanged one). */
+  #cachedConfig: WorkspaceConfig | null = null;
 
   constructor(ctx: DurableObjectState, env: Env, services: RuntimeServices) {
     super(ctx, env);
@@ -138,8 +140,12 @@ export class SessionObject extends DurableObject<Env> {
   async #config(workspaceId: string): Promise<WorkspaceConfig> {
     try {
       const config = await loadConfig(this.env, workspaceId);
-      const json = JSON.stringify(config);
-      if (this.#store.getMeta<string>("config_cache") !== json) this.#store.setMeta("config_cache", json);
+      // The same stored text parses to the same object (storage/config/store.ts): then the cache is current.
+      if (config !== this.#cachedConfig) {
+        const json = JSON.stringify(config);
+        if (this.#store.getMeta<string>("config_cache") !== json) this.#store.setMeta("config_cache", json);
+        this.#cachedConfig = config;
+      }
       return config;
     } catch (err) {
       const cached = this.#store.getMeta<string>("config_cache");
