@@ -16,7 +16,9 @@
  * `GET /api/ping`, 16 in flight, interleaved in batches.
  *
  * Env: BENCH_PEERS_TURNS (80 per cell), BENCH_PEERS_WARMUP (5), BENCH_PEERS_WEBHOOKS (320),
- * BENCH_PEERS_KINDS (e.g. `none,three`), BENCH_DEBUG (print wrangler output).
+ * BENCH_PEERS_KINDS (e.g. `none,three`), BENCH_DEBUG (print wrangler output), BENCH_PEERS_BASELINE
+ * (another checkout of Beaver, with its node_modules: its bench Worker runs too, in the same rounds,
+ * so a before/after comparison shares one machine load — docs/performance.md).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { createHmac } from "node:crypto";
@@ -25,7 +27,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
-import { freePort } from "../test/support/wrangler-dev.ts";
+import { freePort, type DevServer } from "../test/support/wrangler-dev.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 import { uniqueDelivery } from "./webhooks.ts";
 
@@ -133,6 +135,47 @@ async function firstFrameMs(res: Response, t0: number, isText: (data: string) =>
   return { first, all };
 }
 
+type BenchSupport = Pick<typeof import("./support.ts"), "startBenchWorker" | "benchClient" | "benchWorkspace">;
+
+/**
+ * One Beaver's side of the rounds: a workspace per kind (its config names the scripted rule) and, per
+ * kind, one session for waited turns and one for streamed turns, each with its history growing.
+ */
+async function beaverTurns(support: BenchSupport, dev: DevServer, kinds: Kind[], modelBaseUrl: string) {
+  const call = support.benchClient(dev);
+  const sessions = new Map<string, { token: string; waitSession: string; streamSession: string }>();
+  for (const k of kinds) {
+    const { token } = await support.benchWorkspace(dev, call);
+    await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${k.rule}:peers`, base_url: modelBaseUrl } });
+    const session = async () => ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
+    sessions.set(k.key, { token, waitSession: await session(), streamSession: await session() });
+  }
+  return {
+    /** A turn as a client takes it: POST the message with ?wait=true, read the final answer. */
+    async turn(k: Kind, text: string): Promise<void> {
+      const b = sessions.get(k.key)!;
+      const res = await call("POST", `/api/sessions/${b.waitSession}/messages?wait=true`, b.token, { content: text });
+      const r = (await res.json()) as { status: string; output_text: string };
+      if (r.status !== "completed" || r.output_text !== k.answer(text)) throw new Error(`Beaver turn: ${JSON.stringify(r)}`);
+    },
+    /** The same turn streamed (Accept: text/event-stream): ms from `t0` to the first text_delta frame. */
+    async stream(k: Kind, text: string, t0: number): Promise<number> {
+      const b = sessions.get(k.key)!;
+      const res = await fetch(`${dev.url}/api/sessions/${b.streamSession}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${b.token}`, "Content-Type": "application/json", Accept: "text/event-stream" },
+        body: JSON.stringify({ content: text }),
+      });
+      if (!res.ok) throw new Error(`Beaver stream: ${res.status} ${await res.text()}`);
+      const { first, all } = await firstFrameMs(res, t0, (d) => d.includes('"type":"text_delta"'));
+      if (Number.isNaN(first)) throw new Error("Beaver stream: no text_delta frame");
+      if (!all.some((d) => d.includes('"runtime_end"') && d.includes('"completed"')))
+        throw new Error("Beaver stream: no completed runtime_end");
+      return first;
+    },
+  };
+}
+
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
@@ -147,21 +190,20 @@ export async function run(): Promise<void> {
     : ALL_KINDS;
   const load0 = loadavg();
   const model = await startScriptedModelServer();
-  const [peer, dev] = await Promise.all([startPeer(model.baseUrl), startBenchWorker()]);
+  const baselineDir = process.env.BENCH_PEERS_BASELINE;
+  const baselineSupport = baselineDir ? ((await import(resolve(baselineDir, "bench/support.ts"))) as BenchSupport) : null;
+  const [peer, dev, baseDev] = await Promise.all([
+    startPeer(model.baseUrl),
+    startBenchWorker(),
+    baselineSupport ? baselineSupport.startBenchWorker() : Promise.resolve(null),
+  ]);
   const call = benchClient(dev);
   try {
-    // Beaver: one workspace per kind (its config names the scripted rule), one session per kind and mode.
-    const beaver = new Map<string, { token: string; waitSession: string; streamSession: string }>();
-    for (const k of kinds) {
-      const { token } = await benchWorkspace(dev, call);
-      await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${k.rule}:peers`, base_url: model.baseUrl } });
-      const session = async () => ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-      beaver.set(k.key, { token, waitSession: await session(), streamSession: await session() });
-    }
+    const beaver = await beaverTurns({ startBenchWorker, benchClient, benchWorkspace }, dev, kinds, model.baseUrl);
+    const baseline = baselineSupport && baseDev ? await beaverTurns(baselineSupport, baseDev, kinds, model.baseUrl) : null;
 
     const tag = Math.random().toString(36).slice(2, 8);
     const ops = (k: Kind) => {
-      const b = beaver.get(k.key)!;
       const modelId = `${k.rule}:peers`;
       return {
         floor: async () => {
@@ -175,11 +217,8 @@ export async function run(): Promise<void> {
           const out = ((await res.json()) as { output_text: string }).output_text;
           if (out !== k.answer(text)) throw new Error(`peer turn answered ${JSON.stringify(out)}`);
         },
-        beaver: async (text: string) => {
-          const res = await call("POST", `/api/sessions/${b.waitSession}/messages?wait=true`, b.token, { content: text });
-          const r = (await res.json()) as { status: string; output_text: string };
-          if (r.status !== "completed" || r.output_text !== k.answer(text)) throw new Error(`Beaver turn: ${JSON.stringify(r)}`);
-        },
+        beaver: (text: string) => beaver.turn(k, text),
+        baseline: (text: string) => baseline!.turn(k, text),
         cfStream: async (text: string, t0: number) => {
           const res = await fetch(`${peer.url}/stream/${k.key}-${tag}?model=${encodeURIComponent(modelId)}`, {
             method: "POST",
@@ -190,24 +229,23 @@ export async function run(): Promise<void> {
           if (Number.isNaN(first)) throw new Error("peer stream: no text-delta chunk");
           return first;
         },
-        beaverStream: async (text: string, t0: number) => {
-          const res = await fetch(`${dev.url}/api/sessions/${b.streamSession}/messages`, {
-            method: "POST",
-            headers: { Authorization: `Bearer ${b.token}`, "Content-Type": "application/json", Accept: "text/event-stream" },
-            body: JSON.stringify({ content: text }),
-          });
-          if (!res.ok) throw new Error(`Beaver stream: ${res.status} ${await res.text()}`);
-          const { first, all } = await firstFrameMs(res, t0, (d) => d.includes('"type":"text_delta"'));
-          if (Number.isNaN(first)) throw new Error("Beaver stream: no text_delta frame");
-          if (!all.some((d) => d.includes('"runtime_end"') && d.includes('"completed"')))
-            throw new Error("Beaver stream: no completed runtime_end");
-          return first;
-        },
+        beaverStream: (text: string, t0: number) => beaver.stream(k, text, t0),
+        baselineStream: (text: string, t0: number) => baseline!.stream(k, text, t0),
       };
     };
 
-    type Cell = { floor: number[]; cf: number[]; beaver: number[]; cfFirst: number[]; beaverFirst: number[] };
-    const cells = new Map<string, Cell>(kinds.map((k) => [k.key, { floor: [], cf: [], beaver: [], cfFirst: [], beaverFirst: [] }]));
+    type Cell = {
+      floor: number[];
+      cf: number[];
+      beaver: number[];
+      cfFirst: number[];
+      beaverFirst: number[];
+      baseline: number[];
+      baselineFirst: number[];
+    };
+    const cells = new Map<string, Cell>(
+      kinds.map((k) => [k.key, { floor: [], cf: [], beaver: [], cfFirst: [], beaverFirst: [], baseline: [], baselineFirst: [] }]),
+    );
     const time = async (f: () => Promise<unknown>) => {
       const t0 = performance.now();
       await f();
@@ -221,10 +259,14 @@ export async function run(): Promise<void> {
         const floor = await time(o.floor);
         const cf = await time(() => o.cf(text));
         const bv = await time(() => o.beaver(text));
+        const base = baseline ? await time(() => o.baseline(text)) : NaN;
         const cfFirst = await o.cfStream(text, performance.now());
         const beaverFirst = await o.beaverStream(text, performance.now());
+        const baseFirst = baseline ? await o.baselineStream(text, performance.now()) : NaN;
         if (round < 0) continue;
         const c = cells.get(k.key)!;
+        c.baseline.push(base);
+        c.baselineFirst.push(baseFirst);
         c.floor.push(floor);
         c.cf.push(cf);
         c.beaver.push(bv);
@@ -333,6 +375,33 @@ export async function run(): Promise<void> {
           (percentile(c.beaverFirst, 50) / percentile(c.cfFirst, 50)).toFixed(2),
       );
     }
+    if (baseline) {
+      console.log(`\nThis tree beside the baseline tree (${baselineDir}), same rounds. p50 / p95 (and p50 now/baseline):`);
+      console.log(
+        pad("turn", w[0]!) +
+          pad("baseline turn", w[2]!) +
+          pad("this tree turn", w[3]!) +
+          pad("p50 ratio", w[4]!) +
+          pad("baseline first text", 22) +
+          pad("this first text", 22) +
+          "p50 ratio",
+      );
+      for (const k of kinds) {
+        const c = cells.get(k.key)!;
+        console.log(
+          pad(k.label, w[0]!) +
+            pad(pair(c.baseline), w[2]!) +
+            pad(pair(c.beaver), w[3]!) +
+            pad((percentile(c.beaver, 50) / percentile(c.baseline, 50)).toFixed(2), w[4]!) +
+            pad(pair(c.baselineFirst), 22) +
+            pad(pair(c.beaverFirst), 22) +
+            (percentile(c.beaverFirst, 50) / percentile(c.baselineFirst, 50)).toFixed(2),
+        );
+      }
+      console.log(
+        `Baseline / CF Agents p50: ${kinds.map((k) => `${k.label} ${(percentile(cells.get(k.key)!.baseline, 50) / percentile(cells.get(k.key)!.cf, 50)).toFixed(2)}`).join(", ")}`,
+      );
+    }
     console.log(`\nWebhook intake, ${IN_FLIGHT} in flight, ${WEBHOOKS} signed unique deliveries interleaved with as many pings:`);
     console.log(`GET /api/ping          p50 ${ms(percentile(pingMs, 50))}  p95 ${ms(percentile(pingMs, 95))}`);
     console.log(
@@ -340,7 +409,7 @@ export async function run(): Promise<void> {
     );
   } finally {
     if (process.env.BENCH_DEBUG) console.log(dev.output(), peer.output());
-    await Promise.all([dev.stop(), peer.stop()]);
+    await Promise.all([dev.stop(), peer.stop(), baseDev?.stop()]);
     await model.stop();
   }
 }
