@@ -258,11 +258,18 @@ export async function run(): Promise<void> {
         const text = `peers turn ${round + WARM_UP}`;
         const floor = await time(o.floor);
         const cf = await time(() => o.cf(text));
+        // With a baseline tree, the two Beavers take turns going first (what one leaves running in the
+        // background, such as replication, then weighs on each equally).
+        const swap = baseline !== null && round % 2 !== 0;
+        let base = NaN;
+        if (swap) base = await time(() => o.baseline(text));
         const bv = await time(() => o.beaver(text));
-        const base = baseline ? await time(() => o.baseline(text)) : NaN;
+        if (baseline && !swap) base = await time(() => o.baseline(text));
         const cfFirst = await o.cfStream(text, performance.now());
+        let baseFirst = NaN;
+        if (swap) baseFirst = await o.baselineStream(text, performance.now());
         const beaverFirst = await o.beaverStream(text, performance.now());
-        const baseFirst = baseline ? await o.baselineStream(text, performance.now()) : NaN;
+        if (baseline && !swap) baseFirst = await o.baselineStream(text, performance.now());
         if (round < 0) continue;
         const c = cells.get(k.key)!;
         c.baseline.push(base);
