@@ -29,6 +29,7 @@ import { performance } from "node:perf_hooks";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
 import { freePort, type DevServer } from "../test/support/wrangler-dev.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+import type * as SupportModule from "./support.ts";
 import { uniqueDelivery } from "./webhooks.ts";
 
 const TURNS = Number(process.env.BENCH_PEERS_TURNS ?? 80);
@@ -135,7 +136,7 @@ async function firstFrameMs(res: Response, t0: number, isText: (data: string) =>
   return { first, all };
 }
 
-type BenchSupport = Pick<typeof import("./support.ts"), "startBenchWorker" | "benchClient" | "benchWorkspace">;
+type BenchSupport = Pick<typeof SupportModule, "startBenchWorker" | "benchClient" | "benchWorkspace">;
 
 /**
  * One Beaver's side of the rounds: a workspace per kind (its config names the scripted rule) and, per
