@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "console/dist/", ".wrangler/", "migrations/", ".node/", "coverage/"] },
+  { ignores: ["node_modules/", "dist/", "console/dist/", ".wrangler/", "migrations/", ".node/", "coverage/", "bench/peers/cf-agents/"] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -32,7 +32,7 @@ type WithIssue = Record<string, unknown> & { issue: Record<string, unknown> };
 type WithPull = Record<string, unknown> & { pull_request: Record<string, unknown> };
 
 /** Unique deliveries that each create exactly one task (numbers differ, so no two are the same work). */
-function uniqueDelivery(i: number): Omit<Delivery, "redelivery"> {
+export function uniqueDelivery(i: number): Omit<Delivery, "redelivery"> {
   const id = `bench-${i}`;
   switch (i % 3) {
     case 0: {

@@ -87,9 +87,13 @@ export interface SkillSelectRequest {
   explicit: readonly string[];
   /** Skills pinned by the session (`metadata.skills`) or the agent that submitted the run. */
   pinned: readonly string[];
-  config: WorkspaceConfig;
-  /** The workspace's auxiliary model, when one is configured and could be built. */
-  auxiliary: ModelHandle | null;
+  /**
+   * The workspace configuration and its auxiliary model (null when none is configured or it could not
+   * be built), still loading when the run asks: the provider reads its catalog beside the config read
+   * and waits for these only when it needs them (docs/performance.md, "Run open").
+   */
+  config: Promise<WorkspaceConfig>;
+  auxiliary: Promise<ModelHandle | null>;
   /** The run's `skill_overrides`: these skills are offered at the given trees. */
   overrides?: readonly SkillOverride[];
   signal?: AbortSignal;

@@ -162,12 +162,13 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
   const embeddingFactory = options.embeddingFactory ?? providerEmbeddingModel;
   return {
     async select(req: SkillSelectRequest): Promise<SkillActivation> {
-      const catalog = withOverrides(await loadCatalog(req.env, req.workspaceId), req.overrides);
+      const [stored, config] = await Promise.all([loadCatalog(req.env, req.workspaceId), req.config]);
+      const catalog = withOverrides(stored, req.overrides);
       const byName = new Map(catalog.map((s) => [s.name, s]));
       const notes: string[] = [];
 
       let cosines: Map<string, number> | undefined;
-      const embeddingEntry = req.config.embedding_model;
+      const embeddingEntry = config.embedding_model;
       if (embeddingEntry && catalog.length > 0) {
         try {
           cosines = await embeddingCosines(
@@ -209,12 +210,14 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
       }
 
       let rationale: string;
+      // The auxiliary model is only waited for when there is something for it to choose from.
+      const auxiliary = ranked.length === 0 ? null : await req.auxiliary;
       if (ranked.length === 0) rationale = "no skill matched the message";
-      else if (req.auxiliary) {
+      else if (auxiliary) {
         try {
-          const aux = await auxiliaryChoice(req.auxiliary, req.message, ranked, byName, req.signal);
+          const aux = await auxiliaryChoice(auxiliary, req.message, ranked, byName, req.signal);
           for (const name of aux.names) if (!chosen.has(name)) chosen.set(name, "auxiliary_model");
-          rationale = `auxiliary model ${req.auxiliary.modelId}: ${aux.reason}`;
+          rationale = `auxiliary model ${auxiliary.modelId}: ${aux.reason}`;
         } catch (err) {
           if (req.signal?.aborted) throw err;
           log.warn("auxiliary skill choice failed; the threshold rule decides", errorFields(err));

@@ -15,6 +15,7 @@ import { sha256Hex, timingSafeEqualStr } from "../../kernel/hash.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { apiTokens } from "../../storage/db/schema.ts";
 import { ensureDefaultWorkspace } from "../../storage/workspaces.ts";
+import { cachedPrincipal, rememberPrincipal } from "./token-cache.ts";
 
 const RANK: Record<Scope, number> = { read: 1, member: 2, admin: 3 };
 
@@ -28,7 +29,10 @@ export function bearerOf(header: string | undefined | null): string | null {
   return match?.[1] ?? null;
 }
 
-/** Resolve a bearer secret to a principal, or null when it is unknown or revoked. */
+/**
+ * Resolve a bearer secret to a principal, or null when it is unknown or revoked. Known tokens are
+ * cached per isolate for a few seconds (token-cache.ts: the revocation bound).
+ */
 export async function principalForToken(env: Env, secret: string): Promise<Principal | null> {
   const admin = env.BEAVER_ADMIN_TOKEN;
   if (admin && timingSafeEqualStr(secret, admin)) {
@@ -36,13 +40,17 @@ export async function principalForToken(env: Env, secret: string): Promise<Princ
     return { workspaceId: "default", tokenId: "bootstrap", scopes: ["admin"], bootstrap: true };
   }
   const hash = await sha256Hex(secret);
+  const cached = cachedPrincipal(hash);
+  if (cached) return cached;
   const row = await makeDb(env.DB)
     .select()
     .from(apiTokens)
     .where(and(eq(apiTokens.tokenHash, hash), isNull(apiTokens.revokedAt)))
     .get();
   if (!row) return null;
-  return { workspaceId: row.workspaceId, tokenId: row.id, scopes: parseScopes(row.scopes), bootstrap: false };
+  const principal: Principal = { workspaceId: row.workspaceId, tokenId: row.id, scopes: parseScopes(row.scopes), bootstrap: false };
+  rememberPrincipal(hash, principal);
+  return principal;
 }
 
 function parseScopes(json: string): Scope[] {

@@ -274,11 +274,12 @@ export class SessionStorage {
     );
   }
 
-  unreplicated(limit: number): { seq: number; event: PersistentEvent; hidden: boolean }[] {
+  /** Events not yet in D1, each with its stored JSON (`body`, exactly `JSON.stringify(event)`: D1's payload as it is). */
+  unreplicated(limit: number): { seq: number; event: PersistentEvent; body: string; hidden: boolean }[] {
     return this.#exec<{ seq: number; body: string; hidden: number }>(
       `SELECT seq, body, hidden FROM events WHERE replicated = 0 ORDER BY seq LIMIT ?`,
       limit,
-    ).map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as PersistentEvent, hidden: r.hidden === 1 }));
+    ).map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as PersistentEvent, body: r.body, hidden: r.hidden === 1 }));
   }
 
   hasUnreplicated(): boolean {

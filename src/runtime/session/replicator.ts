@@ -94,7 +94,7 @@ export class Replicator {
       if (this.#deps.fault?.(session.id)) throw new Error("injected D1 failure");
       const db = makeDb(env.DB);
       const statements = [
-        ...events.map(({ event, hidden }) =>
+        ...events.map(({ event, body, hidden }) =>
           db
             .insert(sessionEvents)
             .values({
@@ -106,7 +106,8 @@ export class Replicator {
               runId: event.run_id,
               parentId: event.parent_id,
               hidden: hidden ? 1 : 0,
-              payload: JSON.stringify(event),
+              // The stored JSON as it is, not serialised again (a run's system prompt snapshot is kilobytes).
+              payload: body,
               searchText: hidden ? null : searchableText(event),
               ts: event.ts,
             })

@@ -101,12 +101,18 @@ export class RunExecutor {
     try {
       if (state.attempts > MAX_RUN_ATTEMPTS)
         throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
-      const config = await this.#deps.loadConfig();
-      const resolving = resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
-        override: this.run.input.model_override,
-        factory: this.#deps.services.modelFactory,
-      });
+      // Run open (docs/performance.md, "Run open"): the config read, the skill catalog read and the
+      // memory snapshot are independent D1 reads, so they start together; only what needs the config waits for it.
+      const loading = this.#deps.loadConfig();
+      const resolving = loading.then((config) =>
+        resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
+          override: this.run.input.model_override,
+          factory: this.#deps.services.modelFactory,
+        }),
+      );
       resolving.catch(() => undefined); // awaited below; a failure must not go unhandled while the run opens
+      const facts = state.user_event_id === undefined ? this.#openingFacts(loading, resolving) : null;
+      const config = await loading;
       // The named set plus what tool sources (MCP servers) offer now; also on resume, so frozen names resolve.
       const toolset = await runToolset(this.#deps.services, {
         env: this.#deps.env,
@@ -116,7 +122,7 @@ export class RunExecutor {
         data: this.run.input.tool_data ?? {},
         signal: this.#abort.signal,
       });
-      if (state.user_event_id === undefined) await this.#open(config, toolset, resolving);
+      if (facts) await this.#open(config, toolset, await facts);
       if (this.#cancelRequested) throw new RunEnd("cancelled");
       const models = await resolving;
       this.#models = models;
@@ -145,11 +151,18 @@ export class RunExecutor {
     return result;
   }
 
-  async #open(config: WorkspaceConfig, toolset: ToolSpec<unknown>[], resolving: Promise<ResolvedModels>): Promise<void> {
+  /** The skill activation and the memory snapshot a run opens with: independent D1 reads, side by side; neither ever throws. */
+  #openingFacts(loading: Promise<WorkspaceConfig>, resolving: Promise<ResolvedModels>): Promise<[SkillActivation | null, string]> {
+    return Promise.all([this.#selectSkills(loading, resolving), this.#memorySnapshot()]);
+  }
+
+  async #open(
+    config: WorkspaceConfig,
+    toolset: ToolSpec<unknown>[],
+    [activation, memory]: [SkillActivation | null, string],
+  ): Promise<void> {
     const { log } = this.#deps;
     const { input } = this.run;
-    // Independent D1 reads on the run's critical path, so side by side; neither ever throws.
-    const [activation, memory] = await Promise.all([this.#selectSkills(config, resolving), this.#memorySnapshot()]);
     // Activated skills' `allowed-tools` are hints for the tool assembly (docs/agent-loop.md, "Tool assembly").
     const hinted = hintedToolsOf(activation?.skills ?? []);
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
@@ -195,7 +208,7 @@ export class RunExecutor {
 
   // --- skills (src/runtime/skills.ts): chosen once when the run opens, frozen with it ---
   /** The run's skill activation, or null when no skill provider is registered. Never fails the run. */
-  async #selectSkills(config: WorkspaceConfig, resolving: Promise<ResolvedModels>): Promise<SkillActivation | null> {
+  async #selectSkills(loading: Promise<WorkspaceConfig>, resolving: Promise<ResolvedModels>): Promise<SkillActivation | null> {
     const provider = this.#deps.services.skills;
     if (!provider) return null;
     const { input } = this.run;
@@ -210,8 +223,8 @@ export class RunExecutor {
         explicit: input.skills ?? [],
         pinned: [...new Set([...(input.pinned_skills ?? []), ...sessionPins])],
         ...(input.skill_overrides && input.skill_overrides.length > 0 ? { overrides: input.skill_overrides } : {}),
-        config,
-        auxiliary: await resolving.then(
+        config: loading,
+        auxiliary: resolving.then(
           (m) => m.auxiliary,
           () => null,
         ),
@@ -377,6 +390,9 @@ export class RunExecutor {
         log.store.updateRun(this.run);
         log.store.setMeta("usage", totals);
       },
+      // An answer without tool calls ends the run in this same stretch (#loop → #end appends, synchronously):
+      // the end's append replicates this message with it, in one D1 batch (docs/performance.md, "Replication").
+      { replicate: output.tool_calls.length === 0 ? "with-next" : "now" },
     );
     log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }

@@ -103,6 +103,17 @@ export async function submitRun(env: Env, sessionId: string, input: SubmitRunInp
   return unwrap(await rpc("submit", sessionStub(env, sessionId).submit(input)));
 }
 
+/** `submitRun` then `waitForRun` in one round trip to the session (docs/performance.md): what a caller that waits anyway uses. */
+export async function submitAndWait(
+  env: Env,
+  sessionId: string,
+  input: SubmitRunInput,
+  timeoutMs: number,
+): Promise<{ submitted: SubmitOutcome; result: RunResult }> {
+  assertMessageSize(input.content, limitsOf(env).message_bytes);
+  return unwrap(await rpc("submitAndWait", sessionStub(env, sessionId).submitAndWait(input, timeoutMs)));
+}
+
 /**
  * The fingerprint an `Idempotency-Key` is bound to (`SubmitRunInput.idempotency_fingerprint`): a hash
  * of what a client's message says — content, source and client id, in a fixed order — and not of how

@@ -24,6 +24,11 @@ export type TransientInput = TransientEvent extends infer T
 
 export const SERVER_CLIENT_ID = "beaver";
 
+export interface AppendOptions {
+  /** `now` (default): start replication; `with-next`: the caller appends again right away, and that append replicates both. */
+  replicate?: "now" | "with-next";
+}
+
 export class SessionLog {
   readonly store: SessionStorage;
   readonly tree: SessionTree;
@@ -73,8 +78,14 @@ export class SessionLog {
    * Persists events in one transaction (with `alsoWrite`, extra writes that must land with them),
    * then adds them to the tree, broadcasts them and starts replication. Visible events default to
    * the active leaf as parent; hidden run facts always get `parent_id: null`.
+   *
+   * `replicate: "with-next"` leaves replication to the next append or flush, for a caller that
+   * appends again in the same synchronous stretch (a run's last step, then its end): one D1 batch
+   * for both instead of one each (docs/performance.md, "Replication"). Durability does not change:
+   * the events are in storage either way, and the next append, the run's final flush and the alarm
+   * all copy everything pending.
    */
-  append(inputs: NewPersistent[], alsoWrite?: () => void): PersistentEvent[] {
+  append(inputs: NewPersistent[], alsoWrite?: () => void, opts: AppendOptions = {}): PersistentEvent[] {
     // Seqs are taken outside the transaction: a rolled-back transaction must not roll back a
     // reservation the counter already relies on (it only leaves a gap).
     const seqs = inputs.map(() => this.#seq.take());
@@ -105,12 +116,12 @@ export class SessionLog {
       this.tree.add(event);
       this.#broadcast({ persistent: true, ...event });
     }
-    this.replicator.kick();
+    if (opts.replicate !== "with-next") this.replicator.kick();
     return events;
   }
 
-  appendOne(input: NewPersistent, alsoWrite?: () => void): PersistentEvent {
-    return this.append([input], alsoWrite)[0]!;
+  appendOne(input: NewPersistent, alsoWrite?: () => void, opts: AppendOptions = {}): PersistentEvent {
+    return this.append([input], alsoWrite, opts)[0]!;
   }
 
   emit(input: TransientInput): TransientEvent {

@@ -103,6 +103,8 @@ export class SessionObject extends DurableObject<Env> {
   readonly #approvals = new ApprovalWaiters();
   /** Client frames are handled one after another, in arrival order (a rate-limit check awaits I/O). */
   #frames: Promise<void> = Promise.resolve();
+  /** The config last written to `config_cache` by this instance (skips re-serialising an unchanged one). */
+  #cachedConfig: WorkspaceConfig | null = null;
 
   constructor(ctx: DurableObjectState, env: Env, services: RuntimeServices) {
     super(ctx, env);
@@ -157,8 +159,12 @@ export class SessionObject extends DurableObject<Env> {
   async #config(workspaceId: string): Promise<WorkspaceConfig> {
     try {
       const config = await loadConfig(this.env, workspaceId);
-      const json = JSON.stringify(config);
-      if (this.#store.getMeta<string>("config_cache") !== json) this.#store.setMeta("config_cache", json);
+      // The same stored text parses to the same object (storage/config/store.ts): then the cache is current.
+      if (config !== this.#cachedConfig) {
+        const json = JSON.stringify(config);
+        if (this.#store.getMeta<string>("config_cache") !== json) this.#store.setMeta("config_cache", json);
+        this.#cachedConfig = config;
+      }
       return config;
     } catch (err) {
       const cached = this.#store.getMeta<string>("config_cache");
@@ -271,6 +277,20 @@ export class SessionObject extends DurableObject<Env> {
     const outcome = queue.submit(input);
     if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
     return outcome;
+  }
+
+  /**
+   * `submit` then `waitForRun` in one call, for callers that wait for the answer anyway (`?wait=true`,
+   * `/api/chat`): one Worker → DO hop per turn instead of two (docs/performance.md). The run is queued
+   * durably exactly as by `submit`; `result` is its state after `timeoutMs` when it has not ended.
+   */
+  async submitAndWait(input: SubmitRunInput, timeoutMs: number): Promise<Outcome<{ submitted: SubmitOutcome; result: RunResult }>> {
+    return attemptAsync(async () => {
+      const submitted = this.#submit(input);
+      const { queue } = this.#require(input.workspace_id);
+      void queue.wake();
+      return { submitted, result: await queue.waitFor(submitted.run_id, timeoutMs) };
+    });
   }
 
   getRun(runId: string, workspaceId?: string): Outcome<RunView> {

@@ -62,7 +62,20 @@ export interface ToolDeclaration {
   input_schema: JSONSchema7;
 }
 
+/**
+ * JSON Schemas by zod schema, per isolate (docs/performance.md, "Tool schemas"): converting every
+ * offered tool's zod schema once per run cost a conversion per tool per run; a tool's input schema
+ * is a constant of its spec, so one conversion serves every run. Weakly held: a spec built for one
+ * run (and its schema) is collected with it.
+ */
+const converted = new WeakMap<object, JSONSchema7 | PromiseLike<JSONSchema7>>();
+
 async function inputJsonSchema(spec: ToolSpec<unknown>): Promise<JSONSchema7> {
   if (spec.inputJsonSchema) return spec.inputJsonSchema as JSONSchema7;
-  return zodSchema(spec.input).jsonSchema;
+  let schema = converted.get(spec.input);
+  if (schema === undefined) {
+    schema = zodSchema(spec.input).jsonSchema;
+    converted.set(spec.input, schema);
+  }
+  return schema;
 }

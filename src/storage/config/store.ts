@@ -8,8 +8,26 @@ import { DEFAULT_CONFIG, readStoredConfig, type WorkspaceConfig } from "./schema
 export async function loadConfig(env: Env, workspaceId: string): Promise<WorkspaceConfig> {
   const row = await makeDb(env.DB).select().from(workspaceConfigs).where(eq(workspaceConfigs.workspaceId, workspaceId)).get();
   if (!row) return DEFAULT_CONFIG;
-  // Stored configs were validated on write; re-parsing applies defaults added since.
-  return readStoredConfig(JSON.parse(row.config));
+  return parsedConfig(row.config);
+}
+
+/**
+ * Parsed configs by their stored text, per isolate (docs/performance.md, "Config parsing"): every
+ * run and webhook reads the row, but the same text always parses to the same config, so the zod
+ * parse runs once per distinct text. Shared like DEFAULT_CONFIG: configs are never mutated.
+ */
+const parsed = new Map<string, WorkspaceConfig>();
+const MAX_PARSED = 256;
+
+function parsedConfig(text: string): WorkspaceConfig {
+  let config = parsed.get(text);
+  if (!config) {
+    // Stored configs were validated on write; re-parsing applies defaults added since.
+    config = readStoredConfig(JSON.parse(text));
+    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+    parsed.set(text, config);
+  }
+  return config;
 }
 
 export async function saveConfig(env: Env, workspaceId: string, config: WorkspaceConfig): Promise<void> {

@@ -21,10 +21,29 @@ function unb64(text: string): Uint8Array {
   return out;
 }
 
-async function deriveKey(master: string | undefined): Promise<CryptoKey> {
+/**
+ * Derived keys per isolate, by master key material (docs/performance.md, "Secret keys"): HKDF is
+ * deterministic, so deriving once per isolate gives the same key as deriving per read. A changed
+ * BEAVER_SECRETS_KEY is a different entry; non-extractable keys never leave WebCrypto.
+ */
+const derived = new Map<string, Promise<CryptoKey>>();
+
+function deriveKey(master: string | undefined): Promise<CryptoKey> {
   if (!master) {
-    throw new AppError("server_misconfigured", "BEAVER_SECRETS_KEY is not set; secrets cannot be stored or read");
+    return Promise.reject(new AppError("server_misconfigured", "BEAVER_SECRETS_KEY is not set; secrets cannot be stored or read"));
   }
+  let key = derived.get(master);
+  if (!key) {
+    key = deriveFresh(master);
+    // A failed derivation is not kept: the next read tries again.
+    key.catch(() => derived.delete(master));
+    if (derived.size >= 4) derived.clear(); // a rotated key leaves at most a few stale entries behind
+    derived.set(master, key);
+  }
+  return key;
+}
+
+async function deriveFresh(master: string): Promise<CryptoKey> {
   const base = await crypto.subtle.importKey("raw", enc.encode(master), "HKDF", false, ["deriveKey"]);
   return crypto.subtle.deriveKey(
     { name: "HKDF", hash: "SHA-256", salt: enc.encode("beaver-secrets-v1"), info: enc.encode("aes-gcm-256") },

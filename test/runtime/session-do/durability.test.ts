@@ -228,6 +228,26 @@ describe("replication to D1", () => {
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
   });
 
+  it("a no-tool run's answer and its end reach D1 in one batch, and all of the log before the result is reported", async () => {
+    const gate = deferred();
+    const ws = await scriptedWorkspace(new ScriptedModel([{ parts: text("the answer"), gate: gate.promise }]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    const before = (await stub(session.id).stats()).replication_batches;
+    const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "question" });
+    // The model answers only once the run's opening is in D1, so that batch is over before the answer comes.
+    await until(
+      async () => (await d1Events(session.id)).length > 0 && !(await stub(session.id).stats()).pending_replication,
+      5_000,
+      "run open replicated",
+    );
+    gate.resolve();
+    expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed", output_text: "the answer" });
+    const local = await doEvents(session.id, ws.id);
+    expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
+    // One batch for the opening, one for the answer with the run's end (docs/performance.md, "Replication").
+    expect((await stub(session.id).stats()).replication_batches - before).toBe(2);
+  });
+
   it("flaky D1: replication retries with backoff and ends complete", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel((i) => text(`t${i}`)));
     const session = await createSession(env, { workspaceId: ws.id });

@@ -11,7 +11,7 @@ import { limitRuns } from "../rate-limit.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
 import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
-import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
+import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitAndWait } from "../../../runtime/session/service.ts";
 import { excerpt } from "../../../runtime/session/message-text.ts";
 import { WAIT_TIMEOUT_MS } from "./session-messages.ts";
 import { RequestedSkills } from "./session-schemas.ts";
@@ -78,13 +78,20 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   assertMessageSize(body.message, limitsOf(c.env).message_bytes, "message");
   if (body.session_id === undefined) await enforceQuota(c.env, workspaceId, "sessions");
   const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
-  const { run_id } = await submitRun(c.env, sessionId, {
-    workspace_id: workspaceId,
-    content: body.message,
-    client_id: "chat",
-    ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
-  });
-  const result = await waitForRun(c.env, sessionId, run_id, WAIT_TIMEOUT_MS, workspaceId);
+  const {
+    submitted: { run_id },
+    result,
+  } = await submitAndWait(
+    c.env,
+    sessionId,
+    {
+      workspace_id: workspaceId,
+      content: body.message,
+      client_id: "chat",
+      ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
+    },
+    WAIT_TIMEOUT_MS,
+  );
   if (result.status === "queued" || result.status === "running") {
     throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {
       details: { session_id: sessionId, run_id },

@@ -10,14 +10,7 @@ import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts"
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
 import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
-import {
-  MAX_MESSAGE_BYTES,
-  assertMessageSize,
-  fetchSessionStream,
-  messageFingerprint,
-  rpc,
-  waitForRun,
-} from "../../../runtime/session/service.ts";
+import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, messageFingerprint, rpc } from "../../../runtime/session/service.ts";
 import { unwrap } from "../../../kernel/outcome.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
@@ -86,12 +79,13 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     return new Response(res.body, { status: 200, headers: res.headers });
   }
 
-  const submitted = unwrap(await rpc("submit", stub.submit(input)));
-  const accepted = { session_id: id, ...submitted };
   if (c.req.valid("query").wait) {
-    const result = await waitForRun(c.env, id, submitted.run_id, WAIT_TIMEOUT_MS, workspaceId);
-    if (result.status === "queued" || result.status === "running") return c.json({ ...accepted, status: result.status, result }, 202);
+    // One hop to the session: queue, then wait (docs/performance.md).
+    const { submitted, result } = unwrap(await rpc("submitAndWait", stub.submitAndWait(input, WAIT_TIMEOUT_MS)));
+    if (result.status === "queued" || result.status === "running")
+      return c.json({ session_id: id, ...submitted, status: result.status, result }, 202);
     return c.json(result, 200);
   }
-  return c.json(accepted, 202);
+  const submitted = unwrap(await rpc("submit", stub.submit(input)));
+  return c.json({ session_id: id, ...submitted }, 202);
 });

@@ -9,6 +9,7 @@ import { AppError, notFound } from "../../../kernel/errors.ts";
 import { SCOPES, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { apiTokens } from "../../../storage/db/schema.ts";
+import { forgetToken } from "../token-cache.ts";
 import { newId, randomToken } from "../../../kernel/ids.ts";
 import { sha256Hex } from "../../../kernel/hash.ts";
 import { getWorkspace } from "../../../storage/workspaces.ts";
@@ -123,5 +124,6 @@ export const tokenRoutes = newRouter()
     if (!row) throw notFound("Token");
     const revokedAt = row.revokedAt ?? Date.now();
     await db.update(apiTokens).set({ revokedAt }).where(eq(apiTokens.id, id)).run();
+    forgetToken(id); // this isolate at once; others within TOKEN_CACHE_TTL_MS (token-cache.ts)
     return c.json(toJson({ ...row, revokedAt }), 200);
   });

@@ -1,0 +1,83 @@
+// Anchor for the performance area: one AIChatAgent turn (persisted, tool loop) on a scripted
+// OpenAI-compatible model, and the floor: one Durable Object call with two storage writes.
+//
+// Copied from ../shared/bench/cf-agents/ (see README.md) with two changes for `npm run bench:peers`:
+// - `?model=<id>` picks the scripted model id (default `scripted-1`, as in the original), so the same
+//   scripted rules (`echo:…`, `tools-N:…`) drive both this worker and Beaver;
+// - `POST /stream/:name` (added; the original has no HTTP streaming route): the same turn as
+//   `/turn/:name`, with the UI message stream that `onChatMessage` returns tee'd to the HTTP response,
+//   so a client can time the first text chunk. The response ends once the turn is persisted.
+import { AIChatAgent } from '@cloudflare/ai-chat';
+import { getAgentByName, routeAgentRequest } from 'agents';
+import { DurableObject } from 'cloudflare:workers';
+import { convertToModelMessages, isStepCount, streamText, tool } from 'ai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { z } from 'zod';
+
+type Env = { Chat: DurableObjectNamespace<Chat>; Floor: DurableObjectNamespace<Floor>; LLM_URL: string };
+
+export class Chat extends AIChatAgent<Env> {
+  model = 'scripted-1';
+  tap: WritableStream<Uint8Array> | null = null;
+  piped: Promise<void> = Promise.resolve();
+
+  async onChatMessage(onFinish: any) {
+    const p = createOpenAICompatible({ name: 'scripted', baseURL: this.env.LLM_URL });
+    const echo = tool({ description: 'Echo text back', inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => `echoed:${text}` });
+    const result = streamText({ model: p(this.model), messages: await convertToModelMessages(this.messages), tools: { echo }, stopWhen: isStepCount(8), onFinish });
+    const res = result.toUIMessageStreamResponse();
+    if (!this.tap || !res.body) return res;
+    const [mine, theirs] = res.body.tee();
+    this.piped = theirs.pipeTo(this.tap, { preventClose: true }).catch(() => undefined);
+    return new Response(mine, { status: res.status, headers: res.headers });
+  }
+  async turn(text: string, model?: string): Promise<string> {
+    if (model) this.model = model;
+    await this.saveMessages((msgs: any[]) => [...msgs, { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text }] }]);
+    const last = this.messages[this.messages.length - 1] as any;
+    return (last?.parts ?? []).filter((p: any) => p.type === 'text').map((p: any) => p.text).join('');
+  }
+  async streamTurn(text: string, model?: string): Promise<ReadableStream<Uint8Array>> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    this.tap = writable;
+    const done = this.turn(text, model).finally(async () => {
+      this.tap = null;
+      await this.piped; // pipeTo holds the writable's lock until the UI stream ends
+      await writable.close().catch(() => undefined);
+    });
+    this.ctx.waitUntil(done);
+    return readable;
+  }
+}
+
+export class Floor extends DurableObject<Env> {
+  async write(v: string) {
+    const n = ((await this.ctx.storage.get<number>('n')) ?? 0) + 1;
+    await this.ctx.storage.put('n', n);
+    await this.ctx.storage.put(`v${n}`, v);
+    return n;
+  }
+}
+
+export default {
+  async fetch(req: Request, env: Env): Promise<Response> {
+    const url = new URL(req.url);
+    const [, kind, name] = url.pathname.split('/');
+    const model = url.searchParams.get('model') ?? undefined;
+    if (kind === 'turn' && name) {
+      const agent = await getAgentByName(env.Chat as any, name);
+      const out = await (agent as any).turn(await req.text(), model);
+      return Response.json({ output_text: out });
+    }
+    if (kind === 'stream' && name) {
+      const agent = await getAgentByName(env.Chat as any, name);
+      const body = await (agent as any).streamTurn(await req.text(), model);
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    }
+    if (kind === 'floor' && name) {
+      const n = await env.Floor.getByName(name).write(await req.text());
+      return Response.json({ n });
+    }
+    return (await routeAgentRequest(req, env)) || new Response('not found', { status: 404 });
+  },
+};
