@@ -87,6 +87,8 @@ export interface SkillSelectRequest {
   explicit: readonly string[];
   /** Skills pinned by the session (`metadata.skills`) or the agent that submitted the run. */
   pinned: readonly string[];
+  /** Only the explicit and pinned skills: no ranking, no embedding or auxiliary-model call (`skill_choice`). */
+  requestedOnly?: boolean;
   /**
    * The workspace configuration and its auxiliary model (null when none is configured or it could not
    * be built), still loading when the run asks: the provider reads its catalog beside the config read

@@ -169,7 +169,7 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
 
       let cosines: Map<string, number> | undefined;
       const embeddingEntry = config.embedding_model;
-      if (embeddingEntry && catalog.length > 0) {
+      if (embeddingEntry && catalog.length > 0 && !req.requestedOnly) {
         try {
           cosines = await embeddingCosines(
             req.env,
@@ -187,7 +187,8 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
           notes.push(`embedding recall failed (${err instanceof Error ? err.message : String(err)}); lexical recall only`);
         }
       }
-      const ranked = catalog.length > 0 ? rankSkills(catalog, cachedIndex(catalog), req.message, cosines, TOP_K) : [];
+      // `requestedOnly` (an evaluation run): nothing is ranked, so nothing is chosen beyond the requested skills.
+      const ranked = catalog.length > 0 && !req.requestedOnly ? rankSkills(catalog, cachedIndex(catalog), req.message, cosines, TOP_K) : [];
       const scoresOf = (name: string) => ranked.find((r) => r.name === name)?.scores ?? {};
 
       const chosen = new Map<string, ActivationReason>();
@@ -212,7 +213,8 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
       let rationale: string;
       // The auxiliary model is only waited for when there is something for it to choose from.
       const auxiliary = ranked.length === 0 ? null : await req.auxiliary;
-      if (ranked.length === 0) rationale = "no skill matched the message";
+      if (req.requestedOnly) rationale = "only the requested skills (skill_choice: requested_only)";
+      else if (ranked.length === 0) rationale = "no skill matched the message";
       else if (auxiliary) {
         try {
           const aux = await auxiliaryChoice(auxiliary, req.message, ranked, byName, req.signal);

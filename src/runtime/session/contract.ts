@@ -36,6 +36,12 @@ export interface SubmitRunInput {
   /** Skills pinned by whoever submitted the run (a toolchain agent's `skills`). */
   pinned_skills?: string[];
   /**
+   * `requested_only`: the run activates only its explicit and pinned skills, with no automatic choice (no
+   * ranking, no embedding or auxiliary-model call). Evaluation runs use it so both arms differ only in the
+   * skill under test and the report's cost counts every model call (docs/evaluation.md, "Isolation").
+   */
+  skill_choice?: "auto" | "requested_only";
+  /**
    * A dry run (an isolated evaluation run, docs/evaluation.md): tools marked `outward` are not executed;
    * the model reads a result saying what would have been done, and the call stays in the log as the record.
    */

@@ -222,6 +222,7 @@ export class RunExecutor {
         message: input.content,
         explicit: input.skills ?? [],
         pinned: [...new Set([...(input.pinned_skills ?? []), ...sessionPins])],
+        ...(input.skill_choice === "requested_only" ? { requestedOnly: true } : {}),
         ...(input.skill_overrides && input.skill_overrides.length > 0 ? { overrides: input.skill_overrides } : {}),
         config: loading,
         auxiliary: resolving.then(

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { z } from "zod";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { defineTool, ok } from "../../../src/runtime/tools/spec.ts";
-import { ScriptedModel, doEvents, registerToolset, scriptedWorkspace, text, toolCalls } from "../../support/sessions.ts";
+import { ScriptedModel, doEvents, registerModel, registerToolset, scriptedWorkspace, text, toolCalls } from "../../support/sessions.ts";
 import { call, json } from "../../support/api.ts";
 
 function outwardTool() {
@@ -109,5 +109,63 @@ describe("dry runs and isolated sessions", () => {
       skills: { name: string; version: string }[];
     };
     expect(activation.skills).toEqual([expect.objectContaining({ name: "tone", version: "draft:test" })]);
+  });
+
+  it("skill_choice requested_only activates only the pinned skill and never asks the auxiliary model; auto does", async () => {
+    const main = new ScriptedModel([text("one"), text("two")]);
+    const aux = new ScriptedModel([text("unused")]);
+    const auxCalls: unknown[] = [];
+    aux.model.doGenerate = async (options) => {
+      auxCalls.push(options.prompt);
+      return {
+        content: [{ type: "text", text: JSON.stringify({ skills: ["weather"], reason: "the user asks about the weather" }) }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: {
+          inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
+        warnings: [],
+      };
+    };
+    const ws = await scriptedWorkspace(main);
+    const config = {
+      model: { provider: "openai-compatible", id: registerModel(main), base_url: "http://scripted.test/v1" },
+      auxiliary_model: { provider: "openai-compatible", id: registerModel(aux), base_url: "http://scripted.test/v1" },
+    };
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: config })).status).toBe(200);
+    const skill = (name: string, description: string) =>
+      call("PUT", `/api/skills/${name}`, {
+        token: ws.member,
+        body: { files: [{ path: "SKILL.md", content: `---\nname: ${name}\ndescription: ${description}\n---\n\nBody of ${name}.\n` }] },
+      });
+    expect((await skill("tone", "Sets the tone of letters.")).status).toBe(200);
+    expect((await skill("weather", "Answers questions about the weather forecast.")).status).toBe(200);
+    const activationOf = async (sessionId: string) =>
+      (await doEvents(sessionId, ws.id)).find((e) => e.type === "skill_activation_snapshotted") as unknown as {
+        skills: { name: string; reason: string }[];
+        rationale: string;
+      };
+    const runWith = async (skill_choice: "auto" | "requested_only") => {
+      // Titled, as evaluation sessions are, so the auxiliary model is not asked for a title either.
+      const session = await createSession(env, { workspaceId: ws.id, isolated: true, title: `skill choice ${skill_choice}` });
+      const { run_id } = await submitRun(env, session.id, {
+        workspace_id: ws.id,
+        content: "What is the weather forecast for tomorrow?",
+        pinned_skills: ["tone"],
+        skill_choice,
+      });
+      expect((await waitForRun(env, session.id, run_id, 10_000)).status).toBe("completed");
+      return activationOf(session.id);
+    };
+
+    const only = await runWith("requested_only");
+    expect(only.skills.map((s) => [s.name, s.reason])).toEqual([["tone", "pinned"]]);
+    expect(only.rationale).toContain("requested_only");
+    expect(auxCalls).toHaveLength(0);
+
+    // The same message with the automatic choice asks the auxiliary model, which adds the matching skill.
+    const auto = await runWith("auto");
+    expect(auto.skills.map((s) => s.name).sort()).toEqual(["tone", "weather"]);
+    expect(auxCalls).toHaveLength(1);
   });
 });

@@ -102,6 +102,8 @@ async function runArm(env: Env, t: CaseTarget, c: CaseToRun, arm: Arm, signal: A
     idempotency_key: sessionId,
     dry_run: true,
     pinned_skills: [t.skillName],
+    // Only the skill under test: no automatic choice, whose model calls the report could not count.
+    skill_choice: "requested_only",
     max_tool_iterations: t.maxSteps,
     ...(arm === "candidate" ? { skill_overrides: [t.candidate] } : {}),
   });
