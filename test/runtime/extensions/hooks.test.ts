@@ -1,3 +1,8 @@
+/**
+ * Extension hooks as pure functions (docs/extensions.md): beforeToolCall/afterToolCall and the context
+ * hooks chain in registration order, a throwing beforeToolCall blocks (fail closed), and subscribers are
+ * isolated from each other and from the caller.
+ */
 import { describe, expect, it } from "vitest";
 import {
   notifySubscribers,

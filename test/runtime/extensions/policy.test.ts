@@ -1,3 +1,7 @@
+/**
+ * The per-workspace tool policy (docs/approvals.md): rule matching by name or glob, first match wins,
+ * what is offered, and the policy as the first beforeToolCall extension.
+ */
 import { describe, expect, it } from "vitest";
 import {
   ToolPolicySchema,
