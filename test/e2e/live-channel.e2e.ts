@@ -81,6 +81,9 @@ describe("two-way WebSocket on wrangler dev", () => {
     // A second message, cancelled while its model step is in flight.
     const second = await send({ type: "message", content: "write me a novel" });
     await frameWhere(frames, (f) => f.type === "turn_start" && f.run_id === second.run_id);
+    // Cancel only once the model server holds the request: a cancel that lands before it is sent would
+    // leave the slow scripted step unconsumed for the next run (a race seen on a loaded CI machine).
+    while ((await models.requests(modelId)).length < 3) await new Promise((r) => setTimeout(r, 20));
     expect(await send({ type: "cancel" })).toMatchObject({ type: "ack", frame: "cancel", run: { run_id: second.run_id } });
     expect(await frameWhere(frames, (f) => f.type === "runtime_end" && f.run_id === second.run_id)).toMatchObject({ reason: "cancelled" });
 
