@@ -1,7 +1,7 @@
 // Anchor for the performance area: one AIChatAgent turn (persisted, tool loop) on a scripted
 // OpenAI-compatible model, and the floor: one Durable Object call with two storage writes.
 //
-// Copied from ../shared/bench/cf-agents/ (see README.md) with two changes for `npm run bench:peers`:
+// Copied from the project's shared reference worker, bench/cf-agents (see README.md), with two changes for `npm run bench:peers`:
 // - `?model=<id>` picks the scripted model id (default `scripted-1`, as in the original), so the same
 //   scripted rules (`echo:…`, `tools-N:…`) drive both this worker and Beaver;
 // - `POST /stream/:name` (added; the original has no HTTP streaming route): the same turn as
