@@ -21,7 +21,6 @@
  * so a before/after comparison shares one machine load — docs/performance.md).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { createHmac } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -30,14 +29,13 @@ import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
 import { freePort, type DevServer } from "../test/support/wrangler-dev.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 import type * as SupportModule from "./support.ts";
-import { uniqueDelivery } from "./webhooks.ts";
+import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
 
 const TURNS = Number(process.env.BENCH_PEERS_TURNS ?? 80);
 const WARM_UP = Number(process.env.BENCH_PEERS_WARMUP ?? 5);
 const WEBHOOKS = Number(process.env.BENCH_PEERS_WEBHOOKS ?? 320);
 const IN_FLIGHT = 16;
 const PEER_DIR = resolve(import.meta.dirname, "peers/cf-agents");
-const WEBHOOK_SECRET = "bench-peers-webhook-secret";
 
 interface Kind {
   key: string;
@@ -285,32 +283,10 @@ export async function run(): Promise<void> {
     const turnSeconds = (performance.now() - started) / 1000;
 
     // Webhook intake vs GET /api/ping, 16 in flight, interleaved in batches of 4 × IN_FLIGHT.
-    const { id: ws, token } = await benchWorkspace(dev, call);
-    await call("PUT", "/api/secrets/GITEA_WEBHOOK_SECRET", token, { value: WEBHOOK_SECRET });
-    await call("PUT", "/api/config", token, {
-      toolchain: {
-        gitea_base_url: "http://127.0.0.1:9",
-        webhook_secret: "GITEA_WEBHOOK_SECRET",
-        concurrency: { dispatch_on_intake: false },
-      },
-    });
-    for (const a of [
-      { id: "jony", gitea_username: "jony", roles: ["developer"] },
-      { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] },
-    ])
-      await call("POST", "/api/agents", token, a);
+    const { id: ws } = await intakeWorkspace(dev, call);
     const deliver = (i: number) => {
       const d = uniqueDelivery(i);
-      return fetch(`${dev.url}/webhooks/gitea/${ws}`, {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          "X-Gitea-Event-Type": d.eventType,
-          "X-Gitea-Delivery": `${d.id}-${tag}`,
-          "X-Gitea-Signature": createHmac("sha256", WEBHOOK_SECRET).update(d.body).digest("hex"),
-        },
-        body: d.body,
-      });
+      return postDelivery(dev, ws, { ...d, id: `${d.id}-${tag}` });
     };
     const ping = () => fetch(`${dev.url}/api/ping`);
     const burst = async (n: number, offset: number, send: (i: number) => Promise<Response>, out: number[] | null) => {

@@ -10,7 +10,8 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+import { benchClient, benchWorkspace, startBenchWorker, type BenchCall } from "./support.ts";
+import type { DevServer } from "../test/support/wrangler-dev.ts";
 
 const BURST = 500;
 const REDELIVERY_SHARE = 0.1;
@@ -97,38 +98,56 @@ async function timed<T>(
   return { ms, statuses, bodies, wallMs: performance.now() - start };
 }
 
+/**
+ * A workspace ready for webhook intake alone: the webhook secret, a toolchain section with no dispatch
+ * after intake (runs would need models and compete for the same CPU), and the two agents the deliveries
+ * route to. Shared by this bench and `bench:peers`.
+ */
+export async function intakeWorkspace(dev: DevServer, call: BenchCall): Promise<{ id: string; token: string }> {
+  const workspace = await benchWorkspace(dev, call);
+  await call("PUT", "/api/secrets/GITEA_WEBHOOK_SECRET", workspace.token, { value: SECRET });
+  await call("PUT", "/api/config", workspace.token, {
+    toolchain: {
+      gitea_base_url: "http://127.0.0.1:9",
+      webhook_secret: "GITEA_WEBHOOK_SECRET",
+      concurrency: { dispatch_on_intake: false },
+    },
+  });
+  for (const a of [
+    { id: "jony", gitea_username: "jony", roles: ["developer"] },
+    { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] },
+  ]) {
+    await call("POST", "/api/agents", workspace.token, a);
+  }
+  return workspace;
+}
+
+/** Posts one delivery to the workspace's Gitea webhook target, signed with the intake workspace's secret unless `signed` is false. */
+export function postDelivery(
+  dev: DevServer,
+  workspaceId: string,
+  d: Pick<Delivery, "id" | "eventType" | "body">,
+  signed = true,
+): Promise<Response> {
+  return fetch(`${dev.url}/webhooks/gitea/${workspaceId}`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      "X-Gitea-Event-Type": d.eventType,
+      "X-Gitea-Delivery": d.id,
+      ...(signed ? { "X-Gitea-Signature": createHmac("sha256", SECRET).update(d.body).digest("hex") } : {}),
+    },
+    body: d.body,
+  });
+}
+
 export async function run(): Promise<void> {
   const dev = await startBenchWorker();
   const call = benchClient(dev);
   try {
-    const { id: ws, token } = await benchWorkspace(dev, call);
-    await call("PUT", "/api/secrets/GITEA_WEBHOOK_SECRET", token, { value: SECRET });
-    // Intake only: no dispatch after intake (runs would need models and compete for the same CPU).
-    await call("PUT", "/api/config", token, {
-      toolchain: {
-        gitea_base_url: "http://127.0.0.1:9",
-        webhook_secret: "GITEA_WEBHOOK_SECRET",
-        concurrency: { dispatch_on_intake: false },
-      },
-    });
-    for (const a of [
-      { id: "jony", gitea_username: "jony", roles: ["developer"] },
-      { id: "nice", gitea_username: "a_nice_user", roles: ["reviewer"] },
-    ]) {
-      await call("POST", "/api/agents", token, a);
-    }
+    const { id: ws, token } = await intakeWorkspace(dev, call);
 
-    const post = (d: Pick<Delivery, "id" | "eventType" | "body">, signed: boolean) =>
-      fetch(`${dev.url}/webhooks/gitea/${ws}`, {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          "X-Gitea-Event-Type": d.eventType,
-          "X-Gitea-Delivery": d.id,
-          ...(signed ? { "X-Gitea-Signature": createHmac("sha256", SECRET).update(d.body).digest("hex") } : {}),
-        },
-        body: d.body,
-      });
+    const post = (d: Pick<Delivery, "id" | "eventType" | "body">, signed: boolean) => postDelivery(dev, ws, d, signed);
 
     // Warm-up (not counted): isolate, D1 and code paths.
     await timed(
