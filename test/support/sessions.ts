@@ -58,6 +58,19 @@ export type ScriptStep =
   | LanguageModelV4StreamPart[]
   | { parts?: LanguageModelV4StreamPart[]; before?: LanguageModelV4StreamPart[]; gate?: Promise<void>; hang?: boolean; fail?: number };
 
+/** "Hello world" streamed in two halves: "Hello" at once, " world" and the finish only after `gate` (a run held mid-message). */
+export function heldHelloWorld(gate: Promise<void>): ScriptStep {
+  return {
+    before: [
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Hel" },
+      { type: "text-delta", id: "t", delta: "lo" },
+    ],
+    parts: [{ type: "text-delta", id: "t", delta: " world" }, { type: "text-end", id: "t" }, ...text().slice(-1)],
+    gate,
+  };
+}
+
 /** A model that answers its n-th call with the n-th step (the last step repeats). */
 export class ScriptedModel {
   readonly calls: LanguageModelV4CallOptions[] = [];

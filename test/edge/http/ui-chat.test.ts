@@ -8,7 +8,7 @@ import { exports } from "cloudflare:workers";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import type { BeaverUIMetadata } from "../../../src/runtime/session/ui-chunks.ts";
 import { call } from "../../support/api.ts";
-import { ScriptedModel, deferred, scriptedWorkspace, text, toolCalls, until } from "../../support/sessions.ts";
+import { ScriptedModel, deferred, scriptedWorkspace, text, toolCalls, until, heldHelloWorld } from "../../support/sessions.ts";
 import { randomToken } from "../../../src/kernel/ids.ts";
 
 type BeaverMessage = UIMessage<BeaverUIMetadata>;
@@ -82,17 +82,7 @@ describe("AI SDK UI chat", () => {
 
   it("a client that disconnects mid-answer resumes the run from its start and reads it to the end", async () => {
     const gate = deferred();
-    const main = new ScriptedModel([
-      {
-        before: [
-          { type: "text-start", id: "t" },
-          { type: "text-delta", id: "t", delta: "Hel" },
-          { type: "text-delta", id: "t", delta: "lo" },
-        ],
-        parts: [{ type: "text-delta", id: "t", delta: " world" }, { type: "text-end", id: "t" }, ...text().slice(-1)],
-        gate: gate.promise,
-      },
-    ]);
+    const main = new ScriptedModel([heldHelloWorld(gate.promise)]);
     const ws = await scriptedWorkspace(main);
     const chatId = `ses_ui_${randomToken(8)}`;
     const stream = await transport(ws.member).sendMessages({

@@ -4,7 +4,17 @@ import { evictDurableObject } from "cloudflare:test";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import type { StreamFrame } from "../../../src/runtime/session/events.ts";
 import { ADMIN } from "../../support/api.ts";
-import { ScriptedModel, deferred, doEvents, readSse, scriptedWorkspace, stub, text, until } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  deferred,
+  doEvents,
+  readSse,
+  scriptedWorkspace,
+  stub,
+  text,
+  until,
+  heldHelloWorld,
+} from "../../support/sessions.ts";
 
 /** A WebSocket client on the session stream, collecting frames. */
 async function openSocket(sessionId: string, token: string, lastSeq = 0) {
@@ -57,17 +67,7 @@ describe("live clients", () => {
 
   it("a client resuming mid-message with its last seq gets the text so far, then the rest", async () => {
     const gate = deferred();
-    const main = new ScriptedModel([
-      {
-        before: [
-          { type: "text-start", id: "t" },
-          { type: "text-delta", id: "t", delta: "Hel" },
-          { type: "text-delta", id: "t", delta: "lo" },
-        ],
-        parts: [{ type: "text-delta", id: "t", delta: " world" }, { type: "text-end", id: "t" }, ...text().slice(-1)],
-        gate: gate.promise,
-      },
-    ]);
+    const main = new ScriptedModel([heldHelloWorld(gate.promise)]);
     const ws = await scriptedWorkspace(main);
     const session = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "greet" });
