@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { MockLanguageModelV4 } from "ai/test";
-import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { z } from "zod";
 import { setTestModelFactory, testServices } from "./test-services.ts";
 import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
@@ -57,6 +57,22 @@ export function toolCalls(...calls: { id: string; name: string; args: unknown }[
 export type ScriptStep =
   | LanguageModelV4StreamPart[]
   | { parts?: LanguageModelV4StreamPart[]; before?: LanguageModelV4StreamPart[]; gate?: Promise<void>; hang?: boolean; fail?: number };
+
+/** A non-streaming (`doGenerate`) answer of `text`, for auxiliary models and structured output in tests. */
+export function generated(
+  text: string,
+  tokens: { input: number; output: number } = { input: 5, output: 5 },
+): LanguageModelV4GenerateResult {
+  return {
+    content: [{ type: "text", text }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage: {
+      inputTokens: { total: tokens.input, noCache: tokens.input, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: tokens.output, text: tokens.output, reasoning: undefined },
+    },
+    warnings: [],
+  };
+}
 
 /** "Hello world" streamed in two halves: "Hello" at once, " world" and the finish only after `gate` (a run held mid-message). */
 export function heldHelloWorld(gate: Promise<void>): ScriptStep {

@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from "@ai-sdk/provider";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, deferred, scriptedWorkspace, text, until } from "../../support/sessions.ts";
+import { ScriptedModel, deferred, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
 import { candidates, versionsOf, type J } from "../../support/plugins.ts";
 import { SKILL, draftWithCases, evaluation, type EvaluationJson } from "../../support/evaluation.ts";
 
@@ -34,15 +34,7 @@ function controlledModel(): { main: ScriptedModel; control: ModelControl } {
     const { baseline, candidate } = control.scores;
     const winner = candidate > baseline ? "candidate" : candidate < baseline ? "baseline" : "tie";
     const answer = { baseline_score: baseline, candidate_score: candidate, winner, reason: "scored by the test" };
-    return {
-      content: [{ type: "text", text: JSON.stringify(answer) }],
-      finishReason: { unified: "stop", raw: "stop" },
-      usage: {
-        inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: 5, text: 5, reasoning: undefined },
-      },
-      warnings: [],
-    };
+    return generated(JSON.stringify(answer), { input: 10, output: 5 });
   };
   return { main, control };
 }

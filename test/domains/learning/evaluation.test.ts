@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from "@ai-sdk/provider";
 import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, deferred, readSse, scriptedWorkspace, text, until } from "../../support/sessions.ts";
+import { ScriptedModel, deferred, readSse, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
 import { candidates, versionsOf } from "../../support/plugins.ts";
 import { SKILL, armOfPrompt, draftWithCases, evaluation, type EvaluationJson } from "../../support/evaluation.ts";
 import { createSession, rpc, sessionStub, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
@@ -32,15 +32,7 @@ function evalModel(opts: { runGate?: () => Promise<void> | undefined; hangRuns?:
     judge.prompts.push(prompt);
     if (judge.hold && judge.calls >= judge.holdFrom) await judge.hold;
     const answer = { baseline_score: 6, candidate_score: 8, winner: "candidate", reason: "B uses the name." };
-    return {
-      content: [{ type: "text", text: JSON.stringify(answer) }],
-      finishReason: { unified: "stop", raw: "stop" },
-      usage: {
-        inputTokens: { total: 20, noCache: 20, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: 6, text: 6, reasoning: undefined },
-      },
-      warnings: [],
-    };
+    return generated(JSON.stringify(answer), { input: 20, output: 6 });
   };
   return { main, judge };
 }

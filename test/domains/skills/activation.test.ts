@@ -21,6 +21,7 @@ import {
   text,
   toolCalls,
   until,
+  generated,
 } from "../../support/sessions.ts";
 import { testServices } from "../../support/test-services.ts";
 import { skillMd, toolkitSkill } from "../../fixtures/skills/bundles.ts";
@@ -287,15 +288,7 @@ describe("skills in a run", () => {
     const auxCalls: unknown[] = [];
     aux.model.doGenerate = async (options) => {
       auxCalls.push(options.prompt);
-      return {
-        content: [{ type: "text", text: JSON.stringify({ skills: ["tax-forms", "invented-skill"], reason: "the user asks about taxes" }) }],
-        finishReason: { unified: "stop", raw: "stop" },
-        usage: {
-          inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined },
-          outputTokens: { total: 5, text: 5, reasoning: undefined },
-        },
-        warnings: [],
-      };
+      return generated(JSON.stringify({ skills: ["tax-forms", "invented-skill"], reason: "the user asks about taxes" }));
     };
     const ws = await scriptedWorkspace(main);
     const mainId = registerModel(main);

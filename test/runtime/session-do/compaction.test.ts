@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import type { CompactEvent, Message, MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
-import { ScriptedModel, deferred, doEvents, registerModel, scriptedWorkspace, text, until } from "../../support/sessions.ts";
+import { ScriptedModel, deferred, doEvents, registerModel, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
 
 const SUMMARY =
@@ -30,15 +30,7 @@ function auxModel(opts: { fail?: boolean } = {}) {
     calls.push({ kind, prompt });
     if (kind === "skills") throw new Error("no skill choice here"); // skill selection falls back to its threshold rule
     if (kind === "summary" && opts.fail) throw Object.assign(new Error("scripted summary failure"), { statusCode: 400 });
-    return {
-      content: [{ type: "text", text: kind === "summary" ? SUMMARY : `"${TITLE}."` }],
-      finishReason: { unified: "stop", raw: "stop" },
-      usage: {
-        inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: 5, text: 5, reasoning: undefined },
-      },
-      warnings: [],
-    };
+    return generated(kind === "summary" ? SUMMARY : `"${TITLE}."`);
   };
   return { aux, calls };
 }

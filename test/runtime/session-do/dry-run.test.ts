@@ -9,7 +9,16 @@ import { env } from "cloudflare:workers";
 import { z } from "zod";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { defineTool, ok } from "../../../src/runtime/tools/spec.ts";
-import { ScriptedModel, doEvents, registerModel, registerToolset, scriptedWorkspace, text, toolCalls } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  doEvents,
+  registerModel,
+  registerToolset,
+  scriptedWorkspace,
+  text,
+  toolCalls,
+  generated,
+} from "../../support/sessions.ts";
 import { call, json } from "../../support/api.ts";
 
 function outwardTool() {
@@ -117,15 +126,7 @@ describe("dry runs and isolated sessions", () => {
     const auxCalls: unknown[] = [];
     aux.model.doGenerate = async (options) => {
       auxCalls.push(options.prompt);
-      return {
-        content: [{ type: "text", text: JSON.stringify({ skills: ["weather"], reason: "the user asks about the weather" }) }],
-        finishReason: { unified: "stop", raw: "stop" },
-        usage: {
-          inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined },
-          outputTokens: { total: 5, text: 5, reasoning: undefined },
-        },
-        warnings: [],
-      };
+      return generated(JSON.stringify({ skills: ["weather"], reason: "the user asks about the weather" }));
     };
     const ws = await scriptedWorkspace(main);
     const config = {
