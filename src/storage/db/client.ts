@@ -1,9 +1,24 @@
-/** A drizzle client over the D1 binding, typed with the whole schema. */
+/**
+ * A drizzle client over the D1 binding, typed with the whole schema. Building one walks the whole
+ * schema (drizzle's relational config), about a millisecond of CPU, so each binding gets one client
+ * per isolate (docs/performance.md, "CPU per turn"); the client holds no request state.
+ */
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema.ts";
 
-export type Db = ReturnType<typeof makeDb>;
-
-export function makeDb(d1: D1Database) {
+function build(d1: D1Database) {
   return drizzle(d1, { schema });
+}
+
+export type Db = ReturnType<typeof build>;
+
+const clients = new WeakMap<D1Database, Db>();
+
+export function makeDb(d1: D1Database): Db {
+  let db = clients.get(d1);
+  if (!db) {
+    db = build(d1);
+    clients.set(d1, db);
+  }
+  return db;
 }
