@@ -135,8 +135,29 @@ async function buildHandle(
   return handle;
 }
 
-/** The production model factory: the `ai` SDK provider package for each provider kind. */
-export const providerModel: ModelFactory = (entry, { env, apiKey }) => {
+/**
+ * Models built per isolate, by binding set and everything that shapes one: a provider model holds
+ * only its settings (no request state), and building one costs about a millisecond and a half of
+ * CPU (the provider's response schemas), which every run paid twice (main and auxiliary model;
+ * docs/performance.md, "CPU per turn"). Bounded: the oldest entry goes past MODEL_CACHE_SIZE.
+ */
+const MODEL_CACHE_SIZE = 32;
+const builtModels = new WeakMap<object, Map<string, LanguageModel>>();
+
+/** The production model factory: the `ai` SDK provider package for each provider kind, built once per isolate. */
+export const providerModel: ModelFactory = (entry, deps) => {
+  const key = JSON.stringify([entry.provider, entry.id, entry.base_url ?? null, deps.apiKey ?? null]);
+  let models = builtModels.get(deps.env);
+  if (!models) builtModels.set(deps.env, (models = new Map()));
+  const cached = models.get(key);
+  if (cached) return cached;
+  const model = buildProviderModel(entry, deps);
+  if (models.size >= MODEL_CACHE_SIZE) models.delete(models.keys().next().value!);
+  models.set(key, model);
+  return model;
+};
+
+const buildProviderModel: ModelFactory = (entry, { env, apiKey }) => {
   const baseURL = entry.base_url?.replace(/\/+$/, "");
   // Every provider request (and each redirect hop) passes the egress policy (storage/outbound.ts).
   const fetch = outboundFetch(env);
