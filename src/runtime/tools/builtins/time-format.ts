@@ -2,6 +2,7 @@
  * Renders one instant as UTC and as wall-clock time in an IANA zone. Shared by the `current_time`
  * tool and the system prompt's runtime context so both tell the model the same thing.
  */
+import { wallClockFormatter } from "../../../kernel/time-zone.ts";
 
 export interface TimeReport {
   utc: string;
@@ -14,18 +15,8 @@ export interface TimeReport {
 }
 
 export function describeTime(now: Date, timezone: string): TimeReport {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: timezone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-    weekday: "long",
-    timeZoneName: "longOffset",
-  }).formatToParts(now);
+  // Unknown zones are refused before they get here (config schema, tool input); UTC is the fallback.
+  const parts = (wallClockFormatter(timezone) ?? wallClockFormatter("UTC")!).formatToParts(now);
   const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
   // `longOffset` renders "GMT+08:00", or plain "GMT" for a zero offset.
   const gmt = get("timeZoneName").replace(/^GMT/, "");
