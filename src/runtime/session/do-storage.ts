@@ -166,6 +166,11 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
       if (!has) sql.exec(`ALTER TABLE pending_steer ADD COLUMN channel TEXT`);
     },
   },
+  {
+    version: 5,
+    name: "runs_dirty: replication looks up changed runs on every step, which scanned every run the session ever had",
+    up: (sql) => void sql.exec(`CREATE INDEX IF NOT EXISTS runs_dirty ON runs(pos) WHERE dirty = 1`),
+  },
 ];
 
 export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS.length;
@@ -178,6 +183,12 @@ export class SessionStorage {
   /** Statements executed (writes, reads); the benchmark reports them per step. All are local and synchronous. */
   writes = 0;
   reads = 0;
+  /**
+   * The meta table's rows as stored (JSON text, or null when absent), read through: the session info,
+   * seq mark, leaf and replication marks are read many times per step (docs/performance.md, "CPU per
+   * turn"). This object is the table's only writer; a failed transaction forgets the cache.
+   */
+  readonly #meta = new Map<string, string | null>();
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -187,7 +198,13 @@ export class SessionStorage {
 
   /** Runs `fn` atomically: either all its writes land or none. */
   atomically<T>(fn: () => T): T {
-    return this.#storage.transactionSync(fn);
+    try {
+      return this.#storage.transactionSync(fn);
+    } catch (err) {
+      // Rolled back: what the cache learnt inside the transaction may not be stored.
+      this.#meta.clear();
+      throw err;
+    }
   }
 
   #exec<T extends Row>(query: string, ...params: SqlStorageValue[]): T[] {
@@ -203,12 +220,20 @@ export class SessionStorage {
   // ---- meta -------------------------------------------------------------------------------------
 
   getMeta<T>(key: string): T | null {
-    const row = this.#exec<{ v: string }>(`SELECT v FROM meta WHERE k = ?`, key)[0];
-    return row ? (JSON.parse(row.v) as T) : null;
+    let text = this.#meta.get(key);
+    if (text === undefined) {
+      text = this.#exec<{ v: string }>(`SELECT v FROM meta WHERE k = ?`, key)[0]?.v ?? null;
+      this.#meta.set(key, text);
+    }
+    // Parsed per call: callers may change what they get back.
+    return text === null ? null : (JSON.parse(text) as T);
   }
 
   setMeta(key: string, value: unknown): void {
-    this.#write(`INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, key, JSON.stringify(value));
+    const text = JSON.stringify(value);
+    if (this.#meta.get(key) === text) return;
+    this.#write(`INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, key, text);
+    this.#meta.set(key, text);
   }
 
   /** Token usage of every run of the session so far (the list projection's totals). */
