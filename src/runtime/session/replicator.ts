@@ -4,10 +4,7 @@
  * projection. It runs beside the agent loop, never in it: a D1 failure only delays the copy, which
  * is retried from the DO alarm with exponential backoff.
  */
-import { sql } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
-import { makeDb } from "../../storage/db/client.ts";
-import { sessionEvents, sessionRuns, sessions } from "../../storage/db/schema.ts";
 import type { SessionStorage, SessionInfo } from "./do-storage.ts";
 import type { Usage } from "./events.ts";
 import { searchableText } from "./event-handlers.ts";
@@ -92,54 +89,45 @@ export class Replicator {
     const projectionVersion = store.projectionVersion();
     try {
       if (this.#deps.fault?.(session.id)) throw new Error("injected D1 failure");
-      const db = makeDb(env.DB);
+      // Prepared statements straight on the binding: this batch runs for every step of every run, and
+      // building the same statements through the query builder cost more CPU than D1's own work
+      // (docs/performance.md, "CPU per turn"). The SQL names the tables of storage/db/schema/sessions.ts.
+      const d1 = env.DB;
+      const insertEvent = d1.prepare(INSERT_EVENT);
+      const upsertRun = d1.prepare(UPSERT_RUN);
       const statements = [
         ...events.map(({ event, body, hidden }) =>
-          db
-            .insert(sessionEvents)
-            .values({
-              id: event.id,
-              sessionId: session.id,
-              workspaceId: session.workspace_id,
-              seq: event.seq,
-              type: event.type,
-              runId: event.run_id,
-              parentId: event.parent_id,
-              hidden: hidden ? 1 : 0,
-              // The stored JSON as it is, not serialised again (a run's system prompt snapshot is kilobytes).
-              payload: body,
-              searchText: hidden ? null : searchableText(event),
-              ts: event.ts,
-            })
-            .onConflictDoNothing(),
+          insertEvent.bind(
+            event.id,
+            session.id,
+            session.workspace_id,
+            event.seq,
+            event.type,
+            event.run_id,
+            event.parent_id,
+            hidden ? 1 : 0,
+            // The stored JSON as it is, not serialised again (a run's system prompt snapshot is kilobytes).
+            body,
+            hidden ? null : searchableText(event),
+            event.ts,
+          ),
         ),
         ...runs.map((run) =>
-          db
-            .insert(sessionRuns)
-            .values({
-              id: run.id,
-              sessionId: session.id,
-              workspaceId: session.workspace_id,
-              status: run.status,
-              idempotencyKey: run.idempotency_key,
-              createdAt: run.created_at,
-              startedAt: run.started_at,
-              endedAt: run.ended_at,
-              result: run.result ? JSON.stringify(run.result) : null,
-            })
-            .onConflictDoUpdate({
-              target: sessionRuns.id,
-              set: {
-                status: run.status,
-                startedAt: run.started_at,
-                endedAt: run.ended_at,
-                result: run.result ? JSON.stringify(run.result) : null,
-              },
-            }),
+          upsertRun.bind(
+            run.id,
+            session.id,
+            session.workspace_id,
+            run.status,
+            run.idempotency_key,
+            run.created_at,
+            run.started_at,
+            run.ended_at,
+            run.result ? JSON.stringify(run.result) : null,
+          ),
         ),
-        projectionUpsert(db, session, store.usageTotals(), throughSeq, events.at(-1)?.event.ts),
+        projectionUpsert(d1, session, store.usageTotals(), throughSeq, events.at(-1)?.event.ts),
       ];
-      await db.batch(statements as [(typeof statements)[number], ...(typeof statements)[number][]]);
+      await d1.batch(statements);
       this.batches++;
     } catch (err) {
       this.failures++;
@@ -165,41 +153,39 @@ export class Replicator {
   }
 }
 
-function projectionUpsert(
-  db: ReturnType<typeof makeDb>,
-  session: SessionInfo,
-  usage: Usage,
-  throughSeq: number | null,
-  lastTs: number | undefined,
-) {
+const INSERT_EVENT = `INSERT INTO session_events
+  (id, session_id, workspace_id, seq, type, run_id, parent_id, hidden, payload, search_text, ts)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+
+const UPSERT_RUN = `INSERT INTO session_runs
+  (id, session_id, workspace_id, status, idempotency_key, created_at, started_at, ended_at, result)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET status = excluded.status, started_at = excluded.started_at,
+    ended_at = excluded.ended_at, result = excluded.result`;
+
+/** The session's row in the list projection; seq and time only move forward (a late retry never rewinds them). */
+const UPSERT_SESSION = `INSERT INTO sessions
+  (id, workspace_id, title, status, metadata, created_at, updated_at, last_seq, input_tokens, output_tokens, total_tokens)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET title = excluded.title, status = excluded.status, metadata = excluded.metadata,
+    updated_at = max(sessions.updated_at, excluded.updated_at), last_seq = max(sessions.last_seq, excluded.last_seq),
+    input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, total_tokens = excluded.total_tokens`;
+
+function projectionUpsert(d1: D1Database, session: SessionInfo, usage: Usage, throughSeq: number | null, lastTs: number | undefined) {
   const updatedAt = Math.max(session.updated_at, lastTs ?? 0);
-  const row = {
-    id: session.id,
-    workspaceId: session.workspace_id,
-    title: session.title,
-    status: session.status,
-    metadata: JSON.stringify(session.metadata),
-    createdAt: session.created_at,
-    updatedAt,
-    lastSeq: throughSeq ?? 0,
-    inputTokens: usage.input_tokens,
-    outputTokens: usage.output_tokens,
-    totalTokens: usage.total_tokens,
-  };
-  return db
-    .insert(sessions)
-    .values(row)
-    .onConflictDoUpdate({
-      target: sessions.id,
-      set: {
-        title: row.title,
-        status: row.status,
-        metadata: row.metadata,
-        updatedAt: sql`max(${sessions.updatedAt}, ${updatedAt})`,
-        lastSeq: sql`max(${sessions.lastSeq}, ${row.lastSeq})`,
-        inputTokens: row.inputTokens,
-        outputTokens: row.outputTokens,
-        totalTokens: row.totalTokens,
-      },
-    });
+  return d1
+    .prepare(UPSERT_SESSION)
+    .bind(
+      session.id,
+      session.workspace_id,
+      session.title,
+      session.status,
+      JSON.stringify(session.metadata),
+      session.created_at,
+      updatedAt,
+      throughSeq ?? 0,
+      usage.input_tokens,
+      usage.output_tokens,
+      usage.total_tokens,
+    );
 }
