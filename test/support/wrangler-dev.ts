@@ -15,6 +15,8 @@ export interface DevServer {
   adminToken: string;
   /** The state folder (D1, R2, Durable Objects); kept by `kill`, removed by `stop` unless it was given. */
   persistTo: string;
+  /** The DevTools inspector port wrangler proxies (CPU profiles: bench/profile.ts). */
+  inspectorPort: number;
   stop(): Promise<void>;
   /** SIGKILL wrangler and workerd at once, as a crash would, leaving the state folder as it is. */
   kill(): Promise<void>;
@@ -60,6 +62,7 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
   });
 
   const port = await freePort();
+  const inspectorPort = await freePort();
   const adminToken = opts.adminToken ?? `e2e-admin-${Math.random().toString(36).slice(2)}`;
   const vars: Record<string, string> = {
     BEAVER_ADMIN_TOKEN: adminToken,
@@ -77,7 +80,7 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     "--persist-to",
     persist,
     "--inspector-port",
-    String(await freePort()),
+    String(inspectorPort),
     "--show-interactive-dev-session=false",
     "--log-level",
     "warn",
@@ -111,6 +114,7 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     port,
     adminToken,
     persistTo: persist,
+    inspectorPort,
     output: () => log,
     async stop() {
       killTree(child);

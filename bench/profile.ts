@@ -1,0 +1,162 @@
+/**
+ * `npm run bench:profile`: where a Beaver turn spends its CPU. Starts the bench Worker on
+ * `wrangler dev` against the scripted model, warms up, then takes a V8 CPU profile through wrangler's
+ * DevTools inspector while it runs turns, and prints the functions with the most self time and the
+ * files with the most total time (docs/performance.md, "Profiling"). The raw profile is written to
+ * a `.cpuprofile` file that Chrome DevTools opens.
+ *
+ * Env: BENCH_PROFILE_TURNS (100), BENCH_PROFILE_RULE (`echo`; `tools-1`, `tools-3`), BENCH_PROFILE_OUT.
+ */
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { SourceMapConsumer, type RawSourceMap } from "source-map-js";
+import { tmpdir } from "node:os";
+import { performance } from "node:perf_hooks";
+import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
+import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+
+const TURNS = Number(process.env.BENCH_PROFILE_TURNS ?? 100);
+const RULE = process.env.BENCH_PROFILE_RULE ?? "echo";
+const OUT = process.env.BENCH_PROFILE_OUT ?? join(tmpdir(), `beaver-${RULE}.cpuprofile`);
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** A DevTools protocol session over the inspector WebSocket of the Worker's first target. */
+async function inspector(port: number) {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { webSocketDebuggerUrl: string; title?: string }[];
+  if (process.env.BENCH_DEBUG) console.log(JSON.stringify(targets));
+  if (targets.length === 0) throw new Error("no inspector target");
+  // wrangler's inspector proxy accepts DevTools origins only; Node's WebSocket (undici) takes headers.
+  const ws = new WebSocket(targets[0]!.webSocketDebuggerUrl, {
+    headers: { Origin: "https://devtools.devprod.cloudflare.dev" },
+  } as unknown as string[]);
+  await new Promise<void>((ok, fail) => {
+    ws.addEventListener("open", () => ok(), { once: true });
+    ws.addEventListener("error", () => fail(new Error("inspector connection failed")), { once: true });
+  });
+  let next = 1;
+  const waiting = new Map<number, (v: unknown) => void>();
+  ws.addEventListener("message", (e) => {
+    const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown; error?: unknown };
+    if (msg.id !== undefined && waiting.has(msg.id)) {
+      waiting.get(msg.id)!(msg.error ? Promise.reject(new Error(JSON.stringify(msg.error))) : msg.result);
+      waiting.delete(msg.id);
+    }
+  });
+  return {
+    send<T>(method: string, params: object = {}): Promise<T> {
+      const id = next++;
+      ws.send(JSON.stringify({ id, method, params }));
+      return new Promise<T>((ok) => waiting.set(id, ok as (v: unknown) => void));
+    },
+    close: () => ws.close(),
+  };
+}
+
+/** Copies the bundle wrangler dev is running (and its source map) before `stop` removes it. */
+function keepBundle(): string | null {
+  // wrangler keeps its build under the config's folder (bench/.wrangler/tmp/dev-*).
+  const dirs = [resolve(import.meta.dirname, ".wrangler/tmp"), resolve(import.meta.dirname, "../.wrangler/tmp")]
+    .filter((tmp) => existsSync(tmp))
+    .flatMap((tmp) => readdirSync(tmp).map((d) => join(tmp, d)))
+    .filter((d) => d.includes("/dev-") && existsSync(join(d, "index.js.map")))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (dirs.length === 0) return null;
+  const keep = mkdtempSync(join(tmpdir(), "beaver-profile-"));
+  copyFileSync(join(dirs[0]!, "index.js.map"), join(keep, "index.js.map"));
+  copyFileSync(join(dirs[0]!, "index.js"), join(keep, "index.js"));
+  return join(keep, "index.js.map");
+}
+
+/** Maps bundle positions back to source files and lines. */
+function sourceMapper(mapFile: string | null): (line: number, column: number) => { file: string; line: number } | null {
+  if (!mapFile) return () => null;
+  const consumer = new SourceMapConsumer(JSON.parse(readFileSync(mapFile, "utf8")) as RawSourceMap);
+  return (line, column) => {
+    const pos = consumer.originalPositionFor({ line: line + 1, column });
+    return pos.source ? { file: pos.source.replace(/^.*?(node_modules\/|src\/|bench\/)/, "$1"), line: pos.line } : null;
+  };
+}
+
+function summarise(profile: Profile, wallMs: number, turns: number, mapFile: string | null): void {
+  const mapped = sourceMapper(mapFile);
+  const where = (f: ProfileNode["callFrame"]) => {
+    const m = f.url.endsWith("index.js") ? mapped(f.lineNumber, f.columnNumber) : null;
+    return m ? { file: m.file, line: m.line } : { file: f.url, line: f.lineNumber + 1 };
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  const fnSelf = new Map<string, number>();
+  const fileTotal = new Map<string, number>();
+  let busy = 0;
+  for (const [id, ms] of self) {
+    const node = byId.get(id)!;
+    const { functionName } = node.callFrame;
+    if (functionName === "(idle)" || functionName === "(program)") continue;
+    busy += ms;
+    const at = where(node.callFrame);
+    const key = `${functionName || "(anonymous)"} ${at.file}:${at.line}`;
+    fnSelf.set(key, (fnSelf.get(key) ?? 0) + ms);
+    // Total per file: count a sample once per distinct file on its stack.
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const f = where(byId.get(cur)!.callFrame).file.replace(/^(node_modules\/(@[^/]+\/)?[^/]+).*$/, "$1");
+      if (f && !seen.has(f)) {
+        seen.add(f);
+        fileTotal.set(f, (fileTotal.get(f) ?? 0) + ms);
+      }
+    }
+  }
+  const per = (ms: number) => `${(ms / turns).toFixed(2)} ms/turn`;
+  console.log(`\n${turns} turns (${RULE}) in ${wallMs.toFixed(0)} ms wall: ${per(wallMs)}; Worker CPU ${per(busy)}`);
+  console.log("\nself time, top functions:");
+  for (const [k, v] of [...fnSelf].sort((a, b) => b[1] - a[1]).slice(0, 35)) console.log(`  ${per(v).padStart(16)}  ${k}`);
+  console.log("\ntotal time by file or package (on the stack):");
+  for (const [k, v] of [...fileTotal].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${per(v).padStart(16)}  ${k}`);
+}
+
+export async function run(): Promise<void> {
+  const model = await startScriptedModelServer();
+  const dev = await startBenchWorker();
+  try {
+    const call = benchClient(dev);
+    const { token } = await benchWorkspace(dev, call);
+    await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${RULE}:profile`, base_url: model.baseUrl } });
+    const session = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
+    const turn = (i: number) =>
+      call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: `profile turn ${i}` }).then((r) => r.json());
+    for (let i = 0; i < 10; i++) await turn(-i);
+    const devtools = await inspector(dev.inspectorPort);
+    await devtools.send("Profiler.enable");
+    await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
+    await devtools.send("Profiler.start");
+    const t0 = performance.now();
+    for (let i = 0; i < TURNS; i++) await turn(i);
+    const wall = performance.now() - t0;
+    const mapFile = keepBundle();
+    const { profile } = await devtools.send<{ profile: Profile }>("Profiler.stop");
+    devtools.close();
+    writeFileSync(OUT, JSON.stringify(profile));
+    summarise(profile, wall, TURNS, mapFile);
+    console.log(`\nprofile: ${OUT}`);
+  } finally {
+    await dev.stop();
+    await model.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
