@@ -12,6 +12,11 @@ import { errorFields, log } from "../../kernel/log.ts";
 
 /** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
 export const REPLICATION_BATCH = 50;
+/**
+ * How far D1 may fall behind a run in progress: its events are copied together once this long has
+ * passed or when the run ends, whichever comes first (docs/performance.md, "Replication").
+ */
+export const RUN_REPLICATION_DELAY_MS = 1_000;
 const BASE_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
 
@@ -46,16 +51,40 @@ export class Replicator {
     this.#deps = deps;
   }
 
+  /** The copy `kickSoon` scheduled, until it starts or a flush makes it moot. */
+  #soon: ReturnType<typeof setTimeout> | null = null;
+
   /** Starts a flush in the background; never awaited by the agent loop. */
   kick(): void {
+    this.#cancelSoon();
     if (Date.now() < this.#retryAt) return;
     this.flush().catch((err: unknown) =>
       log.error("replication failed unexpectedly", { session_id: this.#deps.store.session()?.id, ...errorFields(err) }),
     );
   }
 
+  /**
+   * For a run's events: one copy within RUN_REPLICATION_DELAY_MS for everything a run logs meanwhile,
+   * instead of one D1 batch per step. The run's end flushes at once; the events are durable in the
+   * SessionDO either way, and the alarm copies whatever an eviction left behind.
+   */
+  kickSoon(): void {
+    if (this.#soon !== null) return;
+    this.#soon = setTimeout(() => {
+      this.#soon = null;
+      this.kick();
+    }, RUN_REPLICATION_DELAY_MS);
+  }
+
+  #cancelSoon(): void {
+    if (this.#soon === null) return;
+    clearTimeout(this.#soon);
+    this.#soon = null;
+  }
+
   /** Copies everything pending; resolves true when D1 has caught up, false after a failure. */
   flush(): Promise<boolean> {
+    this.#cancelSoon();
     if (this.#running) {
       this.#again = true;
       return this.#running;

@@ -391,9 +391,6 @@ export class RunExecutor {
         log.store.updateRun(this.run);
         log.store.setMeta("usage", totals);
       },
-      // An answer without tool calls ends the run in this same stretch (#loop → #end appends, synchronously):
-      // the end's append replicates this message with it, in one D1 batch (docs/performance.md, "Replication").
-      { replicate: output.tool_calls.length === 0 ? "with-next" : "now" },
     );
     log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
@@ -477,6 +474,8 @@ export class RunExecutor {
       ...(this.run.input.skill_overrides ? { skillOverrides: this.run.input.skill_overrides } : {}),
       emitUpdate: (partial) =>
         log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
+      // A tool that reads this session from D1 first lets the run's debounced replication catch up.
+      replicated: async () => void (await log.replicator.flush()),
     });
     const after = await runAfterToolCall(
       this.#extensions,

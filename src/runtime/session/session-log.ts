@@ -25,8 +25,11 @@ export type TransientInput = TransientEvent extends infer T
 export const SERVER_CLIENT_ID = "beaver";
 
 export interface AppendOptions {
-  /** `now` (default): start replication; `with-next`: the caller appends again right away, and that append replicates both. */
-  replicate?: "now" | "with-next";
+  /**
+   * `now`: start replication at once. Default: at once for events outside a run; for a run's events
+   * within RUN_REPLICATION_DELAY_MS or at the run's end (replicator.ts `kickSoon`).
+   */
+  replicate?: "now";
 }
 
 export class SessionLog {
@@ -79,11 +82,10 @@ export class SessionLog {
    * then adds them to the tree, broadcasts them and starts replication. Visible events default to
    * the active leaf as parent; hidden run facts always get `parent_id: null`.
    *
-   * `replicate: "with-next"` leaves replication to the next append or flush, for a caller that
-   * appends again in the same synchronous stretch (a run's last step, then its end): one D1 batch
-   * for both instead of one each (docs/performance.md, "Replication"). Durability does not change:
-   * the events are in storage either way, and the next append, the run's final flush and the alarm
-   * all copy everything pending.
+   * A run's events go to D1 together, within a second or when the run ends (its executor flushes
+   * before the result is reported), instead of one D1 batch per step; other events (session changes,
+   * rewinds) at once (docs/performance.md, "Replication"). Durability does not change: the events
+   * are in storage either way, and the alarm copies whatever an eviction left behind.
    */
   append(inputs: NewPersistent[], alsoWrite?: () => void, opts: AppendOptions = {}): PersistentEvent[] {
     // Seqs are taken outside the transaction: a rolled-back transaction must not roll back a
@@ -116,7 +118,8 @@ export class SessionLog {
       this.tree.add(event);
       this.#broadcast({ persistent: true, ...event });
     }
-    if (opts.replicate !== "with-next") this.replicator.kick();
+    if (opts.replicate === "now" || inputs.some((input) => input.run_id === null || input.run_id === undefined)) this.replicator.kick();
+    else this.replicator.kickSoon();
     return events;
   }
 

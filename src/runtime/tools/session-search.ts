@@ -59,6 +59,8 @@ export const sessionSearchTool = defineTool<z.infer<typeof Input>>({
   input: Input,
   idempotent: true,
   async execute(args, ctx) {
+    // Read-your-writes for this session: its run's messages may still be on their way to D1.
+    await ctx.replicated?.();
     const limit = args.limit ?? SESSION_SEARCH_DEFAULT_LIMIT;
     const exclude = args.include_current === true ? {} : { excludeSessionId: ctx.sessionId };
     if (args.mode === "recent") {

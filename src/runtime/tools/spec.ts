@@ -25,6 +25,12 @@ export interface ToolContext {
   data: Readonly<Record<string, unknown>>;
   /** Streams partial output to live clients (`tool_execution_update`); never persisted. */
   emitUpdate(partial: unknown): void;
+  /**
+   * Resolves once D1 holds everything this session has logged so far (or once a copy failed; the
+   * alarm retries). A run's events reach D1 within a second, not per step (docs/performance.md,
+   * "Replication"), so a tool that reads the session tables from D1 awaits this first.
+   */
+  replicated?(): Promise<void>;
   /** The workspace's `runtime.timezone` when the caller has it loaded (tools fall back to the config). */
   timezone?: string;
   /** The run is a dry run (`SubmitRunInput.dry_run`): the executor does not call `outward` tools. */

@@ -228,13 +228,34 @@ describe("replication to D1", () => {
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
   });
 
-  it("a no-tool run's answer and its end reach D1 in one batch, and all of the log before the result is reported", async () => {
+  it("a run's events reach D1 in one batch at its end, all of the log before the result is reported", async () => {
+    const counted = countingTool("counted_tool");
+    const toolset = registerToolset("replication-batches", [counted.spec]);
+    const calls = (n: number) => toolCalls({ id: `c${n}`, name: "counted_tool", args: { n } });
+    const ws = await scriptedWorkspace(new ScriptedModel([text("the answer"), calls(1), calls(2), calls(3), text("after three tools")]));
+    const session = await createSession(env, { workspaceId: ws.id });
+    for (const [content, answer] of [
+      ["question", "the answer"],
+      ["three tools", "after three tools"],
+    ] as const) {
+      const before = (await stub(session.id).stats()).replication_batches;
+      const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content, toolset });
+      expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed", output_text: answer });
+      // Reported completed: D1 already has the whole log, copied in one batch (docs/performance.md, "Replication").
+      const local = await doEvents(session.id, ws.id);
+      expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
+      expect((await stub(session.id).stats()).replication_batches - before).toBe(1);
+    }
+    expect(counted.state.runs).toBe(3);
+  });
+
+  it("a run still in progress reaches D1 within the replication delay", async () => {
     const gate = deferred();
     const ws = await scriptedWorkspace(new ScriptedModel([{ parts: text("the answer"), gate: gate.promise }]));
     const session = await createSession(env, { workspaceId: ws.id });
     const before = (await stub(session.id).stats()).replication_batches;
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "question" });
-    // The model answers only once the run's opening is in D1, so that batch is over before the answer comes.
+    // The model holds its answer; the run's opening goes to D1 once RUN_REPLICATION_DELAY_MS has passed.
     await until(
       async () => (await d1Events(session.id)).length > 0 && !(await stub(session.id).stats()).pending_replication,
       5_000,
@@ -244,7 +265,7 @@ describe("replication to D1", () => {
     expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed", output_text: "the answer" });
     const local = await doEvents(session.id, ws.id);
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
-    // One batch for the opening, one for the answer with the run's end (docs/performance.md, "Replication").
+    // One batch for the opening (after the delay), one for the answer with the run's end.
     expect((await stub(session.id).stats()).replication_batches - before).toBe(2);
   });
 
