@@ -7,14 +7,14 @@
 import type { MemoryProvider, MemorySnapshotRequest } from "../../runtime/memory.ts";
 import type { Env } from "../../storage/env.ts";
 import { MEMORY_STORES, STORE_PURPOSE, renderStore, runScope, type MemoryScope, type StoreView } from "./memory.ts";
-import { viewStore } from "./store.ts";
+import { viewStores } from "./store.ts";
 
 const INTRO =
   "What you curated with the memory tool, as it was when this run started. Changes you make now are saved at once " +
   "but appear here only from the next run.";
 
 async function views(env: Env, scope: MemoryScope): Promise<StoreView[]> {
-  return Promise.all(MEMORY_STORES.map((store) => viewStore(env, scope, store)));
+  return viewStores(env, scope, MEMORY_STORES);
 }
 
 const title = (store: StoreView["store"]) => (store === "notes" ? "Notes" : "Profile");

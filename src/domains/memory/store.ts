@@ -4,7 +4,7 @@
  * audit row in `memory_changes`, so no change happens without a record of who made it. Each write
  * checks the text (safety.ts patterns), duplicates (exact or normalised) and the store's budget.
  */
-import { and, asc, desc, eq, lt } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
 import { makeDb, type Db } from "../../storage/db/client.ts";
@@ -62,6 +62,29 @@ function viewOf(
 
 export async function viewStore(env: Env, scope: MemoryScope, store: MemoryStoreName): Promise<StoreView> {
   return viewOf(env, store, await rowsOf(makeDb(env.DB), scope, store));
+}
+
+/** Several stores of one scope in one D1 query (every run's memory snapshot reads both; docs/performance.md). */
+export async function viewStores(env: Env, scope: MemoryScope, stores: readonly MemoryStoreName[]): Promise<StoreView[]> {
+  const rows = await makeDb(env.DB)
+    .select()
+    .from(memoryEntries)
+    .where(
+      and(
+        eq(memoryEntries.workspaceId, scope.workspaceId),
+        eq(memoryEntries.scope, scopeKey(scope)),
+        inArray(memoryEntries.store, [...stores]),
+      ),
+    )
+    .orderBy(asc(memoryEntries.createdAt), asc(memoryEntries.id))
+    .all();
+  return stores.map((store) =>
+    viewOf(
+      env,
+      store,
+      rows.filter((r) => r.store === store),
+    ),
+  );
 }
 
 interface Change {

@@ -13,7 +13,7 @@ import { notFound } from "../../../kernel/errors.ts";
 import { AgentIdSchema } from "../../../domains/tasks/agents.ts";
 import { getAgent } from "../../../domains/tasks/agent-store.ts";
 import { EntryTextSchema, MEMORY_STORES, MemoryStoreSchema, type MemoryActor, type MemoryScope } from "../../../domains/memory/memory.ts";
-import { PUT_MAX_ENTRIES, addEntry, listChanges, putStore, removeEntryById, viewStore } from "../../../domains/memory/store.ts";
+import { PUT_MAX_ENTRIES, addEntry, listChanges, putStore, removeEntryById, viewStores } from "../../../domains/memory/store.ts";
 
 const Entry = z.object({ id: z.string(), text: z.string(), created_at: z.number(), updated_at: z.number() }).openapi("MemoryEntry");
 const Store = z
@@ -119,7 +119,7 @@ export const memoryRoutes = newRouter()
   .openapi(get, async (c) => {
     const { agent_id } = c.req.valid("query");
     const scope = await scopeOf(c, agent_id);
-    const [notes, profile] = await Promise.all(MEMORY_STORES.map((store) => viewStore(c.env, scope, store)));
+    const [notes, profile] = await viewStores(c.env, scope, MEMORY_STORES);
     return c.json({ agent_id: scope.agentId, stores: { notes: notes!, profile: profile! } }, 200);
   })
   .openapi(history, async (c) => {
