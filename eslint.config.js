@@ -11,4 +11,23 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
+  {
+    // `*.pure.test.ts` files share one module graph (vitest.config.ts, project "pure"): no bindings,
+    // Durable Objects or test services, whose per-file isolation they would not get.
+    files: ["test/**/*.pure.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["cloudflare:*"], message: "A pure test uses no bindings; name it *.test.ts to run isolated." },
+            {
+              group: ["**/support/sessions*", "**/support/api*", "**/support/test-services*", "**/support/worker*"],
+              message: "These helpers use bindings or module-level registrations; name the file *.test.ts to run isolated.",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -37,8 +37,16 @@ export default defineConfig({
     })),
   ],
   test: {
-    include: ["test/**/*.test.ts"],
-    exclude: ["test/e2e/**", "node_modules/**"],
+    // Two projects in the same workerd pool (README, Development): `*.pure.test.ts` files test pure logic (no
+    // bindings, no Durable Objects, no module-level registrations) and share one module graph instead of
+    // each loading the whole Worker afresh, which is most of a file's time; every other file is isolated.
+    projects: [
+      {
+        extends: true,
+        test: { name: "worker", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "node_modules/**", "test/**/*.pure.test.ts"] },
+      },
+      { extends: true, test: { name: "pure", include: ["test/**/*.pure.test.ts"], isolate: false } },
+    ],
     setupFiles: ["./test/support/apply-migrations.ts"],
     // wrangler.toml's [assets] directory (the built console) must exist before the Worker starts.
     globalSetup: ["./test/support/build-console.ts"],

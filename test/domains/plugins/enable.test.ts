@@ -250,7 +250,7 @@ describe("plugin upload and enable", () => {
     expect(up.status).toBe(200);
     const en = await post(ws.admin, "/api/plugins/anthropic-fixtures/enable");
     expect(en.body).toMatchObject({ changed: true, mirrored: FIXTURE_SKILLS.map((skill) => ({ skill, version: "v0001" })) });
-    // The fixed vectors of test/skills/hashing.test.ts: mirroring changed nothing.
+    // The fixed vectors of test/domains/skills/hashing.pure.test.ts: mirroring changed nothing.
     const trees: Record<string, string> = {
       "brand-guidelines": "01b76a7e5795dc434c2ab1caf812318b3804944fcf3af9c34f85e0142379010f",
       "claude-api": "1e5c3862d19fcea22cca99dabbde9c68b6d347944483d617770318d80853bc6c",
