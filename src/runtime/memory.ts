@@ -13,6 +13,11 @@ export interface MemorySnapshotRequest {
   sessionId: string;
   /** The run's `tool_data` (the provider decides the scope from it, as the memory tool does). */
   data: Readonly<Record<string, unknown>>;
+  /**
+   * The workspace's content revision, read with the config (null when it could not be read): the same
+   * revision means memory is as it was, so a provider may reuse the snapshot it made under it.
+   */
+  revision?: Promise<string | null>;
 }
 
 export interface MemoryProvider {

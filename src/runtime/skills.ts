@@ -95,6 +95,11 @@ export interface SkillSelectRequest {
    * and waits for these only when it needs them (docs/performance.md, "Run open").
    */
   config: Promise<WorkspaceConfig>;
+  /**
+   * The workspace's content revision, read with the config (null when it could not be read): the same
+   * revision means the skills are as they were, so a provider may reuse the catalog it read under it.
+   */
+  revision?: Promise<string | null>;
   auxiliary: Promise<ModelHandle | null>;
   /** The run's `skill_overrides`: these skills are offered at the given trees. */
   overrides?: readonly SkillOverride[];

@@ -8,6 +8,7 @@ import type { MemoryProvider, MemorySnapshotRequest } from "../../runtime/memory
 import type { Env } from "../../storage/env.ts";
 import { MEMORY_STORES, STORE_PURPOSE, renderStore, runScope, type MemoryScope, type StoreView } from "./memory.ts";
 import { viewStores } from "./store.ts";
+import { RevisionCache } from "../../kernel/revision-cache.ts";
 
 const INTRO =
   "What you curated with the memory tool, as it was when this run started. Changes you make now are saved at once " +
@@ -19,8 +20,21 @@ async function views(env: Env, scope: MemoryScope): Promise<StoreView[]> {
 
 const title = (store: StoreView["store"]) => (store === "notes" ? "Notes" : "Profile");
 
+/**
+ * Snapshots by workspace and scope, under the content revision they were made at: a run whose revision
+ * matches reuses the text instead of reading memory again (docs/performance.md, "Run-open reads").
+ */
+const snapshots = new RevisionCache<string>(256);
+
 /** The `memory` section's text for a run (empty when nothing is remembered). */
 export async function memorySnapshot(request: MemorySnapshotRequest): Promise<string> {
+  if (!request.revision) return readSnapshot(request);
+  const own = runScope(request.workspaceId, request.data);
+  const revision = await request.revision;
+  return snapshots.get(JSON.stringify([request.workspaceId, own.agentId ?? null]), revision, () => readSnapshot(request));
+}
+
+async function readSnapshot(request: MemorySnapshotRequest): Promise<string> {
   const own = runScope(request.workspaceId, request.data);
   const mine = await views(request.env, own);
   const shared = own.agentId ? await views(request.env, { workspaceId: request.workspaceId, agentId: null }) : [];

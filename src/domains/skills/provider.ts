@@ -10,6 +10,7 @@
 import { generateText, Output } from "ai";
 import { z } from "zod";
 import type { Env } from "../../storage/env.ts";
+import { RevisionCache } from "../../kernel/revision-cache.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { readBlob, requireManifest } from "../../storage/blob/store.ts";
 import { versionLabel } from "../../kernel/content-tree/hashing.ts";
@@ -52,6 +53,19 @@ export interface LoadedSkill extends CatalogSkill {
   treeHash: string | null;
   /** The frontmatter's `allowed-tools`: hints for the run's tool assembly when the skill is activated. */
   allowedTools: string[];
+}
+
+/**
+ * Catalogs by workspace, under the content revision they were read at: a run whose revision matches
+ * reuses the catalog instead of reading it (docs/performance.md, "Run-open reads"). Read-only values.
+ */
+const catalogs = new RevisionCache<readonly LoadedSkill[]>();
+
+/** The run's catalog: the one read under its revision when that is still current, else read now (after the revision). */
+async function catalogAtRevision(req: SkillSelectRequest): Promise<readonly LoadedSkill[]> {
+  if (!req.revision) return loadCatalog(req.env, req.workspaceId);
+  const revision = await req.revision;
+  return catalogs.get(req.workspaceId, revision, () => loadCatalog(req.env, req.workspaceId));
 }
 
 /** The workspace's skill catalog: active current versions, then unshadowed builtins; sorted by name. */
@@ -162,7 +176,7 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
   const embeddingFactory = options.embeddingFactory ?? providerEmbeddingModel;
   return {
     async select(req: SkillSelectRequest): Promise<SkillActivation> {
-      const [stored, config] = await Promise.all([loadCatalog(req.env, req.workspaceId), req.config]);
+      const [stored, config] = await Promise.all([catalogAtRevision(req), req.config]);
       const catalog = withOverrides(stored, req.overrides);
       const byName = new Map(catalog.map((s) => [s.name, s]));
       const notes: string[] = [];

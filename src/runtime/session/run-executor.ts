@@ -52,8 +52,11 @@ export interface RunDeps {
   log: SessionLog;
   /** Tool sets and the model factory from the composition root. */
   services: RuntimeServices;
-  /** The workspace configuration (falls back to the last one seen when D1 is unreachable). */
-  loadConfig(): Promise<WorkspaceConfig>;
+  /**
+   * The workspace configuration (falls back to the last one seen when D1 is unreachable) and the
+   * workspace's content revision (null when it could not be read), read together when a run opens.
+   */
+  loadConfig(): Promise<{ config: WorkspaceConfig; revision: string | null }>;
   /** Runs waiting for a tool approval, resolved by the SessionDO when a decision comes in. */
   approvals: ApprovalWaiters;
 }
@@ -103,7 +106,13 @@ export class RunExecutor {
         throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
       // Run open (docs/performance.md, "Run open"): the config read, the skill catalog read and the
       // memory snapshot are independent D1 reads, so they start together; only what needs the config waits for it.
-      const loading = this.#deps.loadConfig();
+      const inputs = this.#deps.loadConfig();
+      const loading = inputs.then((i) => i.config);
+      // The providers reuse what they read under the same revision (docs/performance.md, "Run-open reads").
+      const revision = inputs.then(
+        (i) => i.revision,
+        () => null,
+      );
       const resolving = loading.then((config) =>
         resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
           override: this.run.input.model_override,
@@ -111,7 +120,7 @@ export class RunExecutor {
         }),
       );
       resolving.catch(() => undefined); // awaited below; a failure must not go unhandled while the run opens
-      const facts = state.user_event_id === undefined ? this.#openingFacts(loading, resolving) : null;
+      const facts = state.user_event_id === undefined ? this.#openingFacts(loading, resolving, revision) : null;
       const config = await loading;
       // The named set plus what tool sources (MCP servers) offer now; also on resume, so frozen names resolve.
       const toolset = await runToolset(this.#deps.services, {
@@ -152,8 +161,12 @@ export class RunExecutor {
   }
 
   /** The skill activation and the memory snapshot a run opens with: independent D1 reads, side by side; neither ever throws. */
-  #openingFacts(loading: Promise<WorkspaceConfig>, resolving: Promise<ResolvedModels>): Promise<[SkillActivation | null, string]> {
-    return Promise.all([this.#selectSkills(loading, resolving), this.#memorySnapshot()]);
+  #openingFacts(
+    loading: Promise<WorkspaceConfig>,
+    resolving: Promise<ResolvedModels>,
+    revision: Promise<string | null>,
+  ): Promise<[SkillActivation | null, string]> {
+    return Promise.all([this.#selectSkills(loading, resolving, revision), this.#memorySnapshot(revision)]);
   }
 
   async #open(
@@ -208,7 +221,11 @@ export class RunExecutor {
 
   // --- skills (src/runtime/skills.ts): chosen once when the run opens, frozen with it ---
   /** The run's skill activation, or null when no skill provider is registered. Never fails the run. */
-  async #selectSkills(loading: Promise<WorkspaceConfig>, resolving: Promise<ResolvedModels>): Promise<SkillActivation | null> {
+  async #selectSkills(
+    loading: Promise<WorkspaceConfig>,
+    resolving: Promise<ResolvedModels>,
+    revision: Promise<string | null>,
+  ): Promise<SkillActivation | null> {
     const provider = this.#deps.services.skills;
     if (!provider) return null;
     const { input } = this.run;
@@ -225,6 +242,7 @@ export class RunExecutor {
         ...(input.skill_choice === "requested_only" ? { requestedOnly: true } : {}),
         ...(input.skill_overrides && input.skill_overrides.length > 0 ? { overrides: input.skill_overrides } : {}),
         config: loading,
+        revision,
         auxiliary: resolving.then(
           (m) => m.auxiliary,
           () => null,
@@ -240,7 +258,7 @@ export class RunExecutor {
 
   // --- memory (src/runtime/memory.ts; docs/memory.md): snapshotted once when the run opens, frozen in its system prompt ---
   /** The run's memory section, or "" without a provider. Never fails the run. */
-  async #memorySnapshot(): Promise<string> {
+  async #memorySnapshot(revision: Promise<string | null>): Promise<string> {
     const provider = this.#deps.services.memory;
     if (!provider) return "";
     try {
@@ -249,6 +267,7 @@ export class RunExecutor {
         workspaceId: this.run.input.workspace_id,
         sessionId: this.#deps.log.session.id,
         data: this.run.input.tool_data ?? {},
+        revision,
       });
     } catch (err) {
       if (this.#cancelRequested) throw err;

@@ -14,7 +14,7 @@ import type { Message, PersistentEvent, Usage, VisibleEvent } from "./events.ts"
 import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
-import { loadConfig } from "../../storage/config/store.ts";
+import { loadConfigAndRevision } from "../../storage/config/store.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
@@ -141,7 +141,7 @@ export class SessionObject extends DurableObject<Env> {
         log,
         services: this.#services,
         approvals: this.#approvals,
-        loadConfig: () => this.#config(session.workspace_id),
+        loadConfig: () => this.#runInputs(session.workspace_id),
         onRunEnded: (runId) => this.#live.endRun(runId),
       });
     }
@@ -157,19 +157,24 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The workspace config; when D1 is unreachable, the last one this session saw. */
   async #config(workspaceId: string): Promise<WorkspaceConfig> {
+    return (await this.#runInputs(workspaceId)).config;
+  }
+
+  /** The config and the workspace content revision, read together when a run opens (null revision when D1 is unreachable). */
+  async #runInputs(workspaceId: string): Promise<{ config: WorkspaceConfig; revision: string | null }> {
     try {
-      const config = await loadConfig(this.env, workspaceId);
+      const { config, revision } = await loadConfigAndRevision(this.env, workspaceId);
       // The same stored text parses to the same object (storage/config/store.ts): then the cache is current.
       if (config !== this.#cachedConfig) {
         const json = JSON.stringify(config);
         if (this.#store.getMeta<string>("config_cache") !== json) this.#store.setMeta("config_cache", json);
         this.#cachedConfig = config;
       }
-      return config;
+      return { config, revision };
     } catch (err) {
       const cached = this.#store.getMeta<string>("config_cache");
       log.warn("session config: D1 unreachable", { workspace_id: workspaceId, using: cached ? "cached" : "default", ...errorFields(err) });
-      return cached ? (JSON.parse(cached) as WorkspaceConfig) : DEFAULT_CONFIG;
+      return { config: cached ? (JSON.parse(cached) as WorkspaceConfig) : DEFAULT_CONFIG, revision: null };
     }
   }
 

@@ -11,6 +11,27 @@ export async function loadConfig(env: Env, workspaceId: string): Promise<Workspa
   return parsedConfig(row.config);
 }
 
+/** What a run opens with: the config, and the workspace's content revision (schema/core.ts `workspaceRevisions`; "" for no row). */
+export interface ConfigAndRevision {
+  config: WorkspaceConfig;
+  revision: string;
+}
+
+/**
+ * The config and the content revision in one D1 query: every run reads both when it opens, and with
+ * the revision unchanged it reuses the skill catalog and memory it read before (docs/performance.md,
+ * "Run-open reads"). A prepared statement, not the query builder: it runs once per run.
+ */
+export async function loadConfigAndRevision(env: Env, workspaceId: string): Promise<ConfigAndRevision> {
+  const row = await env.DB.prepare(
+    `SELECT (SELECT config FROM workspace_configs WHERE workspace_id = ?1) AS config,
+            (SELECT revision FROM workspace_revisions WHERE workspace_id = ?1) AS revision`,
+  )
+    .bind(workspaceId)
+    .first<{ config: string | null; revision: string | null }>();
+  return { config: row?.config ? parsedConfig(row.config) : DEFAULT_CONFIG, revision: row?.revision ?? "" };
+}
+
 /**
  * Parsed configs by their stored text, per isolate (docs/performance.md, "Config parsing"): every
  * run and webhook reads the row, but the same text always parses to the same config, so the zod

@@ -37,6 +37,17 @@ export const workspaceConfigs = sqliteTable("workspace_configs", {
   updatedAt: integer("updated_at").notNull(),
 });
 
+/**
+ * A random token that changes whenever the workspace's skills or curated memory change. Only triggers
+ * write it (migration 0008_workspace_revision_triggers), so no write path can forget to: a run reads it
+ * beside the config and reuses the skill catalog and memory it read under the same token
+ * (docs/performance.md, "Run-open reads"). No row: nothing changed since the triggers were added.
+ */
+export const workspaceRevisions = sqliteTable("workspace_revisions", {
+  workspaceId: text("workspace_id").primaryKey(),
+  revision: text("revision").notNull(),
+});
+
 export const secrets = sqliteTable(
   "secrets",
   {

@@ -1,0 +1,27 @@
+/**
+ * Values read from storage, kept per isolate under the content revision they were read at
+ * (docs/performance.md, "Run-open reads"): a lookup with the same revision reuses the value, any
+ * other revision reads again and replaces it. Callers read the revision before the value, so a value
+ * is never older than the revision it is kept under. Only settled values are kept (a read in flight
+ * belongs to the request that started it); failures are not kept. Bounded: the oldest key goes first.
+ */
+export class RevisionCache<T> {
+  readonly #entries = new Map<string, { revision: string; value: T }>();
+  readonly #max: number;
+
+  constructor(max = 64) {
+    this.#max = max;
+  }
+
+  /** The value under `revision`, or `load()`'s; a null revision (unknown) always loads and keeps nothing. */
+  async get(key: string, revision: string | null, load: () => Promise<T>): Promise<T> {
+    const hit = this.#entries.get(key);
+    if (revision !== null && hit?.revision === revision) return hit.value;
+    const value = await load();
+    if (revision === null) return value;
+    this.#entries.delete(key);
+    if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key, { revision, value });
+    return value;
+  }
+}
