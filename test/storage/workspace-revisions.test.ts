@@ -1,6 +1,7 @@
 /**
  * The workspace content revision (docs/performance.md, "Run-open reads"): triggers give a workspace a
- * new revision on every change to its skills, skill versions and memory, and a run reuses the skill
+ * new revision on every change to its skills, skill versions, memory, config, secrets and toolchain
+ * agents, and a run reuses the skill
  * catalog and memory snapshot read under the revision it opens with — so a change is seen by the next
  * run, and an unchanged workspace is not read again. Real D1 and DOs, scripted model.
  */
@@ -39,7 +40,7 @@ const setRevision = (workspaceId: string, revision: string) =>
   env.DB.prepare("INSERT OR REPLACE INTO workspace_revisions (workspace_id, revision) VALUES (?, ?)").bind(workspaceId, revision).run();
 
 describe("workspace content revision", () => {
-  it("changes with every insert, update and delete of skills, skill versions and memory, and only then", async () => {
+  it("changes with every insert, update and delete of skills, skill versions, memory, config, secrets and agents", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("ok")]));
     const seen = [await revisionOf(ws.id)];
     const changed = async () => {
@@ -61,8 +62,17 @@ describe("workspace content revision", () => {
     await changed();
     await env.DB.prepare("DELETE FROM skill_versions WHERE workspace_id = ?").bind(ws.id).run();
     await changed();
-    // A config change and another workspace's changes leave it as it is.
     expect((await call("PUT", "/api/config", { token: ws.admin, body: { runtime: { max_tools: 12 } } })).status).toBe(200);
+    await changed();
+    expect((await call("PUT", "/api/secrets/SOME_KEY", { token: ws.admin, body: { value: "v1" } })).status).toBe(200);
+    await changed();
+    expect((await call("DELETE", "/api/secrets/SOME_KEY", { token: ws.admin })).status).toBe(200);
+    await changed();
+    const agent = { id: "reviewer", gitea_username: "reviewer", roles: ["reviewer"] };
+    expect((await call("POST", "/api/agents", { token: ws.admin, body: agent })).status).toBe(201);
+    await changed();
+    // Reads and another workspace's changes leave it as it is.
+    expect((await call("GET", "/api/skills", { token: ws.read })).status).toBe(200);
     const other = await scriptedWorkspace(new ScriptedModel([text("ok")]));
     await addEntry(env, { workspaceId: other.id, agentId: null }, "notes", "elsewhere", actor);
     expect(await revisionOf(ws.id)).toBe(seen.at(-1));

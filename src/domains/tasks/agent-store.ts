@@ -7,6 +7,7 @@ import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { toolchainAgents } from "../../storage/db/schema.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
+import { RevisionCache } from "../../kernel/revision-cache.ts";
 import type { ModelEntry } from "../../storage/config/schema.ts";
 import type { Agent, AgentRole, CreateAgentInput, PatchAgentInput } from "./agents.ts";
 
@@ -32,6 +33,14 @@ export async function listAgents(env: Env, workspaceId: string): Promise<Agent[]
     .orderBy(toolchainAgents.id)
     .all();
   return rows.map(fromRow);
+}
+
+/** Agent lists per isolate under the workspace revision they were read at (agent changes change it: migration 0009). */
+const agentLists = new RevisionCache<readonly Agent[]>();
+
+/** `listAgents`, reusing the list read under the same workspace revision (null: unknown, read now); treat the agents as read-only. */
+export async function listAgentsAt(env: Env, workspaceId: string, revision: string | null): Promise<Agent[]> {
+  return [...(await agentLists.get(workspaceId, revision, () => listAgents(env, workspaceId)))];
 }
 
 export async function getAgent(env: Env, workspaceId: string, id: string): Promise<Agent | null> {

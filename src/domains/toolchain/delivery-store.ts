@@ -3,7 +3,7 @@
  * listed by `GET /api/toolchain/deliveries`. Each new delivery also guards its signed body against
  * replay under another delivery id (docs/toolchain.md, "Webhook intake").
  */
-import { and, desc, eq, gt, isNotNull, lte, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, isNotNull, lte, or, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
 import { makeDb, type Db } from "../../storage/db/client.ts";
 import { webhookDeliveries } from "../../storage/db/schema.ts";
@@ -54,30 +54,39 @@ export function deliveryView(d: Delivery) {
   };
 }
 
-export async function findDelivery(env: Env, workspaceId: string, deliveryId: string): Promise<Delivery | null> {
-  const row = await makeDb(env.DB)
-    .select()
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.deliveryId, deliveryId)))
-    .get();
-  return row ? fromRow(row) : null;
-}
-
-/** The delivery that guards this body, if it arrived after `since` (the start of the replay window). */
-export async function findBodyGuard(env: Env, workspaceId: string, bodySha256: string, since: number): Promise<Delivery | null> {
-  const row = await makeDb(env.DB)
+/**
+ * Both lookups a new delivery needs, in one D1 query: the delivery with this id (`first`) and the one
+ * guarding this body since `since` (`replayed`); at most one row each, as delivery ids and body guards
+ * are unique per workspace (the unique indexes of schema/toolchain.ts).
+ */
+export async function findPrior(
+  env: Env,
+  workspaceId: string,
+  deliveryId: string,
+  bodySha256: string,
+  since: number,
+): Promise<{ first: Delivery | null; replayed: Delivery | null }> {
+  const rows = await makeDb(env.DB)
     .select()
     .from(webhookDeliveries)
     .where(
       and(
         eq(webhookDeliveries.workspaceId, workspaceId),
-        eq(webhookDeliveries.bodySha256, bodySha256),
-        isNotNull(webhookDeliveries.bodyGuard),
-        gt(webhookDeliveries.receivedAt, since),
+        or(
+          eq(webhookDeliveries.deliveryId, deliveryId),
+          and(
+            eq(webhookDeliveries.bodySha256, bodySha256),
+            isNotNull(webhookDeliveries.bodyGuard),
+            gt(webhookDeliveries.receivedAt, since),
+          ),
+        ),
       ),
     )
-    .get();
-  return row ? fromRow(row) : null;
+    .limit(2)
+    .all();
+  const first = rows.find((r) => r.deliveryId === deliveryId);
+  const replayed = rows.find((r) => r.bodySha256 === bodySha256 && r.bodyGuard !== null && r.receivedAt > since);
+  return { first: first ? fromRow(first) : null, replayed: replayed ? fromRow(replayed) : null };
 }
 
 /**

@@ -8,18 +8,18 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
-import { loadConfig } from "../../storage/config/store.ts";
-import { resolveSecret } from "../../storage/secrets/store.ts";
+import { loadConfigAndRevision } from "../../storage/config/store.ts";
+import { resolveSecretAt } from "../../storage/secrets/store.ts";
 import { sha256Hex } from "../../kernel/hash.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
-import { listAgents } from "../tasks/agent-store.ts";
+import { listAgentsAt } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
 import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts } from "./scenarios.ts";
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
-import { bodyGuardReleaseQuery, deliveryInsertQuery, deliveryView, findBodyGuard, findDelivery, type Delivery } from "./delivery-store.ts";
+import { bodyGuardReleaseQuery, deliveryInsertQuery, deliveryView, findPrior, type Delivery } from "./delivery-store.ts";
 import { pullUpsertQueries } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
@@ -180,7 +180,8 @@ async function persist(
       return answerFor(d, false, dispatchOnIntake);
     } catch (err) {
       // Nothing of the batch was written. Which constraint refused it is read from the data, not the error text.
-      const first = (await findDelivery(env, workspaceId, d.deliveryId)) ?? (await findBodyGuard(env, workspaceId, d.bodySha256, since));
+      const prior = await findPrior(env, workspaceId, d.deliveryId, d.bodySha256, since);
+      const first = prior.first ?? prior.replayed;
       if (first) return answerFor(first, true);
       const next = await withoutOpenWork(env, workspaceId, r);
       if (next.drafts.length === r.drafts.length) throw err;
@@ -196,9 +197,12 @@ export interface WebhookInput {
 }
 
 export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeResult> {
-  const toolchain = toolchainConfigOf(await loadConfig(env, req.workspaceId));
+  // The config with the workspace revision in one query; the secret and the agents are reused from
+  // earlier deliveries while the revision is unchanged (docs/performance.md, "Webhook intake").
+  const { config, revision } = await loadConfigAndRevision(env, req.workspaceId);
+  const toolchain = toolchainConfigOf(config);
   if (!toolchain.webhook_secret) return UNAUTHORIZED;
-  const secret = await resolveSecret(env, req.workspaceId, toolchain.webhook_secret);
+  const secret = await resolveSecretAt(env, req.workspaceId, toolchain.webhook_secret, revision);
   if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return UNAUTHORIZED;
 
   const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
@@ -208,12 +212,11 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   // The signature covers the body only: the same body under a new delivery id (and perhaps another,
   // unsigned, event type) is a replay, answered with the first outcome and recorded nowhere.
   const bodySha256 = await sha256Hex(req.body);
-  // Three independent reads, side by side (docs/performance.md, "Webhook intake"); the agents are
-  // only used once the delivery proves new, and reading them is harmless when it does not.
-  const [first, replayed, agents] = await Promise.all([
-    findDelivery(env, req.workspaceId, deliveryId),
-    findBodyGuard(env, req.workspaceId, bodySha256, now - REPLAY_WINDOW_MS),
-    listAgents(env, req.workspaceId),
+  // The delivery-id and body-guard lookups are one query, side by side with the agents (mostly reused
+  // under the revision); the agents are only used once the delivery proves new (docs/performance.md).
+  const [{ first, replayed }, agents] = await Promise.all([
+    findPrior(env, req.workspaceId, deliveryId, bodySha256, now - REPLAY_WINDOW_MS),
+    listAgentsAt(env, req.workspaceId, revision),
   ]);
   if (first) return answerFor(first, true);
   if (replayed) return answerFor(replayed, true);

@@ -9,6 +9,7 @@ import { makeDb } from "../db/client.ts";
 import { secrets } from "../db/schema.ts";
 import { seal, unseal } from "./crypto.ts";
 import { notFound } from "../../kernel/errors.ts";
+import { RevisionCache } from "../../kernel/revision-cache.ts";
 
 const aadOf = (workspaceId: string, name: string) => `${workspaceId}\u0000${name}`;
 
@@ -63,6 +64,20 @@ export async function resolveSecret(env: Env, workspaceId: string, name: string)
     .get();
   if (row) return unseal(env.BEAVER_SECRETS_KEY, aadOf(workspaceId, name), row);
   return lendsWorkerSecret(env, workspaceId, name) ? readEnvString(env, name) : undefined;
+}
+
+/**
+ * Secrets resolved per isolate under the workspace revision they were read at (any change to a
+ * workspace's secrets or config gives it a new revision: migration 0009), for callers on a hot path
+ * that read the revision anyway (webhook intake; docs/performance.md, "Webhook intake"). Saves the D1
+ * read and the AES-GCM open per request; the plaintext stays in this isolate's memory, as it does in
+ * the provider clients built with it.
+ */
+const resolvedSecrets = new RevisionCache<string | undefined>(256);
+
+/** `resolveSecret`, reusing the value resolved under the same revision (null: unknown, read now). */
+export function resolveSecretAt(env: Env, workspaceId: string, name: string, revision: string | null): Promise<string | undefined> {
+  return resolvedSecrets.get(JSON.stringify([workspaceId, name]), revision, () => resolveSecret(env, workspaceId, name));
 }
 
 /** Workspaces Worker secrets are lent to when `BEAVER_SHARED_SECRETS_WORKSPACES` is not set. */

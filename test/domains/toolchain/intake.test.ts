@@ -57,6 +57,25 @@ describe("webhook intake: signature first", () => {
     expect((await deliver(plain.id, "pull_request", body)).status).toBe(401);
   });
 
+  it("a rotated webhook secret and a new agent apply from the next delivery (nothing is reused across a change)", async () => {
+    const ws = await toolchainWorkspace();
+    const payload = JSON.parse(fixture("issue_comment_mention")) as { comment: { body: string } };
+    payload.comment.body = "@newcomer please take a look";
+    // Under the first revision: the secret verifies, and nobody is called newcomer.
+    const before = await deliverOk(ws.id, "issue_comment", JSON.stringify(payload));
+    expect(before.task_ids).toEqual([]);
+    const rotated = "whsec-rotated-9876543210";
+    expect((await call("PUT", "/api/secrets/GITEA_WEBHOOK_SECRET", { token: ws.admin, body: { value: rotated } })).status).toBe(200);
+    const again = anotherEvent(fixture("HookPullRequest"), 1);
+    expect((await deliver(ws.id, "pull_request", again)).status).toBe(401);
+    expect((await deliver(ws.id, "pull_request", again, { secret: rotated })).status).toBe(202);
+    const agent = { id: "newcomer", gitea_username: "newcomer", roles: ["developer"] };
+    expect((await call("POST", "/api/agents", { token: ws.admin, body: agent })).status).toBe(201);
+    const after = await deliverOk(ws.id, "issue_comment", anotherEvent(JSON.stringify(payload), 1), { secret: rotated });
+    expect(after.task_ids).toHaveLength(1);
+    expect((await listTasks(ws.read)).map((t) => t.agent_id)).toContain("newcomer");
+  });
+
   it("accepts the GitHub-style X-Hub-Signature-256 header too, and needs no bearer token", async () => {
     const ws = await toolchainWorkspace();
     const answer = await deliverOk(ws.id, "pull_request", fixture("HookPullRequest"), { sign: "hub" });

@@ -38,10 +38,11 @@ export const workspaceConfigs = sqliteTable("workspace_configs", {
 });
 
 /**
- * A random token that changes whenever the workspace's skills or curated memory change. Only triggers
- * write it (migration 0008_workspace_revision_triggers), so no write path can forget to: a run reads it
- * beside the config and reuses the skill catalog and memory it read under the same token
- * (docs/performance.md, "Run-open reads"). No row: nothing changed since the triggers were added.
+ * A random token that changes whenever the workspace's skills, curated memory, config, secrets or
+ * toolchain agents change. Only triggers write it (migrations 0008 and 0009), so no write path can
+ * forget to: a run reads it beside the config and reuses the skill catalog and memory it read under the
+ * same token, and webhook intake the secret and agents (docs/performance.md, "Run-open reads",
+ * "Webhook intake"). No row: nothing changed since the triggers were added.
  */
 export const workspaceRevisions = sqliteTable("workspace_revisions", {
   workspaceId: text("workspace_id").primaryKey(),
