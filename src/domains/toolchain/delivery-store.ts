@@ -59,14 +59,18 @@ export function deliveryView(d: Delivery) {
  * guarding this body since `since` (`replayed`); at most one row each, as delivery ids and body guards
  * are unique per workspace (the unique indexes of schema/toolchain.ts).
  */
-export async function findPrior(
-  env: Env,
-  workspaceId: string,
-  deliveryId: string,
-  bodySha256: string,
-  since: number,
-): Promise<{ first: Delivery | null; replayed: Delivery | null }> {
-  const rows = await makeDb(env.DB)
+export async function findPrior(env: Env, workspaceId: string, deliveryId: string, bodySha256: string, since: number): Promise<Prior> {
+  return priorOf(await priorQuery(makeDb(env.DB), workspaceId, deliveryId, bodySha256, since).all(), deliveryId, bodySha256, since);
+}
+
+export interface Prior {
+  first: Delivery | null;
+  replayed: Delivery | null;
+}
+
+/** `findPrior`'s query as a builder, for a caller that batches it with other reads (webhook intake). */
+export function priorQuery(db: Db, workspaceId: string, deliveryId: string, bodySha256: string, since: number) {
+  return db
     .select()
     .from(webhookDeliveries)
     .where(
@@ -82,8 +86,16 @@ export async function findPrior(
         ),
       ),
     )
-    .limit(2)
-    .all();
+    .limit(2);
+}
+
+/** What `priorQuery`'s rows say: the delivery with this id, and the one guarding this body. */
+export function priorOf(
+  rows: readonly (typeof webhookDeliveries.$inferSelect)[],
+  deliveryId: string,
+  bodySha256: string,
+  since: number,
+): Prior {
   const first = rows.find((r) => r.deliveryId === deliveryId);
   const replayed = rows.find((r) => r.bodySha256 === bodySha256 && r.bodyGuard !== null && r.receivedAt > since);
   return { first: first ? fromRow(first) : null, replayed: replayed ? fromRow(replayed) : null };

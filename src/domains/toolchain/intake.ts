@@ -8,7 +8,7 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
-import { loadConfigAndRevision } from "../../storage/config/store.ts";
+import { configAndRevisionOf, configAndRevisionQueries } from "../../storage/config/store.ts";
 import { resolveSecretAt } from "../../storage/secrets/store.ts";
 import { sha256Hex } from "../../kernel/hash.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
@@ -19,7 +19,15 @@ import { classify, PayloadError, UnsupportedEventError, type Classified, type Pu
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
-import { bodyGuardReleaseQuery, deliveryInsertQuery, deliveryView, findPrior, type Delivery } from "./delivery-store.ts";
+import {
+  bodyGuardReleaseQuery,
+  deliveryInsertQuery,
+  deliveryView,
+  findPrior,
+  priorOf,
+  priorQuery,
+  type Delivery,
+} from "./delivery-store.ts";
 import { pullUpsertQueries } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
@@ -197,29 +205,32 @@ export interface WebhookInput {
 }
 
 export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeResult> {
-  // The config with the workspace revision in one query; the secret and the agents are reused from
-  // earlier deliveries while the revision is unchanged (docs/performance.md, "Webhook intake").
-  const { config, revision } = await loadConfigAndRevision(env, req.workspaceId);
+  // One D1 round trip before the signature check: the config, the workspace revision (the secret and
+  // the agents are reused while it is unchanged) and the dedupe lookups; the lookups' rows are used
+  // only once the signature verifies (docs/performance.md, "Webhook intake").
+  const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
+  const bodySha256 = await sha256Hex(req.body);
+  const since = now - REPLAY_WINDOW_MS;
+  const db = makeDb(env.DB);
+  const [configRows, revisionRows, priorRows] = await db.batch([
+    ...configAndRevisionQueries(db, req.workspaceId),
+    priorQuery(db, req.workspaceId, deliveryId, bodySha256, since),
+  ]);
+  const { config, revision } = configAndRevisionOf(configRows, revisionRows);
   const toolchain = toolchainConfigOf(config);
   if (!toolchain.webhook_secret) return UNAUTHORIZED;
   const secret = await resolveSecretAt(env, req.workspaceId, toolchain.webhook_secret, revision);
   if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return UNAUTHORIZED;
 
-  const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
   if (!DELIVERY_ID.test(deliveryId)) {
     return { kind: "malformed", reason: "X-Gitea-Delivery header missing or malformed" };
   }
   // The signature covers the body only: the same body under a new delivery id (and perhaps another,
   // unsigned, event type) is a replay, answered with the first outcome and recorded nowhere.
-  const bodySha256 = await sha256Hex(req.body);
-  // The delivery-id and body-guard lookups are one query, side by side with the agents (mostly reused
-  // under the revision); the agents are only used once the delivery proves new (docs/performance.md).
-  const [{ first, replayed }, agents] = await Promise.all([
-    findPrior(env, req.workspaceId, deliveryId, bodySha256, now - REPLAY_WINDOW_MS),
-    listAgentsAt(env, req.workspaceId, revision),
-  ]);
+  const { first, replayed } = priorOf(priorRows, deliveryId, bodySha256, since);
   if (first) return answerFor(first, true);
   if (replayed) return answerFor(replayed, true);
+  const agents = await listAgentsAt(env, req.workspaceId, revision);
 
   const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
   const base: Delivery = {

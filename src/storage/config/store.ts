@@ -1,8 +1,8 @@
 /** Load and save a workspace's configuration row; a workspace without one gets the defaults. */
 import { eq } from "drizzle-orm";
 import type { Env } from "../env.ts";
-import { makeDb } from "../db/client.ts";
-import { workspaceConfigs } from "../db/schema.ts";
+import { makeDb, type Db } from "../db/client.ts";
+import { workspaceConfigs, workspaceRevisions } from "../db/schema.ts";
 import { DEFAULT_CONFIG, readStoredConfig, type WorkspaceConfig } from "./schema.ts";
 
 export async function loadConfig(env: Env, workspaceId: string): Promise<WorkspaceConfig> {
@@ -30,6 +30,25 @@ export async function loadConfigAndRevision(env: Env, workspaceId: string): Prom
     .bind(workspaceId)
     .first<{ config: string | null; revision: string | null }>();
   return { config: row?.config ? parsedConfig(row.config) : DEFAULT_CONFIG, revision: row?.revision ?? "" };
+}
+
+/**
+ * The two reads of `loadConfigAndRevision` as query builders, for a caller that sends them in one D1
+ * batch with reads of its own (webhook intake); `configAndRevisionOf` turns their rows into the answer.
+ */
+export function configAndRevisionQueries(db: Db, workspaceId: string) {
+  return [
+    db.select({ config: workspaceConfigs.config }).from(workspaceConfigs).where(eq(workspaceConfigs.workspaceId, workspaceId)),
+    db.select({ revision: workspaceRevisions.revision }).from(workspaceRevisions).where(eq(workspaceRevisions.workspaceId, workspaceId)),
+  ] as const;
+}
+
+export function configAndRevisionOf(
+  configRows: readonly { config: string }[],
+  revisionRows: readonly { revision: string }[],
+): ConfigAndRevision {
+  const text = configRows[0]?.config;
+  return { config: text ? parsedConfig(text) : DEFAULT_CONFIG, revision: revisionRows[0]?.revision ?? "" };
 }
 
 /**
