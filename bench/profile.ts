@@ -5,7 +5,8 @@
  * files with the most total time (docs/performance.md, "Profiling"). The raw profile is written to
  * a `.cpuprofile` file that Chrome DevTools opens.
  *
- * Env: BENCH_PROFILE_TURNS (100), BENCH_PROFILE_RULE (`echo`; `tools-1`, `tools-3`), BENCH_PROFILE_OUT.
+ * Env: BENCH_PROFILE_TURNS (100), BENCH_PROFILE_RULE (`echo`; `tools-1`, `tools-3`; `webhooks` profiles
+ * signed unique Gitea deliveries instead of turns), BENCH_PROFILE_OUT.
  */
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -14,6 +15,7 @@ import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
 
 const TURNS = Number(process.env.BENCH_PROFILE_TURNS ?? 100);
 const RULE = process.env.BENCH_PROFILE_RULE ?? "echo";
@@ -134,12 +136,20 @@ export async function run(): Promise<void> {
   const dev = await startBenchWorker();
   try {
     const call = benchClient(dev);
-    const { token } = await benchWorkspace(dev, call);
-    await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${RULE}:profile`, base_url: model.baseUrl } });
-    const session = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-    const turn = (i: number) =>
-      call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: `profile turn ${i}` }).then((r) => r.json());
-    for (let i = 0; i < 10; i++) await turn(-i);
+    let turn: (i: number) => Promise<unknown>;
+    if (RULE === "webhooks") {
+      const { id } = await intakeWorkspace(dev, call);
+      turn = async (i) => {
+        const res = await postDelivery(dev, id, { ...uniqueDelivery(i), id: `profile-${i}` });
+        if (res.status !== 202) throw new Error(`delivery: ${res.status} ${await res.text()}`);
+      };
+    } else {
+      const { token } = await benchWorkspace(dev, call);
+      await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${RULE}:profile`, base_url: model.baseUrl } });
+      const session = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
+      turn = (i) => call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: `profile turn ${i}` }).then((r) => r.json());
+    }
+    for (let i = 0; i < 10; i++) await turn(100_000 + i);
     const devtools = await inspector(dev.inspectorPort);
     await devtools.send("Profiler.enable");
     await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
