@@ -104,11 +104,11 @@ export class RunExecutor {
     try {
       if (state.attempts > MAX_RUN_ATTEMPTS)
         throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
-      // Run open (docs/performance.md, "Run open"): the config read, the skill catalog read and the
-      // memory snapshot are independent D1 reads, so they start together; only what needs the config waits for it.
+      // Run open (docs/performance.md, "Run open", "Run-open reads"): one D1 query for the config and
+      // the workspace revision; the skill catalog and the memory snapshot start beside it and are read
+      // again only when the revision changed since their provider last read them.
       const inputs = this.#deps.loadConfig();
       const loading = inputs.then((i) => i.config);
-      // The providers reuse what they read under the same revision (docs/performance.md, "Run-open reads").
       const revision = inputs.then(
         (i) => i.revision,
         () => null,
@@ -160,7 +160,7 @@ export class RunExecutor {
     return result;
   }
 
-  /** The skill activation and the memory snapshot a run opens with: independent D1 reads, side by side; neither ever throws. */
+  /** The skill activation and the memory snapshot a run opens with, side by side (read or reused under the revision); neither ever throws. */
   #openingFacts(
     loading: Promise<WorkspaceConfig>,
     resolving: Promise<ResolvedModels>,
