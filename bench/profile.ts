@@ -147,7 +147,8 @@ export async function run(): Promise<void> {
       const { token } = await benchWorkspace(dev, call);
       await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${RULE}:profile`, base_url: model.baseUrl } });
       const session = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-      turn = (i) => call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: `profile turn ${i}` }).then((r) => r.json());
+      turn = (i) =>
+        call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: `profile turn ${i}` }).then((r) => r.json());
     }
     for (let i = 0; i < 10; i++) await turn(100_000 + i);
     const devtools = await inspector(dev.inspectorPort);
