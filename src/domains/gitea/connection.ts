@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import { memoByObject } from "../../kernel/memo.ts";
 
 const DEFAULT_REQUEST_MS = 10_000;
 
@@ -22,14 +23,14 @@ export interface GiteaConnection {
   timeoutMs: number;
 }
 
-/** The configured connection, or null when no Gitea base URL is set. */
-export function giteaConnectionOf(config: WorkspaceConfig): GiteaConnection | null {
+/** The configured connection, or null when no Gitea base URL is set; derived once per config object (kernel/memo.ts). */
+export const giteaConnectionOf: (config: WorkspaceConfig) => GiteaConnection | null = memoByObject((config) => {
   const parsed = ConnectionFields.safeParse(config.toolchain ?? {});
   if (!parsed.success || !parsed.data.gitea_base_url) return null;
   const { gitea_base_url, gitea_token_secret, timeouts } = parsed.data;
-  return {
+  return Object.freeze({
     baseUrl: gitea_base_url,
     ...(gitea_token_secret ? { tokenSecret: gitea_token_secret } : {}),
     timeoutMs: timeouts?.gitea_request_ms ?? DEFAULT_REQUEST_MS,
-  };
-}
+  });
+});

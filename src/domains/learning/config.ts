@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ConfigSection, WorkspaceConfig } from "../../storage/config/schema.ts";
+import { deepFreeze, memoByObject } from "../../kernel/memo.ts";
 
 export const AutoPublishSchema = z.strictObject({
   enabled: z.boolean().default(false),
@@ -21,7 +22,7 @@ export type LearningConfig = z.infer<typeof LearningConfigSchema>;
 export const learningConfigSection: ConfigSection = { key: "learning", schema: LearningConfigSchema };
 
 /** The workspace's learning settings, defaults applied; a stored section that no longer parses counts as unset. */
-export function learningConfigOf(config: WorkspaceConfig): LearningConfig {
+export const learningConfigOf: (config: WorkspaceConfig) => LearningConfig = memoByObject((config) => {
   const parsed = LearningConfigSchema.safeParse((config as Record<string, unknown>).learning ?? {});
-  return parsed.success ? parsed.data : LearningConfigSchema.parse({});
-}
+  return deepFreeze(parsed.success ? parsed.data : LearningConfigSchema.parse({}));
+});

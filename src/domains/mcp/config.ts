@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { SecretNameSchema, type ConfigSection, type WorkspaceConfig } from "../../storage/config/schema.ts";
+import { deepFreeze, memoByObject } from "../../kernel/memo.ts";
 
 /** Letters and digits, single `-` or `_` between them: a server name never contains the `__` separator of tool names. */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$/;
@@ -71,7 +72,7 @@ export type McpConfig = z.infer<typeof McpConfigSchema>;
 export const mcpConfigSection: ConfigSection = { key: "mcp", schema: McpConfigSchema };
 
 /** The workspace's MCP section with defaults applied; an absent or unreadable one means no servers. */
-export function mcpConfigOf(config: WorkspaceConfig): McpConfig {
+export const mcpConfigOf: (config: WorkspaceConfig) => McpConfig = memoByObject((config) => {
   const parsed = McpConfigSchema.safeParse((config as Record<string, unknown>).mcp ?? {});
-  return parsed.success ? parsed.data : { servers: [] };
-}
+  return deepFreeze(parsed.success ? parsed.data : { servers: [] });
+});

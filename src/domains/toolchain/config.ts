@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ConfigSection, WorkspaceConfig } from "../../storage/config/schema.ts";
+import { deepFreeze, memoByObject } from "../../kernel/memo.ts";
 
 const secretName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be a secret name");
 const agentId = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be an agent id");
@@ -90,9 +91,10 @@ export const toolchainConfigSection: ConfigSection = { key: "toolchain", schema:
 /**
  * The toolchain section of a workspace configuration with every default applied (for workspaces that
  * never wrote one). Stored sections were validated on write; one that no longer parses (a schema that
- * tightened since) is treated as unset rather than crashing every reader.
+ * tightened since) is treated as unset rather than crashing every reader. Parsed once per config
+ * object (kernel/memo.ts): every webhook delivery reads it.
  */
-export function toolchainConfigOf(config: WorkspaceConfig): ToolchainConfig {
+export const toolchainConfigOf: (config: WorkspaceConfig) => ToolchainConfig = memoByObject((config) => {
   const parsed = ToolchainConfigSchema.safeParse(config.toolchain ?? {});
-  return parsed.success ? parsed.data : ToolchainConfigSchema.parse({});
-}
+  return deepFreeze(parsed.success ? parsed.data : ToolchainConfigSchema.parse({}));
+});

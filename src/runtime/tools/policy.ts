@@ -9,6 +9,7 @@
 import picomatch from "picomatch";
 import { z } from "zod";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import { deepFreeze, memoByObject } from "../../kernel/memo.ts";
 import type { Extension } from "../extensions.ts";
 
 export const TOOL_POLICY_ACTIONS = ["allow", "deny", "require_approval"] as const;
@@ -28,10 +29,10 @@ export type ToolPolicy = z.infer<typeof ToolPolicySchema>;
 export const TOOL_POLICY_KEY = "tool_policy";
 
 /** The workspace's policy as stored (validated on write); anything unreadable is treated as no policy. */
-export function toolPolicyOf(config: WorkspaceConfig): ToolPolicy {
+export const toolPolicyOf: (config: WorkspaceConfig) => ToolPolicy = memoByObject((config) => {
   const parsed = ToolPolicySchema.safeParse((config as Record<string, unknown>)[TOOL_POLICY_KEY]);
-  return parsed.success ? parsed.data : [];
-}
+  return deepFreeze(parsed.success ? parsed.data : []);
+});
 
 const matchers = new Map<string, (name: string) => boolean>();
 

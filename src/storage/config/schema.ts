@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { isTimeZone } from "../../kernel/time-zone.ts";
+import { deepFreeze } from "../../kernel/memo.ts";
 
 export const PROVIDERS = ["openai-compatible", "openai", "anthropic", "google", "workers-ai"] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
@@ -88,7 +89,8 @@ const StoredConfigSchema = z.looseObject(coreShape);
 
 export type WorkspaceConfig = z.infer<typeof StoredConfigSchema>;
 
-export const DEFAULT_CONFIG: WorkspaceConfig = StoredConfigSchema.parse({});
+/** Shared by every workspace without a config row: frozen, like every cached config (store.ts). */
+export const DEFAULT_CONFIG: WorkspaceConfig = deepFreeze(StoredConfigSchema.parse({}));
 
 /** Reads a stored configuration; anything unreadable yields the defaults. */
 export function readStoredConfig(raw: unknown): WorkspaceConfig {

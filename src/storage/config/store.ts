@@ -4,6 +4,7 @@ import type { Env } from "../env.ts";
 import { makeDb, type Db } from "../db/client.ts";
 import { workspaceConfigs, workspaceRevisions } from "../db/schema.ts";
 import { DEFAULT_CONFIG, readStoredConfig, type WorkspaceConfig } from "./schema.ts";
+import { deepFreeze } from "../../kernel/memo.ts";
 
 export async function loadConfig(env: Env, workspaceId: string): Promise<WorkspaceConfig> {
   const row = await makeDb(env.DB).select().from(workspaceConfigs).where(eq(workspaceConfigs.workspaceId, workspaceId)).get();
@@ -63,7 +64,9 @@ function parsedConfig(text: string): WorkspaceConfig {
   let config = parsed.get(text);
   if (!config) {
     // Stored configs were validated on write; re-parsing applies defaults added since.
-    config = readStoredConfig(JSON.parse(text));
+    // Frozen: the object is shared by every request of the isolate, and what is derived from it is
+    // memoised per object (kernel/memo.ts), so a change would leak into both.
+    config = deepFreeze(readStoredConfig(JSON.parse(text)));
     if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
     parsed.set(text, config);
   }

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ConfigSection, WorkspaceConfig } from "../../../storage/config/schema.ts";
+import { deepFreeze, memoByObject } from "../../../kernel/memo.ts";
 
 /** The most cases that ever run at once, whatever a request or the configuration asks for. */
 export const MAX_CONCURRENCY = 8;
@@ -23,7 +24,7 @@ export type EvaluationConfig = z.infer<typeof EvaluationConfigSchema>;
 export const evaluationConfigSection: ConfigSection = { key: "evaluation", schema: EvaluationConfigSchema };
 
 /** The section with defaults applied; a stored one that no longer parses counts as unset. */
-export function evaluationConfigOf(config: WorkspaceConfig): EvaluationConfig {
+export const evaluationConfigOf: (config: WorkspaceConfig) => EvaluationConfig = memoByObject((config) => {
   const parsed = EvaluationConfigSchema.safeParse((config as Record<string, unknown>).evaluation ?? {});
-  return parsed.success ? parsed.data : EvaluationConfigSchema.parse({});
-}
+  return deepFreeze(parsed.success ? parsed.data : EvaluationConfigSchema.parse({}));
+});
