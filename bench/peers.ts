@@ -30,6 +30,7 @@ import { freePort, type DevServer } from "../test/support/wrangler-dev.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 import type * as SupportModule from "./support.ts";
 import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
+import { groupCpuMeter, type CpuMeter } from "./cpu.ts";
 
 const TURNS = Number(process.env.BENCH_PEERS_TURNS ?? 80);
 const WARM_UP = Number(process.env.BENCH_PEERS_WARMUP ?? 5);
@@ -54,6 +55,8 @@ const ALL_KINDS: Kind[] = [
 
 interface Peer {
   url: string;
+  /** wrangler's process id and process group (bench/cpu.ts). */
+  pid: number;
   stop(): Promise<void>;
   output(): string;
 }
@@ -97,6 +100,7 @@ async function startPeer(modelBaseUrl: string): Promise<Peer> {
   }
   return {
     url,
+    pid: child.pid ?? -1,
     output: () => log,
     async stop() {
       if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGTERM");
@@ -196,7 +200,6 @@ export async function run(): Promise<void> {
     startBenchWorker(),
     baselineSupport ? baselineSupport.startBenchWorker() : Promise.resolve(null),
   ]);
-  const call = benchClient(dev);
   try {
     const beaver = await beaverTurns({ startBenchWorker, benchClient, benchWorkspace }, dev, kinds, model.baseUrl);
     const baseline = baselineSupport && baseDev ? await beaverTurns(baselineSupport, baseDev, kinds, model.baseUrl) : null;
@@ -241,21 +244,40 @@ export async function run(): Promise<void> {
       beaverFirst: number[];
       baseline: number[];
       baselineFirst: number[];
+      /** CPU ms of each side's process group (bench/cpu.ts) over the rounds: floor calls, CF Agents' two turns, Beaver's two, the baseline's two. */
+      cpu: { floor: number; cf: number; beaver: number; baseline: number };
     };
     const cells = new Map<string, Cell>(
-      kinds.map((k) => [k.key, { floor: [], cf: [], beaver: [], cfFirst: [], beaverFirst: [], baseline: [], baselineFirst: [] }]),
+      kinds.map((k) => [
+        k.key,
+        {
+          floor: [],
+          cf: [],
+          beaver: [],
+          cfFirst: [],
+          beaverFirst: [],
+          baseline: [],
+          baselineFirst: [],
+          cpu: { floor: 0, cf: 0, beaver: 0, baseline: 0 },
+        },
+      ]),
     );
     const time = async (f: () => Promise<unknown>) => {
       const t0 = performance.now();
       await f();
       return performance.now() - t0;
     };
+    // CPU per side: each wrangler dev is its own process group, serving only its side's requests.
+    const meters = { peer: groupCpuMeter(peer.pid), beaver: groupCpuMeter(dev.pid), baseline: baseDev ? groupCpuMeter(baseDev.pid) : null };
+    const reading = (m: CpuMeter | null) => m?.read() ?? NaN;
     const started = performance.now();
     for (let round = -WARM_UP; round < TURNS; round++) {
       for (const k of kinds) {
         const o = ops(k);
         const text = `peers turn ${round + WARM_UP}`;
+        const cpu0 = { peer: reading(meters.peer), beaver: reading(meters.beaver), baseline: reading(meters.baseline) };
         const floor = await time(o.floor);
+        const cpuFloor = reading(meters.peer);
         const cf = await time(() => o.cf(text));
         // With a baseline tree, the two Beavers take turns going first (what one leaves running in the
         // background, such as replication, then weighs on each equally).
@@ -271,6 +293,10 @@ export async function run(): Promise<void> {
         if (baseline && !swap) baseFirst = await o.baselineStream(text, performance.now());
         if (round < 0) continue;
         const c = cells.get(k.key)!;
+        c.cpu.floor += cpuFloor - cpu0.peer;
+        c.cpu.cf += reading(meters.peer) - cpuFloor;
+        c.cpu.beaver += reading(meters.beaver) - cpu0.beaver;
+        c.cpu.baseline += reading(meters.baseline) - cpu0.baseline;
         c.baseline.push(base);
         c.baselineFirst.push(baseFirst);
         c.floor.push(floor);
@@ -282,13 +308,27 @@ export async function run(): Promise<void> {
     }
     const turnSeconds = (performance.now() - started) / 1000;
 
-    // Webhook intake vs GET /api/ping, 16 in flight, interleaved in batches of 4 × IN_FLIGHT.
-    const { id: ws } = await intakeWorkspace(dev, call);
-    const deliver = (i: number) => {
-      const d = uniqueDelivery(i);
-      return postDelivery(dev, ws, { ...d, id: `${d.id}-${tag}` });
+    // Webhook intake vs GET /api/ping, 16 in flight, interleaved in batches of 4 × IN_FLIGHT; with a
+    // baseline tree, its intake and ping run in the same batches.
+    const intakeOf = async (target: DevServer) => {
+      const { id: ws } = await intakeWorkspace(target, benchClient(target));
+      return {
+        deliver: (i: number) => {
+          const d = uniqueDelivery(i);
+          return postDelivery(target, ws, { ...d, id: `${d.id}-${tag}` });
+        },
+        ping: () => fetch(`${target.url}/api/ping`),
+      };
     };
-    const ping = () => fetch(`${dev.url}/api/ping`);
+    const { deliver, ping } = await intakeOf(dev);
+    const base = baseDev ? await intakeOf(baseDev) : null;
+    const hookCpu = { ping: 0, deliver: 0, basePing: 0, baseDeliver: 0 };
+    /** Runs `f` and adds the CPU `meter`'s group spent meanwhile to `hookCpu[key]`. */
+    const metered = async (meter: CpuMeter | null, key: keyof typeof hookCpu, f: () => Promise<void>) => {
+      const before = reading(meter);
+      await f();
+      hookCpu[key] += reading(meter) - before;
+    };
     const burst = async (n: number, offset: number, send: (i: number) => Promise<Response>, out: number[] | null) => {
       let next = 0;
       await Promise.all(
@@ -307,13 +347,29 @@ export async function run(): Promise<void> {
     };
     await burst(IN_FLIGHT * 2, 0, ping, null);
     await burst(IN_FLIGHT * 2, 100_000, deliver, null);
+    if (base) {
+      await burst(IN_FLIGHT * 2, 0, base.ping, null);
+      await burst(IN_FLIGHT * 2, 100_000, base.deliver, null);
+    }
     const pingMs: number[] = [];
     const hookMs: number[] = [];
+    const basePingMs: number[] = [];
+    const baseHookMs: number[] = [];
     const batch = IN_FLIGHT * 4;
     for (let done = 0; done < WEBHOOKS; done += batch) {
       const n = Math.min(batch, WEBHOOKS - done);
-      await burst(n, done, ping, pingMs);
-      await burst(n, done, deliver, hookMs);
+      const mine = async () => {
+        await metered(meters.beaver, "ping", () => burst(n, done, ping, pingMs));
+        await metered(meters.beaver, "deliver", () => burst(n, done, deliver, hookMs));
+      };
+      const theirs = async () => {
+        if (!base) return;
+        await metered(meters.baseline, "basePing", () => burst(n, done, base.ping, basePingMs));
+        await metered(meters.baseline, "baseDeliver", () => burst(n, done, base.deliver, baseHookMs));
+      };
+      // Each tree goes first in every other batch.
+      if ((done / batch) % 2 === 0) await mine().then(theirs);
+      else await theirs().then(mine);
     }
     const load1 = loadavg();
 
@@ -359,6 +415,32 @@ export async function run(): Promise<void> {
           (percentile(c.beaverFirst, 50) / percentile(c.cfFirst, 50)).toFixed(2),
       );
     }
+    if (meters.peer && meters.beaver) {
+      console.log(
+        "\nCPU per turn: user + system time of each side's wrangler dev (its proxy in Node, workerd with the Worker, Durable Objects and D1),\n" +
+          "a waited and a streamed turn per round, so the load on the machine does not move it (bench/cpu.ts). ms per turn:",
+      );
+      console.log(
+        pad("turn", w[0]!) +
+          pad("floor call", w[1]!) +
+          pad("CF Agents", w[2]!) +
+          pad("Beaver", w[3]!) +
+          pad("Beaver/CF", w[4]!) +
+          (baseline ? "baseline" : ""),
+      );
+      for (const k of kinds) {
+        const c = cells.get(k.key)!.cpu;
+        const n = TURNS;
+        console.log(
+          pad(k.label, w[0]!) +
+            pad((c.floor / n).toFixed(1), w[1]!) +
+            pad((c.cf / (2 * n)).toFixed(1), w[2]!) +
+            pad((c.beaver / (2 * n)).toFixed(1), w[3]!) +
+            pad((c.beaver / c.cf).toFixed(2), w[4]!) +
+            (baseline ? `${(c.baseline / (2 * n)).toFixed(1)} (this/baseline ${(c.beaver / c.baseline).toFixed(2)})` : ""),
+        );
+      }
+    }
     if (baseline) {
       console.log(`\nThis tree beside the baseline tree (${baselineDir}), same rounds. p50 / p95 (and p50 now/baseline):`);
       console.log(
@@ -389,8 +471,23 @@ export async function run(): Promise<void> {
     console.log(`\nWebhook intake, ${IN_FLIGHT} in flight, ${WEBHOOKS} signed unique deliveries interleaved with as many pings:`);
     console.log(`GET /api/ping          p50 ${ms(percentile(pingMs, 50))}  p95 ${ms(percentile(pingMs, 95))}`);
     console.log(
-      `POST /webhooks/gitea   p50 ${ms(percentile(hookMs, 50))}  p95 ${ms(percentile(hookMs, 95))}  (×${(percentile(hookMs, 50) / percentile(pingMs, 50)).toFixed(1)} p50 vs ping)`,
+      `POST /webhooks/gitea   p50 ${ms(percentile(hookMs, 50))}  p95 ${ms(percentile(hookMs, 95))}  (×${(percentile(hookMs, 50) / percentile(pingMs, 50)).toFixed(2)} p50 vs ping)`,
     );
+    if (meters.beaver)
+      console.log(
+        `CPU (wrangler dev's processes) per ping ${(hookCpu.ping / WEBHOOKS).toFixed(1)} ms, per delivery ${(hookCpu.deliver / WEBHOOKS).toFixed(1)} ms`,
+      );
+    if (base) {
+      console.log(`baseline tree, same batches:`);
+      console.log(`GET /api/ping          p50 ${ms(percentile(basePingMs, 50))}  p95 ${ms(percentile(basePingMs, 95))}`);
+      console.log(
+        `POST /webhooks/gitea   p50 ${ms(percentile(baseHookMs, 50))}  p95 ${ms(percentile(baseHookMs, 95))}  (×${(percentile(baseHookMs, 50) / percentile(basePingMs, 50)).toFixed(2)} p50 vs ping)`,
+      );
+      if (meters.baseline)
+        console.log(
+          `CPU (wrangler dev's processes) per ping ${(hookCpu.basePing / WEBHOOKS).toFixed(1)} ms, per delivery ${(hookCpu.baseDeliver / WEBHOOKS).toFixed(1)} ms`,
+        );
+    }
   } finally {
     if (process.env.BENCH_DEBUG) console.log(dev.output(), peer.output());
     await Promise.all([dev.stop(), peer.stop(), baseDev?.stop()]);

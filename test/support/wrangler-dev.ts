@@ -17,6 +17,8 @@ export interface DevServer {
   persistTo: string;
   /** The DevTools inspector port wrangler proxies (CPU profiles: bench/profile.ts). */
   inspectorPort: number;
+  /** wrangler's process id, which is also the process group of workerd under it (CPU accounting: bench/cpu.ts). */
+  pid: number;
   stop(): Promise<void>;
   /** SIGKILL wrangler and workerd at once, as a crash would, leaving the state folder as it is. */
   kill(): Promise<void>;
@@ -115,6 +117,7 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     adminToken,
     persistTo: persist,
     inspectorPort,
+    pid: child.pid ?? -1,
     output: () => log,
     async stop() {
       killTree(child);
