@@ -426,7 +426,7 @@ export async function run(): Promise<void> {
           pad("CF Agents", w[2]!) +
           pad("Beaver", w[3]!) +
           pad("Beaver/CF", w[4]!) +
-          (baseline ? "baseline" : ""),
+          (meters.baseline ? "baseline" : ""),
       );
       for (const k of kinds) {
         const c = cells.get(k.key)!.cpu;
@@ -437,7 +437,8 @@ export async function run(): Promise<void> {
             pad((c.cf / (2 * n)).toFixed(1), w[2]!) +
             pad((c.beaver / (2 * n)).toFixed(1), w[3]!) +
             pad((c.beaver / c.cf).toFixed(2), w[4]!) +
-            (baseline ? `${(c.baseline / (2 * n)).toFixed(1)} (this/baseline ${(c.beaver / c.baseline).toFixed(2)})` : ""),
+            // A baseline tree older than bench/cpu.ts does not report wrangler's pid: no column then.
+            (meters.baseline ? `${(c.baseline / (2 * n)).toFixed(1)} (this/baseline ${(c.beaver / c.baseline).toFixed(2)})` : ""),
         );
       }
     }
