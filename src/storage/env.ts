@@ -47,6 +47,8 @@ export interface Env {
   BEAVER_LOCK_WAIT_MS?: string;
   /** Comma-separated origins browser apps may call from (edge/http/cors.ts, docs/cors.md); CORS is off when unset. */
   BEAVER_CORS_ORIGINS?: string;
+  /** `all` writes an access line for every request; otherwise only for error statuses and slow answers (edge/http/request-context.ts). */
+  BEAVER_ACCESS_LOG?: string;
 }
 
 /** The platform's Rate Limiting binding: `success: false` once the key has used its limit this period. */

@@ -1,6 +1,10 @@
 /** Request ids and structured logs: every answer carries `X-Request-Id`, and log lines carry the ids of the work. */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SELF } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { createApp } from "../../../src/edge/http/app.ts";
+import { SLOW_REQUEST_MS, wantsAccessLine } from "../../../src/edge/http/request-context.ts";
+import type { Env } from "../../../src/storage/env.ts";
 import { newWorkspace } from "../../support/api.ts";
 import { log, withLogContext } from "../../../src/kernel/log.ts";
 import { logUnexpected } from "../../../src/kernel/outcome.ts";
@@ -36,20 +40,53 @@ describe("request ids", () => {
     expect(notFound.headers.get("X-Request-Id")).toMatch(/^req_/);
   });
 
-  it("writes one JSON access line per request with the request id and the caller's workspace", async () => {
+  it("writes an access line for an error answer, with the request id and the caller's workspace, and none for a fast success", async () => {
     const ws = await newWorkspace();
-    let requestId: string | null = null;
     const lines = await captureLogs(async () => {
-      const res = await SELF.fetch("https://beaver.test/api/sessions", {
-        headers: { Authorization: `Bearer ${ws.read}`, "X-Request-Id": "obs-test-1" },
+      const ok = await SELF.fetch("https://beaver.test/api/sessions", {
+        headers: { Authorization: `Bearer ${ws.read}`, "X-Request-Id": "obs-test-ok" },
       });
-      requestId = res.headers.get("X-Request-Id");
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("X-Request-Id")).toBe("obs-test-ok");
+      const missing = await SELF.fetch("https://beaver.test/api/sessions/ses_nothing_here", {
+        headers: { Authorization: `Bearer ${ws.read}`, "X-Request-Id": "obs-test-404" },
+      });
+      expect(missing.status).toBe(404);
+    });
+    expect(lines.filter((l) => l.msg === "request" && l.request_id === "obs-test-ok")).toHaveLength(0);
+    const access = lines.filter((l) => l.msg === "request" && l.request_id === "obs-test-404");
+    expect(access).toHaveLength(1);
+    expect(access[0]).toMatchObject({
+      level: "info",
+      method: "GET",
+      path: "/api/sessions/ses_nothing_here",
+      status: 404,
+      workspace_id: ws.id,
+    });
+  });
+
+  it("writes one for every request with BEAVER_ACCESS_LOG=all", async () => {
+    const ws = await newWorkspace();
+    const vars: Env = { ...(env as unknown as Env), BEAVER_ACCESS_LOG: "all" };
+    const lines = await captureLogs(async () => {
+      const res = await createApp().request(
+        "https://beaver.test/api/sessions",
+        { headers: { Authorization: `Bearer ${ws.read}`, "X-Request-Id": "obs-test-all" } },
+        vars,
+      );
       expect(res.status).toBe(200);
     });
-    expect(requestId).toBe("obs-test-1");
-    const access = lines.filter((l) => l.msg === "request" && l.request_id === "obs-test-1");
+    const access = lines.filter((l) => l.msg === "request" && l.request_id === "obs-test-all");
     expect(access).toHaveLength(1);
     expect(access[0]).toMatchObject({ level: "info", method: "GET", path: "/api/sessions", status: 200, workspace_id: ws.id });
+  });
+
+  it("counts a slow answer as worth a line whatever its status", () => {
+    expect(wantsAccessLine(undefined, 200, SLOW_REQUEST_MS)).toBe(true);
+    expect(wantsAccessLine(undefined, 200, SLOW_REQUEST_MS - 1)).toBe(false);
+    expect(wantsAccessLine(undefined, 429, 0)).toBe(true);
+    expect(wantsAccessLine(" ALL ", 204, 0)).toBe(true);
+    expect(wantsAccessLine("errors", 204, 0)).toBe(false);
   });
 });
 
