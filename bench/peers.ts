@@ -470,24 +470,20 @@ export async function run(): Promise<void> {
       );
     }
     console.log(`\nWebhook intake, ${IN_FLIGHT} in flight, ${WEBHOOKS} signed unique deliveries interleaved with as many pings:`);
-    console.log(`GET /api/ping          p50 ${ms(percentile(pingMs, 50))}  p95 ${ms(percentile(pingMs, 95))}`);
-    console.log(
-      `POST /webhooks/gitea   p50 ${ms(percentile(hookMs, 50))}  p95 ${ms(percentile(hookMs, 95))}  (×${(percentile(hookMs, 50) / percentile(pingMs, 50)).toFixed(2)} p50 vs ping)`,
-    );
-    if (meters.beaver)
+    const intakeReport = (pings: number[], hooks: number[], cpu: { ping: number; deliver: number } | null) => {
+      console.log(`GET /api/ping          p50 ${ms(percentile(pings, 50))}  p95 ${ms(percentile(pings, 95))}`);
       console.log(
-        `CPU (wrangler dev's processes) per ping ${(hookCpu.ping / WEBHOOKS).toFixed(1)} ms, per delivery ${(hookCpu.deliver / WEBHOOKS).toFixed(1)} ms`,
+        `POST /webhooks/gitea   p50 ${ms(percentile(hooks, 50))}  p95 ${ms(percentile(hooks, 95))}  (×${(percentile(hooks, 50) / percentile(pings, 50)).toFixed(2)} p50 vs ping)`,
       );
+      if (cpu)
+        console.log(
+          `CPU (wrangler dev's processes) per ping ${(cpu.ping / WEBHOOKS).toFixed(1)} ms, per delivery ${(cpu.deliver / WEBHOOKS).toFixed(1)} ms`,
+        );
+    };
+    intakeReport(pingMs, hookMs, meters.beaver ? hookCpu : null);
     if (base) {
       console.log(`baseline tree, same batches:`);
-      console.log(`GET /api/ping          p50 ${ms(percentile(basePingMs, 50))}  p95 ${ms(percentile(basePingMs, 95))}`);
-      console.log(
-        `POST /webhooks/gitea   p50 ${ms(percentile(baseHookMs, 50))}  p95 ${ms(percentile(baseHookMs, 95))}  (×${(percentile(baseHookMs, 50) / percentile(basePingMs, 50)).toFixed(2)} p50 vs ping)`,
-      );
-      if (meters.baseline)
-        console.log(
-          `CPU (wrangler dev's processes) per ping ${(hookCpu.basePing / WEBHOOKS).toFixed(1)} ms, per delivery ${(hookCpu.baseDeliver / WEBHOOKS).toFixed(1)} ms`,
-        );
+      intakeReport(basePingMs, baseHookMs, meters.baseline ? { ping: hookCpu.basePing, deliver: hookCpu.baseDeliver } : null);
     }
   } finally {
     if (process.env.BENCH_DEBUG) console.log(dev.output(), peer.output());
