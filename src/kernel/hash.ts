@@ -14,10 +14,31 @@ export async function sha256Hex(data: string | Uint8Array | ArrayBuffer): Promis
 }
 
 export async function hmacSha256Hex(key: string | Uint8Array, data: string | Uint8Array): Promise<string> {
-  const raw = typeof key === "string" ? encoder.encode(key) : key;
-  const cryptoKey = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const cryptoKey = typeof key === "string" ? await hmacKeyOf(key) : await importHmacKey(key);
   const input = typeof data === "string" ? encoder.encode(data) : data;
   return toHex(await crypto.subtle.sign("HMAC", cryptoKey, input));
+}
+
+function importHmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+/**
+ * Imported HMAC keys by their secret, per isolate: every webhook delivery checks its signature with
+ * its workspace's secret, and the import is a third of the check's CPU (docs/performance.md, "Webhook
+ * intake"). Non-extractable keys; the secrets themselves are already held by the secret cache. Only
+ * settled imports are kept, at most 64 (oldest out first).
+ */
+const hmacKeys = new Map<string, CryptoKey>();
+const MAX_HMAC_KEYS = 64;
+
+async function hmacKeyOf(secret: string): Promise<CryptoKey> {
+  const known = hmacKeys.get(secret);
+  if (known) return known;
+  const imported = await importHmacKey(encoder.encode(secret));
+  if (hmacKeys.size >= MAX_HMAC_KEYS) hmacKeys.delete(hmacKeys.keys().next().value!);
+  hmacKeys.set(secret, imported);
+  return imported;
 }
 
 /** Compare two strings without leaking where they differ (length still leaks, as it must). */

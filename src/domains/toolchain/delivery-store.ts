@@ -3,7 +3,7 @@
  * listed by `GET /api/toolchain/deliveries`. Each new delivery also guards its signed body against
  * replay under another delivery id (docs/toolchain.md, "Webhook intake").
  */
-import { and, desc, eq, gt, isNotNull, lte, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNotNull, lte, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
 import { makeDb, type Db } from "../../storage/db/client.ts";
 import { webhookDeliveries } from "../../storage/db/schema.ts";
@@ -60,7 +60,8 @@ export function deliveryView(d: Delivery) {
  * are unique per workspace (the unique indexes of schema/toolchain.ts).
  */
 export async function findPrior(env: Env, workspaceId: string, deliveryId: string, bodySha256: string, since: number): Promise<Prior> {
-  return priorOf(await priorQuery(makeDb(env.DB), workspaceId, deliveryId, bodySha256, since).all(), deliveryId, bodySha256, since);
+  const { results } = await priorStatement(env, workspaceId, deliveryId, bodySha256, since).all<DeliveryRow>();
+  return priorOf(results, deliveryId, bodySha256, since);
 }
 
 export interface Prior {
@@ -69,33 +70,25 @@ export interface Prior {
 }
 
 /** `findPrior`'s query as a builder, for a caller that batches it with other reads (webhook intake). */
-export function priorQuery(db: Db, workspaceId: string, deliveryId: string, bodySha256: string, since: number) {
-  return db
-    .select()
-    .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.workspaceId, workspaceId),
-        or(
-          eq(webhookDeliveries.deliveryId, deliveryId),
-          and(
-            eq(webhookDeliveries.bodySha256, bodySha256),
-            isNotNull(webhookDeliveries.bodyGuard),
-            gt(webhookDeliveries.receivedAt, since),
-          ),
-        ),
-      ),
-    )
-    .limit(2);
+export function priorStatement(env: Env, workspaceId: string, deliveryId: string, bodySha256: string, since: number): D1PreparedStatement {
+  // A prepared statement, not the query builder: every delivery runs it (docs/performance.md, "Webhook intake").
+  return env.DB.prepare(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+      WHERE workspace_id = ?1
+        AND (delivery_id = ?2 OR (body_sha256 = ?3 AND body_guard IS NOT NULL AND received_at > ?4))
+      LIMIT 2`,
+  ).bind(workspaceId, deliveryId, bodySha256, since);
 }
 
-/** What `priorQuery`'s rows say: the delivery with this id, and the one guarding this body. */
-export function priorOf(
-  rows: readonly (typeof webhookDeliveries.$inferSelect)[],
-  deliveryId: string,
-  bodySha256: string,
-  since: number,
-): Prior {
+/** The columns of `webhook_deliveries` under the names of the drizzle row (schema/toolchain.ts), for raw reads. */
+const DELIVERY_COLUMNS = `workspace_id AS workspaceId, delivery_id AS deliveryId, event_type AS eventType, action, repo, outcome,
+  reason, task_ids AS taskIds, status_code AS statusCode, body_sha256 AS bodySha256, body_guard AS bodyGuard,
+  received_at AS receivedAt`;
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/** What `priorStatement`'s rows say: the delivery with this id, and the one guarding this body. */
+export function priorOf(rows: readonly DeliveryRow[], deliveryId: string, bodySha256: string, since: number): Prior {
   const first = rows.find((r) => r.deliveryId === deliveryId);
   const replayed = rows.find((r) => r.bodySha256 === bodySha256 && r.bodyGuard !== null && r.receivedAt > since);
   return { first: first ? fromRow(first) : null, replayed: replayed ? fromRow(replayed) : null };

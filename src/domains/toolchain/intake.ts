@@ -8,7 +8,7 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
-import { configAndRevisionOf, configAndRevisionQueries } from "../../storage/config/store.ts";
+import { configAndRevisionOf, configAndRevisionStatement, type ConfigAndRevisionRow } from "../../storage/config/store.ts";
 import { resolveSecretAt } from "../../storage/secrets/store.ts";
 import { sha256Hex } from "../../kernel/hash.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
@@ -25,7 +25,8 @@ import {
   deliveryView,
   findPrior,
   priorOf,
-  priorQuery,
+  priorStatement,
+  type DeliveryRow,
   type Delivery,
 } from "./delivery-store.ts";
 import { pullUpsertQueries } from "./pr-index.ts";
@@ -211,12 +212,12 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
   const bodySha256 = await sha256Hex(req.body);
   const since = now - REPLAY_WINDOW_MS;
-  const db = makeDb(env.DB);
-  const [configRows, revisionRows, priorRows] = await db.batch([
-    ...configAndRevisionQueries(db, req.workspaceId),
-    priorQuery(db, req.workspaceId, deliveryId, bodySha256, since),
+  const [configRead, priorRead] = await env.DB.batch([
+    configAndRevisionStatement(env, req.workspaceId),
+    priorStatement(env, req.workspaceId, deliveryId, bodySha256, since),
   ]);
-  const { config, revision } = configAndRevisionOf(configRows, revisionRows);
+  const { config, revision } = configAndRevisionOf(configRead?.results[0] as ConfigAndRevisionRow | undefined);
+  const priorRows = (priorRead?.results ?? []) as DeliveryRow[];
   const toolchain = toolchainConfigOf(config);
   if (!toolchain.webhook_secret) return UNAUTHORIZED;
   const secret = await resolveSecretAt(env, req.workspaceId, toolchain.webhook_secret, revision);

@@ -1,8 +1,8 @@
 /** Load and save a workspace's configuration row; a workspace without one gets the defaults. */
 import { eq } from "drizzle-orm";
 import type { Env } from "../env.ts";
-import { makeDb, type Db } from "../db/client.ts";
-import { workspaceConfigs, workspaceRevisions } from "../db/schema.ts";
+import { makeDb } from "../db/client.ts";
+import { workspaceConfigs } from "../db/schema.ts";
 import { DEFAULT_CONFIG, readStoredConfig, type WorkspaceConfig } from "./schema.ts";
 import { deepFreeze } from "../../kernel/memo.ts";
 
@@ -24,32 +24,28 @@ export interface ConfigAndRevision {
  * "Run-open reads"). A prepared statement, not the query builder: it runs once per run.
  */
 export async function loadConfigAndRevision(env: Env, workspaceId: string): Promise<ConfigAndRevision> {
-  const row = await env.DB.prepare(
-    `SELECT (SELECT config FROM workspace_configs WHERE workspace_id = ?1) AS config,
-            (SELECT revision FROM workspace_revisions WHERE workspace_id = ?1) AS revision`,
-  )
-    .bind(workspaceId)
-    .first<{ config: string | null; revision: string | null }>();
-  return { config: row?.config ? parsedConfig(row.config) : DEFAULT_CONFIG, revision: row?.revision ?? "" };
+  return configAndRevisionOf(await configAndRevisionStatement(env, workspaceId).first<ConfigAndRevisionRow>());
+}
+
+/** The row of `configAndRevisionStatement`: both columns null for a workspace without either. */
+export interface ConfigAndRevisionRow {
+  config: string | null;
+  revision: string | null;
 }
 
 /**
- * The two reads of `loadConfigAndRevision` as query builders, for a caller that sends them in one D1
- * batch with reads of its own (webhook intake); `configAndRevisionOf` turns their rows into the answer.
+ * The one query of `loadConfigAndRevision`, for a caller that sends it in one D1 batch with reads of
+ * its own (webhook intake); `configAndRevisionOf` turns its row into the answer.
  */
-export function configAndRevisionQueries(db: Db, workspaceId: string) {
-  return [
-    db.select({ config: workspaceConfigs.config }).from(workspaceConfigs).where(eq(workspaceConfigs.workspaceId, workspaceId)),
-    db.select({ revision: workspaceRevisions.revision }).from(workspaceRevisions).where(eq(workspaceRevisions.workspaceId, workspaceId)),
-  ] as const;
+export function configAndRevisionStatement(env: Env, workspaceId: string): D1PreparedStatement {
+  return env.DB.prepare(
+    `SELECT (SELECT config FROM workspace_configs WHERE workspace_id = ?1) AS config,
+            (SELECT revision FROM workspace_revisions WHERE workspace_id = ?1) AS revision`,
+  ).bind(workspaceId);
 }
 
-export function configAndRevisionOf(
-  configRows: readonly { config: string }[],
-  revisionRows: readonly { revision: string }[],
-): ConfigAndRevision {
-  const text = configRows[0]?.config;
-  return { config: text ? parsedConfig(text) : DEFAULT_CONFIG, revision: revisionRows[0]?.revision ?? "" };
+export function configAndRevisionOf(row: ConfigAndRevisionRow | null | undefined): ConfigAndRevision {
+  return { config: row?.config ? parsedConfig(row.config) : DEFAULT_CONFIG, revision: row?.revision ?? "" };
 }
 
 /**
