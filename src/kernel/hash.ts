@@ -1,4 +1,5 @@
 /** SHA-256 and HMAC helpers over WebCrypto, plus a constant-time string comparison. */
+import { setBounded } from "./memo.ts";
 const encoder = new TextEncoder();
 
 export function toHex(bytes: ArrayBuffer | Uint8Array): string {
@@ -25,8 +26,8 @@ function importHmacKey(raw: Uint8Array): Promise<CryptoKey> {
 
 /**
  * Imported HMAC keys by their secret, per isolate: every webhook delivery checks its signature with
- * its workspace's secret, and the import is a third of the check's CPU (docs/performance.md, "Webhook
- * intake"). Non-extractable keys; the secrets themselves are already held by the secret cache. Only
+ * its workspace's secret, and in the webhook profile the import was most of the HMAC's CPU
+ * (docs/performance.md, "Webhook reads as prepared statements, HMAC keys kept"). Non-extractable keys; the secrets themselves are already held by the secret cache. Only
  * settled imports are kept, at most 64 (oldest out first).
  */
 const hmacKeys = new Map<string, CryptoKey>();
@@ -36,8 +37,7 @@ async function hmacKeyOf(secret: string): Promise<CryptoKey> {
   const known = hmacKeys.get(secret);
   if (known) return known;
   const imported = await importHmacKey(encoder.encode(secret));
-  if (hmacKeys.size >= MAX_HMAC_KEYS) hmacKeys.delete(hmacKeys.keys().next().value!);
-  hmacKeys.set(secret, imported);
+  setBounded(hmacKeys, secret, imported, MAX_HMAC_KEYS);
   return imported;
 }
 

@@ -26,3 +26,14 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * Puts `key` last in `map` (the newest) and drops the oldest entries beyond `max`: the bound every
+ * per-isolate cache of the Worker keeps (configs, models, formatters, HMAC keys, tokens, indexes…), so
+ * an isolate that sees many workspaces does not grow without end.
+ */
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value!);
+}

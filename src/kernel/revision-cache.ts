@@ -5,6 +5,7 @@
  * is never older than the revision it is kept under. Only settled values are kept (a read in flight
  * belongs to the request that started it); failures are not kept. Bounded: the oldest key goes first.
  */
+import { setBounded } from "./memo.ts";
 export class RevisionCache<T> {
   readonly #entries = new Map<string, { revision: string; value: T }>();
   readonly #max: number;
@@ -19,9 +20,7 @@ export class RevisionCache<T> {
     if (revision !== null && hit?.revision === revision) return hit.value;
     const value = await load();
     if (revision === null) return value;
-    this.#entries.delete(key);
-    if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(key, { revision, value });
+    setBounded(this.#entries, key, { revision, value }, this.#max);
     return value;
   }
 }

@@ -4,6 +4,7 @@
  * far more than using one, and every run's system prompt needs one (docs/performance.md, "CPU per
  * turn"), so formatters are kept per isolate, bounded.
  */
+import { setBounded } from "./memo.ts";
 const MAX_ZONES = 64;
 const formatters = new Map<string, Intl.DateTimeFormat | null>();
 
@@ -28,8 +29,7 @@ export function wallClockFormatter(tz: string): Intl.DateTimeFormat | null {
   } catch {
     formatter = null;
   }
-  if (formatters.size >= MAX_ZONES) formatters.delete(formatters.keys().next().value!);
-  formatters.set(tz, formatter);
+  setBounded(formatters, tz, formatter, MAX_ZONES);
   return formatter;
 }
 

@@ -2,7 +2,7 @@
 // docs/performance.md "Config sections"): the same object gives the same parsed section, another
 // object (another stored text) its own, and nobody can change what the others read.
 import { describe, expect, it } from "vitest";
-import { deepFreeze, memoByObject } from "../../src/kernel/memo.ts";
+import { deepFreeze, memoByObject, setBounded } from "../../src/kernel/memo.ts";
 import { DEFAULT_CONFIG, type WorkspaceConfig } from "../../src/storage/config/schema.ts";
 import { toolchainConfigOf } from "../../src/domains/toolchain/config.ts";
 import { mcpConfigOf } from "../../src/domains/mcp/config.ts";
@@ -30,6 +30,20 @@ describe("memoByObject", () => {
     none(key);
     none(key);
     expect(calls).toBe(1);
+  });
+});
+
+describe("setBounded", () => {
+  it("keeps at most `max` entries, dropping the least recently set, and moves a re-set key to the newest", () => {
+    const m = new Map<string, number>();
+    setBounded(m, "a", 1, 2);
+    setBounded(m, "b", 2, 2);
+    setBounded(m, "a", 3, 2); // a is now the newest
+    setBounded(m, "c", 4, 2); // b goes
+    expect([...m]).toEqual([
+      ["a", 3],
+      ["c", 4],
+    ]);
   });
 });
 

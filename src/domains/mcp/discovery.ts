@@ -10,6 +10,7 @@
 import type { Env } from "../../storage/env.ts";
 import type { McpServerConfig } from "./config.ts";
 import { withMcpClient, McpFailure, type McpFailureCode } from "./connection.ts";
+import { setBounded } from "../../kernel/memo.ts";
 
 export const DISCOVERY_TTL_MS = 5 * 60_000;
 export const FAILURE_TTL_MS = 30_000;
@@ -102,9 +103,7 @@ export async function discoverTools(opts: {
 }
 
 function remember(key: string, entry: Entry): void {
-  cache.delete(key);
-  cache.set(key, entry);
-  while (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+  setBounded(cache, key, entry, MAX_ENTRIES);
 }
 
 function toolInfo(tool: {

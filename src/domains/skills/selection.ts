@@ -8,6 +8,7 @@
  */
 import MiniSearch from "minisearch";
 import type { SkillCandidate, SkillScores } from "../../runtime/skills.ts";
+import { setBounded } from "../../kernel/memo.ts";
 
 export interface CatalogSkill {
   name: string;
@@ -86,15 +87,8 @@ const INDEX_CACHE_SIZE = 16;
 /** The index of a catalog, reused within the isolate while the catalog (names and content hashes) is unchanged. */
 export function cachedIndex(catalog: readonly CatalogSkill[]): SkillIndex {
   const key = catalogKey(catalog);
-  let index = indexCache.get(key);
-  if (index) {
-    indexCache.delete(key);
-    indexCache.set(key, index); // most recently used last
-    return index;
-  }
-  index = buildIndex(catalog);
-  indexCache.set(key, index);
-  if (indexCache.size > INDEX_CACHE_SIZE) indexCache.delete(indexCache.keys().next().value!);
+  const index = indexCache.get(key) ?? buildIndex(catalog);
+  setBounded(indexCache, key, index, INDEX_CACHE_SIZE); // most recently used last
   return index;
 }
 

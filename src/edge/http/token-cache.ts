@@ -8,6 +8,7 @@
  * once; every other isolate stops accepting it within TOKEN_CACHE_TTL_MS of the revocation.
  */
 import type { Principal } from "./context.ts";
+import { setBounded } from "../../kernel/memo.ts";
 
 /** How long an isolate may keep accepting a token after it was revoked elsewhere. */
 export const TOKEN_CACHE_TTL_MS = 5_000;
@@ -28,9 +29,7 @@ export function cachedPrincipal(hash: string, now: number = Date.now()): Princip
 }
 
 export function rememberPrincipal(hash: string, principal: Principal, now: number = Date.now()): void {
-  entries.delete(hash);
-  entries.set(hash, { principal, until: now + TOKEN_CACHE_TTL_MS });
-  if (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+  setBounded(entries, hash, { principal, until: now + TOKEN_CACHE_TTL_MS }, MAX_ENTRIES);
 }
 
 /** Drops every cached lookup of the token with this id (it was revoked on this isolate). */

@@ -14,6 +14,7 @@ import type { ModelEntry, ProviderKind, WorkspaceConfig } from "../../storage/co
 import { resolveSecret } from "../../storage/secrets/store.ts";
 import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
+import { setBounded } from "../../kernel/memo.ts";
 
 export interface ModelHandle {
   role: "main" | "fallback" | "auxiliary";
@@ -152,8 +153,7 @@ export const providerModel: ModelFactory = (entry, deps) => {
   const cached = models.get(key);
   if (cached) return cached;
   const model = buildProviderModel(entry, deps);
-  if (models.size >= MODEL_CACHE_SIZE) models.delete(models.keys().next().value!);
-  models.set(key, model);
+  setBounded(models, key, model, MODEL_CACHE_SIZE);
   return model;
 };
 

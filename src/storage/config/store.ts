@@ -4,7 +4,7 @@ import type { Env } from "../env.ts";
 import { makeDb } from "../db/client.ts";
 import { workspaceConfigs } from "../db/schema.ts";
 import { DEFAULT_CONFIG, readStoredConfig, type WorkspaceConfig } from "./schema.ts";
-import { deepFreeze } from "../../kernel/memo.ts";
+import { deepFreeze, setBounded } from "../../kernel/memo.ts";
 
 export async function loadConfig(env: Env, workspaceId: string): Promise<WorkspaceConfig> {
   const row = await makeDb(env.DB).select().from(workspaceConfigs).where(eq(workspaceConfigs.workspaceId, workspaceId)).get();
@@ -63,8 +63,7 @@ function parsedConfig(text: string): WorkspaceConfig {
     // Frozen: the object is shared by every request of the isolate, and what is derived from it is
     // memoised per object (kernel/memo.ts), so a change would leak into both.
     config = deepFreeze(readStoredConfig(JSON.parse(text)));
-    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
-    parsed.set(text, config);
+    setBounded(parsed, text, config, MAX_PARSED);
   }
   return config;
 }
