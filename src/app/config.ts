@@ -9,7 +9,7 @@ import { learningConfigSection } from "../domains/learning/config.ts";
 import { mcpConfigSection } from "../domains/mcp/config.ts";
 import { evaluationConfigSection } from "../domains/learning/evaluation/config.ts";
 
-import { TOOL_POLICY_KEY, ToolPolicySchema } from "../runtime/tools/policy.ts";
+import { TOOL_POLICY_KEY, ToolPolicySchema } from "../runtime/index.ts";
 
 /** `tool_policy`: the runtime's per-workspace tool rules (docs/approvals.md), read by the policy extension. */
 const toolPolicySection: ConfigSection = { key: TOOL_POLICY_KEY, schema: ToolPolicySchema };

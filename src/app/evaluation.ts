@@ -5,8 +5,7 @@
  * only when the workspace turned it on and every gate passes.
  */
 import type { EvaluationObjectOptions } from "../domains/learning/evaluation/evaluation-do.ts";
-import { providerModel } from "../runtime/agent/providers.ts";
-import type { ModelFactory } from "../runtime/agent/providers.ts";
+import { providerModel, type ModelFactory } from "../runtime/index.ts";
 import { onEvaluationFinished } from "../domains/governance/learning-drafts.ts";
 
 export function evaluationOptions(modelFactory: ModelFactory = providerModel): EvaluationObjectOptions {

@@ -3,23 +3,27 @@
  * factory it builds models with, and the skill provider that chooses each run's skills. The runtime
  * sees only `RuntimeServices` (docs/layering.md).
  */
-import { DEFAULT_TOOLSET, type RuntimeServices, type ToolsetFactory } from "../runtime/services.ts";
-import type { ToolSpec } from "../runtime/tools/spec.ts";
-import { providerModel } from "../runtime/agent/providers.ts";
-import { builtinTools } from "../runtime/tools/builtins/index.ts";
+import {
+  builtinTools,
+  DEFAULT_TOOLSET,
+  providerModel,
+  sessionSearchTool,
+  toolPolicyExtension,
+  type Extension,
+  type RuntimeServices,
+  type ToolsetFactory,
+  type ToolSpec,
+} from "../runtime/index.ts";
 import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
 import { skillViewTool } from "../domains/skills/skill-view.ts";
-import { sessionSearchTool } from "../runtime/tools/session-search.ts";
 import { memoryTool } from "../domains/memory/tool.ts";
 import { memoryProvider } from "../domains/memory/provider.ts";
 import { scheduleTool } from "../domains/schedules/tool.ts";
 import { webFetchTool } from "../domains/web/fetch-tool.ts";
 import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 import { mcpToolSource } from "../domains/mcp/source.ts";
-import type { Extension } from "../runtime/extensions.ts";
-import { toolPolicyExtension } from "../runtime/tools/policy.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can

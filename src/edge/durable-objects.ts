@@ -3,7 +3,7 @@
  * the runtime's or a domain's object, built with what the composition root registered.
  */
 import type { Env } from "../storage/env.ts";
-import { SessionObject } from "../runtime/session/session-object.ts";
+import { SessionObject } from "../runtime/index.ts";
 import { runtimeServices } from "../app/runtime.ts";
 import { EvaluationObject } from "../domains/learning/evaluation/evaluation-do.ts";
 import { evaluationOptions } from "../app/evaluation.ts";

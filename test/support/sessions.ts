@@ -12,7 +12,7 @@ import { setTestModelFactory, testServices } from "./test-services.ts";
 import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
 import { defineTool, ok, type ToolSpec } from "../../src/runtime/tools/spec.ts";
 import type { PersistentEvent, StreamFrame } from "../../src/runtime/session/events.ts";
-import { sessionStub, rpc } from "../../src/runtime/session/service.ts";
+import { SessionClient, sessionStub } from "../../src/runtime/session/client.ts";
 import type { SessionObject as SessionDO } from "../../src/runtime/session/session-object.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "./api.ts";
 import { randomToken } from "../../src/kernel/ids.ts";
@@ -218,9 +218,7 @@ export const stub = (sessionId: string): DurableObjectStub<SessionDO> => session
 
 /** Every event in the DO's own log (hidden included), in seq order. */
 export async function doEvents(sessionId: string, workspaceId: string): Promise<PersistentEvent[]> {
-  const out = await rpc("events", stub(sessionId).events(workspaceId, 0, 100_000, true));
-  if (!out.ok) throw new Error(out.error.message);
-  return out.value;
+  return SessionClient.of(env, sessionId).events(workspaceId, 0, 100_000, true);
 }
 
 export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 5_000, what = "condition"): Promise<void> {

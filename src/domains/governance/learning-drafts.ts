@@ -14,7 +14,7 @@ import { AppError, notFound } from "../../kernel/errors.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import type { TreeFile } from "../../kernel/content-tree/hashing.ts";
 import { describeProblems } from "../../kernel/content-tree/problems.ts";
-import { providerModel, resolveModels, type ModelFactory } from "../../runtime/agent/providers.ts";
+import { providerModel, resolveModels, type ModelFactory } from "../../runtime/index.ts";
 import { getCandidate, getDraft, listCandidates, type DraftRow } from "../skills/candidate-store.ts";
 import { getSkill, getVersion } from "../skills/store.ts";
 import { prepareSkill } from "../skills/prepare.ts";

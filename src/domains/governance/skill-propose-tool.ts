@@ -6,7 +6,7 @@
  * is never published by the tool. Registered in the default tool set (src/app/runtime.ts).
  */
 import { z } from "zod";
-import { defineTool, fail, ok } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok } from "../../runtime/index.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { SKILL_NAME_RE } from "../skills/frontmatter.ts";

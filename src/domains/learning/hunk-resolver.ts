@@ -8,7 +8,7 @@
  */
 import { generateText, Output } from "ai";
 import { z } from "zod";
-import { redactSecrets, type ModelHandle } from "../../runtime/agent/providers.ts";
+import { redactSecrets, type ModelHandle } from "../../runtime/index.ts";
 import type { ConflictHunk } from "./text-merge.ts";
 
 export const MERGE_DECISIONS = ["keep_local", "take_upstream", "combine"] as const;

@@ -7,7 +7,7 @@ import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { listAgents } from "../tasks/agent-store.ts";
 import { awaitRun, isRunOver, sessionIdOf, startAgentRun } from "../tasks/agent-run.ts";
-import type { RunResult } from "../../runtime/session/contract.ts";
+import type { RunResult } from "../../runtime/index.ts";
 import { mailHandler } from "./handler.ts";
 import { pendingMail, repliesFrom, transitionMail, workingMail, workspacesWithOpenMail, type MailTask } from "./store.ts";
 import type { TaskType } from "../tasks/task-type.ts";

@@ -1,6 +1,6 @@
 /** `mail_reply`: the recipient of a mail answers it (the proof a `request` needs). */
 import { z } from "zod";
-import { defineTool, fail, ok, type ToolSpec } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok, type ToolSpec } from "../../runtime/index.ts";
 import { loadMail, sendMail } from "./store.ts";
 
 export const mailReplyTool = defineTool({

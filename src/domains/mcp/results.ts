@@ -5,7 +5,7 @@
  * resource links as their URI and name; `structuredContent` is added as JSON when no text block
  * carries it. `isError` makes an error result the model can read. Pure.
  */
-import { fail, type ToolResult } from "../../runtime/tools/spec.ts";
+import { fail, type ToolResult } from "../../runtime/index.ts";
 
 /** Characters of a tool result the model gets; longer results are cut with a note. */
 export const MAX_RESULT_CHARS = 100_000;

@@ -4,7 +4,7 @@
  * discovery cache or listed now, join the run's tool set and take part in tool assembly like any
  * other tool. A server that cannot be listed contributes no tools; the run goes on.
  */
-import type { ToolSource } from "../../runtime/services.ts";
+import type { ToolSource } from "../../runtime/index.ts";
 import { log } from "../../kernel/log.ts";
 import { mcpConfigOf } from "./config.ts";
 import { discoverTools } from "./discovery.ts";

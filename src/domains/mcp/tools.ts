@@ -5,7 +5,7 @@
  * eviction may call it again), and executed over a fresh connection whose failures and timeouts
  * come back as tool errors the model can read — never as a failed run.
  */
-import { fail, type ToolResult, type ToolSpec } from "../../runtime/tools/spec.ts";
+import { fail, type ToolResult, type ToolSpec } from "../../runtime/index.ts";
 import type { Env } from "../../storage/env.ts";
 import type { McpServerConfig } from "./config.ts";
 import { McpFailure, withMcpClient } from "./connection.ts";

@@ -4,7 +4,7 @@
  * workspace's), and for an agent's run the workspace's as well, marked shared — as the `memory`
  * section the run's system prompt freezes (docs/memory.md, "Frozen snapshot").
  */
-import type { MemoryProvider, MemorySnapshotRequest } from "../../runtime/memory.ts";
+import type { MemoryProvider, MemorySnapshotRequest } from "../../runtime/index.ts";
 import type { Env } from "../../storage/env.ts";
 import { MEMORY_STORES, STORE_PURPOSE, renderStore, runScope, type MemoryScope, type StoreView } from "./memory.ts";
 import { viewStores } from "./store.ts";

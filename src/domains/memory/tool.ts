@@ -7,7 +7,7 @@
  * model can act on. Registered for every tool set at the composition root.
  */
 import { z } from "zod";
-import { defineTool, fail, ok } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok } from "../../runtime/index.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { EntryTextSchema, MemoryStoreSchema, STORE_PURPOSE, entryLine, runScope, type MemoryActor } from "./memory.ts";
 import { addEntry, removeEntry, replaceEntry, type WriteResult } from "./store.ts";

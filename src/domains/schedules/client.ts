@@ -6,7 +6,7 @@
 import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { unwrap, type Outcome } from "../../kernel/outcome.ts";
-import { assertMessageSize, getSession } from "../../runtime/session/service.ts";
+import { SessionClient, assertMessageSize } from "../../runtime/index.ts";
 import { limitsOf } from "../../storage/limits.ts";
 import type { ScheduleObject } from "./schedule-do.ts";
 import { newSchedule, type ScheduleInput, type ScheduleView } from "./spec.ts";
@@ -20,14 +20,14 @@ export function scheduleStub(env: Env, workspaceId: string): DurableObjectStub<S
   return ns.get(ns.idFromName(workspaceId));
 }
 
-// workers-types maps RPC results through `Serializable`; the views are plain JSON (see runtime/session/service.ts `rpc`).
+// workers-types maps RPC results through `Serializable`; the views are plain JSON (see `SessionResult` in src/runtime/session/client.ts).
 type Wire<T> = Promise<Outcome<T>>;
 const view = async (p: Promise<unknown>): Promise<ScheduleView> => unwrap(await (p as Wire<ScheduleView>));
 
 export async function createSchedule(env: Env, workspaceId: string, input: ScheduleInput, createdBy: string): Promise<ScheduleView> {
   assertMessageSize(input.message, limitsOf(env).message_bytes, "message");
   const spec = newSchedule(input, createdBy);
-  if (spec.session_id !== null) await getSession(env, workspaceId, spec.session_id);
+  if (spec.session_id !== null) await SessionClient.of(env, spec.session_id).view(workspaceId);
   return view(scheduleStub(env, workspaceId).create(workspaceId, spec));
 }
 

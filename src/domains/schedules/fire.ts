@@ -8,7 +8,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
-import { createSession, getSession, submitRun, type SubmitOutcome } from "../../runtime/session/service.ts";
+import { SessionClient, type SubmitOutcome } from "../../runtime/index.ts";
 import { enforceQuota } from "../../storage/quotas.ts";
 
 export interface DueSlot {
@@ -31,10 +31,10 @@ export const slotSessionId = (scheduleId: string, slot: number): string => `${sc
 
 /** Sends the slot; returns the session and run. Throws AppError (not_found, session_closed, quota…) or transport errors. */
 export async function fireSlot(env: Env, due: DueSlot): Promise<SubmitOutcome & { session_id: string }> {
-  let sessionId = due.sessionId;
-  if (sessionId === null) {
-    sessionId = slotSessionId(due.scheduleId, due.slot);
-    const exists = await getSession(env, due.workspaceId, sessionId).then(
+  const sessionId = due.sessionId ?? slotSessionId(due.scheduleId, due.slot);
+  const session = SessionClient.of(env, sessionId);
+  if (due.sessionId === null) {
+    const exists = await session.view(due.workspaceId).then(
       () => true,
       (e: unknown) => {
         if (e instanceof AppError && e.code === "not_found") return false;
@@ -43,7 +43,7 @@ export async function fireSlot(env: Env, due: DueSlot): Promise<SubmitOutcome & 
     );
     if (!exists) {
       await enforceQuota(env, due.workspaceId, "sessions");
-      await createSession(env, {
+      await SessionClient.create(env, {
         workspaceId: due.workspaceId,
         id: sessionId,
         title: `Schedule ${due.scheduleId} at ${new Date(due.slot).toISOString()}`,
@@ -51,7 +51,7 @@ export async function fireSlot(env: Env, due: DueSlot): Promise<SubmitOutcome & 
       });
     }
   }
-  const out = await submitRun(env, sessionId, {
+  const out = await session.submit({
     workspace_id: due.workspaceId,
     content: due.message,
     client_id: scheduleClientId(due.scheduleId),

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { Cron } from "croner";
 import { AppError } from "../../kernel/errors.ts";
 import { isTimeZone } from "../../kernel/time-zone.ts";
-import { SESSION_ID_PATTERN } from "../../runtime/session/service.ts";
+import { SESSION_ID_PATTERN } from "../../runtime/index.ts";
 
 /** Longest cron expression accepted (croner's own patterns are far shorter). */
 const MAX_CRON_CHARS = 100;

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { AppError } from "../../kernel/errors.ts";
 import { loadConfig } from "../../storage/config/store.ts";
-import { defineTool, fail, ok, type ToolSpec } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok, type ToolSpec } from "../../runtime/index.ts";
 import { createSchedule, deleteSchedule, listSchedules } from "./client.ts";
 import type { ScheduleView } from "./spec.ts";
 

@@ -14,15 +14,15 @@ import { RevisionCache } from "../../kernel/revision-cache.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { readBlob, requireManifest } from "../../storage/blob/store.ts";
 import { versionLabel } from "../../kernel/content-tree/hashing.ts";
-import type { ModelHandle } from "../../runtime/agent/providers.ts";
 import type {
   ActivatedSkill,
   ActivationReason,
+  ModelHandle,
   SkillActivation,
   SkillOverride,
   SkillProvider,
   SkillSelectRequest,
-} from "../../runtime/skills.ts";
+} from "../../runtime/index.ts";
 import { builtinSkills } from "./builtin.ts";
 import { listActiveCurrent } from "./store.ts";
 import { allowedToolsOf, parseSkillMd } from "./frontmatter.ts";

@@ -7,7 +7,7 @@
  * times this module on generated catalogs.
  */
 import MiniSearch from "minisearch";
-import type { SkillCandidate, SkillScores } from "../../runtime/skills.ts";
+import type { SkillCandidate, SkillScores } from "../../runtime/index.ts";
 import { setBounded } from "../../kernel/memo.ts";
 
 export interface CatalogSkill {

@@ -6,7 +6,7 @@
  * exists. Registered for every tool set at the composition root (docs/skills-and-plugins.md, "Skills in a run").
  */
 import { z } from "zod";
-import { defineTool, fail, ok } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok } from "../../runtime/index.ts";
 import { readBlob, requireManifest } from "../../storage/blob/store.ts";
 import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";
 import { builtinSkills } from "./builtin.ts";

@@ -5,8 +5,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry } from "../../storage/config/schema.ts";
-import type { RunResult } from "../../runtime/session/contract.ts";
-import { createSession, submitRun, waitForRun } from "../../runtime/session/service.ts";
+import { createSession, submitRun, waitForRun, type RunResult } from "../../runtime/index.ts";
 
 export const sessionIdOf = (taskId: string) => `task:${taskId}`;
 

@@ -5,7 +5,7 @@
  * history (`gitea_unreachable`), which is how the run's outcome becomes an infrastructure failure.
  */
 import { z } from "zod";
-import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/index.ts";
 import { GiteaError, type GiteaClient } from "../gitea/client.ts";
 import { giteaFor } from "./gitea-access.ts";
 import { addHistory } from "./task-store.ts";

@@ -5,7 +5,7 @@
  * "Verification").
  */
 import { z } from "zod";
-import { defineTool, ok } from "../../runtime/tools/spec.ts";
+import { defineTool, ok } from "../../runtime/index.ts";
 import { COMMENT_TYPES } from "./task-model.ts";
 import { addComment, addHistory, addOutput } from "./task-store.ts";
 import { withWorkingTask } from "./tool-context.ts";

@@ -4,7 +4,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
-import { cancelRun } from "../../runtime/session/service.ts";
+import { cancelRun } from "../../runtime/index.ts";
 import { loadTask, openTaskByDedupeKey, transition } from "./task-store.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import { errorFields, log } from "../../kernel/log.ts";

@@ -4,7 +4,7 @@
  * toolchain config. Only a working task's run may act: once a task is done, failed or cancelled, a
  * run still in flight can neither report nor change anything in Gitea.
  */
-import { fail, type ToolContext, type ToolResult } from "../../runtime/tools/spec.ts";
+import { fail, type ToolContext, type ToolResult } from "../../runtime/index.ts";
 import { loadConfig } from "../../storage/config/store.ts";
 import { getAgent } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";

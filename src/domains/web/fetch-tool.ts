@@ -11,7 +11,7 @@ import { z } from "zod";
 import { NodeHtmlMarkdown } from "node-html-markdown";
 import { AppError } from "../../kernel/errors.ts";
 import { outboundFetchLocated } from "../../storage/outbound.ts";
-import { defineTool, fail, ok, type ToolSpec } from "../../runtime/tools/spec.ts";
+import { defineTool, fail, ok, type ToolSpec } from "../../runtime/index.ts";
 
 export const WEB_FETCH_READ_BYTES = 2 * 1024 * 1024;
 export const WEB_FETCH_RETURN_BYTES = 64 * 1024;

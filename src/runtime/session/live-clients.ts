@@ -6,6 +6,7 @@
  */
 import type { StreamFrame } from "./events.ts";
 import { isHidden } from "./events.ts";
+import { frameLine, sseChunk, type StreamEncoding } from "./protocol.ts";
 
 export interface ClientOptions {
   clientId: string;
@@ -18,6 +19,8 @@ export interface ClientOptions {
   deviceId?: string;
   /** WebSocket: the token the stream was opened with (its messages count against that token's rate limit). */
   tokenId?: string;
+  /** A stream's encoding (protocol.ts): the session face's SSE (default) or typed frames for the other faces. */
+  encoding?: StreamEncoding;
 }
 
 /** What a WebSocket keeps across hibernation: who it is and what it may do. */
@@ -33,7 +36,7 @@ export interface WsAttachment {
 interface SseClient {
   options: ClientOptions;
   writer: WritableStreamDefaultWriter<Uint8Array>;
-  heartbeat: ReturnType<typeof setInterval>;
+  heartbeat: ReturnType<typeof setInterval> | undefined;
   closed: boolean;
 }
 
@@ -46,8 +49,11 @@ export function wants(options: Pick<ClientOptions, "includeHidden" | "runId">, f
   return true;
 }
 
-export function sseChunk(frame: StreamFrame): string {
-  return `id: ${frame.seq}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`;
+/** A frame in a stream client's encoding, encoded at most once per encoding per broadcast. */
+function encodedFrame(frame: StreamFrame): (encoding: StreamEncoding | undefined) => string {
+  let sse: string | null = null;
+  let line: string | null = null;
+  return (encoding) => (encoding === "frames" ? (line ??= frameLine(frame)) : (sse ??= sseChunk(frame)));
 }
 
 export class LiveClients {
@@ -74,8 +80,9 @@ export class LiveClients {
         // A socket closing under us; webSocketClose cleans it up.
       }
     }
+    const encoded = encodedFrame(frame);
     for (const client of this.#sse) {
-      if (wants(client.options, frame)) this.#write(client, sseChunk(frame));
+      if (wants(client.options, frame)) this.#write(client, encoded(client.options.encoding));
     }
   }
 
@@ -97,19 +104,24 @@ export class LiveClients {
     for (const frame of replay) ws.send(JSON.stringify(frame));
   }
 
-  /** A new SSE client; returns the response body. Same ordering guarantee as WebSockets. */
+  /**
+   * A new stream client; returns the response body. Same ordering guarantee as WebSockets. SSE gets a
+   * `connected` comment and keep-alives for the proxies between it and its HTTP client; the `frames`
+   * encoding goes to the Worker only, which keeps or drops the stream itself.
+   */
   openSse(options: ClientOptions, replay: StreamFrame[]): ReadableStream<Uint8Array> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
+    const sse = options.encoding !== "frames";
     const client: SseClient = {
       options,
       writer,
       closed: false,
-      heartbeat: setInterval(() => this.#write(client, ": keep-alive\n\n"), SSE_HEARTBEAT_MS),
+      heartbeat: sse ? setInterval(() => this.#write(client, ": keep-alive\n\n"), SSE_HEARTBEAT_MS) : undefined,
     };
     this.#sse.add(client);
-    this.#write(client, `: connected ${options.clientId}\n\n`);
-    for (const frame of replay) this.#write(client, sseChunk(frame));
+    if (sse) this.#write(client, `: connected ${options.clientId}\n\n`);
+    for (const frame of replay) this.#write(client, encodedFrame(frame)(options.encoding));
     writer.closed.catch(() => this.#drop(client));
     return readable;
   }

@@ -23,6 +23,15 @@ import { Replicator } from "./replicator.ts";
 import { RunQueue, pendingResult, type SubmitOutcome } from "./run-queue.ts";
 import { attempt, attemptAsync, success, toWire, type Outcome } from "../../kernel/outcome.ts";
 import { streamFailure } from "./stream-failure.ts";
+import {
+  STREAM_PATH,
+  SUBMIT_PATH,
+  WORKSPACE_HEADER,
+  readStreamQuery,
+  readSubmitEncoding,
+  streamHeaders,
+  type StreamEncoding,
+} from "./protocol.ts";
 import { buildContext } from "./build-context.ts";
 import { buildTranscript } from "./display.ts";
 import { validateBranchTarget, validateRewindTarget, describeRejection } from "./tree.ts";
@@ -84,9 +93,6 @@ export interface CreateArgs {
   /** Not replicated to D1: never listed nor searched (SessionInfo.isolated). */
   isolated?: boolean;
 }
-
-/** Header the Worker uses to tell the DO's fetch handler who is asking (never accepted from clients). */
-export const WORKSPACE_HEADER = "x-beaver-workspace";
 
 /**
  * The session Durable Object's behaviour. The exported class (src/edge/durable-objects.ts) extends it
@@ -539,8 +545,8 @@ export class SessionObject extends DurableObject<Env> {
     const url = new URL(request.url);
     const workspaceId = request.headers.get(WORKSPACE_HEADER) ?? "";
     try {
-      if (url.pathname === "/stream") return this.#openStream(request, url, workspaceId);
-      if (url.pathname === "/submit" && request.method === "POST") return await this.#submitStream(request, workspaceId);
+      if (url.pathname === STREAM_PATH) return this.#openStream(request, url, workspaceId);
+      if (url.pathname === SUBMIT_PATH && request.method === "POST") return await this.#submitStream(request, url, workspaceId);
       return streamFailure({ code: "not_found", message: "No such session endpoint" });
     } catch (err) {
       return streamFailure(toWire("session stream", err));
@@ -549,52 +555,57 @@ export class SessionObject extends DurableObject<Env> {
 
   #openStream(request: Request, url: URL, workspaceId: string): Response {
     const { log } = this.#require(workspaceId);
-    const lastSeq = Number(url.searchParams.get("last_seq") ?? "0");
-    const includeHidden = url.searchParams.get("include_hidden") === "true";
-    const clientId = url.searchParams.get("client_id") ?? "stream";
-    const runId = url.searchParams.get("run_id");
-    if (runId !== null) return this.#followRun(log, runId, clientId);
-    const replay = log.replay(Number.isFinite(lastSeq) ? lastSeq : 0, includeHidden);
+    const q = readStreamQuery(url);
+    if (q.runId !== undefined) return this.#followRun(log, q.runId, q.clientId, q.encoding);
+    const replay = log.replay(q.lastSeq, q.includeHidden);
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
       const pair = new WebSocketPair();
-      // Set by the stream route from the token or ticket (never taken from the client as is).
-      const maySend = url.searchParams.get("may_send") === "true";
-      const deviceId = url.searchParams.get("device_id") ?? undefined;
-      const tokenId = url.searchParams.get("token_id") ?? undefined;
+      // maySend, deviceId and tokenId are set by the stream route from the token or ticket (never taken from the client as is).
       this.#live.acceptWebSocket(
         pair[1],
-        { clientId, includeHidden, maySend, ...(deviceId ? { deviceId } : {}), ...(tokenId ? { tokenId } : {}) },
+        {
+          clientId: q.clientId,
+          includeHidden: q.includeHidden,
+          maySend: q.maySend === true,
+          ...(q.deviceId ? { deviceId: q.deviceId } : {}),
+          ...(q.tokenId ? { tokenId: q.tokenId } : {}),
+        },
         replay,
       );
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
-    return sseResponse(this.#live.openSse({ clientId, includeHidden }, replay));
+    const stream = this.#live.openSse({ clientId: q.clientId, includeHidden: q.includeHidden, encoding: q.encoding }, replay);
+    return new Response(stream, { headers: streamHeaders(q.encoding) });
   }
 
   /**
-   * One run's frames as SSE, from its start (what it persisted, then the message in progress), then
-   * live until it ends: how a client that reloaded picks the run up again (docs/ui-stream.md).
+   * One run's frames, from its start (what it persisted, then the message in progress), then live
+   * until it ends: how a client that reloaded picks the run up again (docs/ui-stream.md).
    */
-  #followRun(log: SessionLog, runId: string, clientId: string): Response {
+  #followRun(log: SessionLog, runId: string, clientId: string, encoding: StreamEncoding): Response {
     const run = this.#store.run(runId);
     if (!run) throw notFound("Run");
-    const stream = this.#live.openSse({ clientId, includeHidden: false, runId }, log.replay(0, false, runId));
+    const stream = this.#live.openSse({ clientId, includeHidden: false, runId, encoding }, log.replay(0, false, runId));
     if (run.result) this.#live.endRun(runId);
-    return sseResponse(stream);
+    return new Response(stream, { headers: streamHeaders(encoding) });
   }
 
-  async #submitStream(request: Request, workspaceId: string): Promise<Response> {
+  async #submitStream(request: Request, url: URL, workspaceId: string): Promise<Response> {
     const input = (await request.json()) as SubmitRunInput;
     if (input.workspace_id !== workspaceId) throw notFound("Session");
     const { log, queue } = this.#require(workspaceId);
+    const encoding = readSubmitEncoding(url);
     const outcome = this.#submit(input);
     // A repeated idempotency key joins its run where it stands: what it persisted, then the message in progress.
     const replay = outcome.deduplicated ? log.replay(0, false, outcome.run_id) : [];
     // Subscribed before the pump can emit the run's next frame (both happen in this turn).
-    const stream = this.#live.openSse({ clientId: input.client_id ?? "api", includeHidden: false, runId: outcome.run_id }, replay);
+    const stream = this.#live.openSse(
+      { clientId: input.client_id ?? "api", includeHidden: false, runId: outcome.run_id, encoding },
+      replay,
+    );
     if (this.#store.run(outcome.run_id)?.result) this.#live.endRun(outcome.run_id);
     else void queue.wake();
-    return sseResponse(stream, outcome);
+    return new Response(stream, { headers: streamHeaders(encoding, outcome) });
   }
 
   // ---- hibernatable WebSockets ------------------------------------------------------------------
@@ -685,17 +696,4 @@ function runView(sessionId: string, run: RunRow): RunView {
     toolset: run.input.toolset ?? null,
     result: run.result ?? pendingResult(sessionId, run),
   };
-}
-
-function sseResponse(body: ReadableStream<Uint8Array>, outcome?: SubmitOutcome): Response {
-  const headers = new Headers({
-    "Content-Type": "text/event-stream; charset=utf-8",
-    "Cache-Control": "no-cache, no-transform",
-    Connection: "keep-alive",
-  });
-  if (outcome) {
-    headers.set("X-Run-Id", outcome.run_id);
-    headers.set("X-Run-Status", outcome.status);
-  }
-  return new Response(body, { headers });
 }

@@ -13,7 +13,8 @@ import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.
 import { ScriptedModel, deferred, readSse, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
 import { candidates, versionsOf } from "../../support/plugins.ts";
 import { SKILL, armOfPrompt, draftWithCases, evaluation, type EvaluationJson } from "../../support/evaluation.ts";
-import { createSession, rpc, sessionStub, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { SessionClient } from "../../../src/runtime/session/client.ts";
 import { evaluationStub, latestEvaluationVerdict } from "../../../src/domains/learning/evaluation/client.ts";
 import { armSessionId } from "../../../src/domains/learning/evaluation/evaluation-do.ts";
 
@@ -134,10 +135,9 @@ describe("replay evaluation", () => {
     const evaluationId = cancelled.id;
     for (const arm of ["baseline", "candidate"] as const) {
       const sessionId = armSessionId(evaluationId, 0, arm);
-      const out = await rpc("listRuns", sessionStub(env, sessionId).listRuns(ws.id, 10));
-      if (!out.ok) throw new Error(out.error.message);
-      expect(out.value).toHaveLength(1);
-      expect((await waitForRun(env, sessionId, out.value[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
+      const runs = await SessionClient.of(env, sessionId).listRuns(ws.id, 10);
+      expect(runs).toHaveLength(1);
+      expect((await waitForRun(env, sessionId, runs[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
     }
     expect(main.calls).toHaveLength(2);
     expect(await latestEvaluationVerdict(env, ws.id, draftId)).toBe("cancelled");
@@ -185,9 +185,8 @@ describe("replay evaluation", () => {
     // The first evaluation's running case had its runs cancelled.
     for (const arm of ["baseline", "candidate"] as const) {
       const sessionId = armSessionId(first.id, 0, arm);
-      const out = await rpc("listRuns", sessionStub(env, sessionId).listRuns(ws.id, 10));
-      if (!out.ok) throw new Error(out.error.message);
-      expect((await waitForRun(env, sessionId, out.value[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
+      const runs = await SessionClient.of(env, sessionId).listRuns(ws.id, 10);
+      expect((await waitForRun(env, sessionId, runs[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
     }
     release.resolve();
     const done = await finished(ws, draftId);

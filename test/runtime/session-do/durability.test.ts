@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
-import { createSession, submitRun, waitForRun, rpc } from "../../../src/runtime/session/service.ts";
+import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { SessionClient } from "../../../src/runtime/session/client.ts";
 import { setReplicationFault } from "../../support/test-services.ts";
 import { MAX_RUN_ATTEMPTS } from "../../../src/runtime/session/run-executor.ts";
 import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
@@ -224,7 +225,7 @@ describe("replication to D1", () => {
     await runInDurableObject(stub(session.id), (_i, state) => {
       state.storage.sql.exec("UPDATE events SET replicated = 0");
     });
-    expect(await rpc("flushReplication", stub(session.id).flushReplication())).toBe(true);
+    expect(await SessionClient.of(env, session.id).flushReplication()).toBe(true);
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
   });
 

@@ -5,8 +5,8 @@ import { env } from "cloudflare:workers";
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { call, json } from "../../support/api.ts";
 import { setTestLimits } from "../../support/test-services.ts";
-import { rpc } from "../../../src/runtime/session/service.ts";
 import { ftsQuery } from "../../../src/runtime/session/search.ts";
+import { SessionClient } from "../../../src/runtime/session/client.ts";
 import type { MessageEvent } from "../../../src/runtime/session/events.ts";
 import {
   ScriptedModel,
@@ -58,7 +58,7 @@ async function say(ws: ScriptedWorkspace, messages: string[], title = "chat"): P
     const res = await call("POST", `/api/sessions/${id}/messages?wait=true`, { token: ws.member, body: { content } });
     expect(res.status).toBe(200);
   }
-  expect(await rpc("flushReplication", stub(id).flushReplication())).toBe(true);
+  expect(await SessionClient.of(env, id).flushReplication()).toBe(true);
   return id;
 }
 
@@ -189,7 +189,7 @@ describe("session search: the API", () => {
     await runInDurableObject(stub(id), (_i, state) => {
       state.storage.sql.exec("UPDATE events SET replicated = 0");
     });
-    expect(await rpc("flushReplication", stub(id).flushReplication())).toBe(true);
+    expect(await SessionClient.of(env, id).flushReplication()).toBe(true);
     expect(await indexed()).toBe(4);
     expect((await search(ws, "okapi")).results).toHaveLength(4);
   });

@@ -23,7 +23,7 @@ export function evaluationStub(env: Env, workspaceId: string, draftId: string): 
   return ns.get(ns.idFromName(`${workspaceId}/${draftId}`));
 }
 
-// workers-types maps RPC results through `Serializable`; the views are plain JSON (see runtime/session/service.ts `rpc`).
+// workers-types maps RPC results through `Serializable`; the views are plain JSON (see `SessionResult` in src/runtime/session/client.ts).
 const view = async (p: Promise<unknown>): Promise<EvaluationView> => unwrap(await (p as Promise<Outcome<EvaluationView>>));
 
 /** Starts (or restarts) the draft's evaluation; `concurrency` defaults to the workspace's `evaluation.concurrency`. */

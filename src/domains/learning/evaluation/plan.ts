@@ -9,7 +9,7 @@ import { makeDb } from "../../../storage/db/client.ts";
 import { readBlob, requireManifest } from "../../../storage/blob/store.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
 import { versionLabel } from "../../../kernel/content-tree/hashing.ts";
-import type { SkillOverride } from "../../../runtime/skills.ts";
+import type { SkillOverride } from "../../../runtime/index.ts";
 import { getDraft, type DraftRow } from "../../skills/candidate-store.ts";
 import { getSkill, getVersion } from "../../skills/store.ts";
 import { allowedToolsOf } from "../../skills/frontmatter.ts";

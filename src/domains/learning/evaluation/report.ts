@@ -2,7 +2,7 @@
  * The evaluation report and its verdict (docs/evaluation.md, "Report and verdict"): pure aggregation
  * of finished case results into per-case scores, summary, cost and an overall `passed` | `failed`.
  */
-import type { Usage } from "../../../runtime/session/events.ts";
+import type { Usage } from "../../../runtime/index.ts";
 import type { CaseSource } from "./cases.ts";
 import type { JudgeAnswer, JudgeUsage } from "./judge.ts";
 

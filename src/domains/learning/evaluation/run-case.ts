@@ -9,10 +9,16 @@ import type { Env } from "../../../storage/env.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { errorFields, log } from "../../../kernel/log.ts";
 import { loadConfig } from "../../../storage/config/store.ts";
-import { resolveModels, type ModelFactory } from "../../../runtime/agent/providers.ts";
-import { cancelRun, createSession, submitRun, waitForRun } from "../../../runtime/session/service.ts";
-import type { RunResult } from "../../../runtime/session/contract.ts";
-import type { SkillOverride } from "../../../runtime/skills.ts";
+import {
+  cancelRun,
+  createSession,
+  resolveModels,
+  submitRun,
+  waitForRun,
+  type ModelFactory,
+  type RunResult,
+  type SkillOverride,
+} from "../../../runtime/index.ts";
 import { judgeCase, type JudgeUsage } from "./judge.ts";
 import type { ArmResult, CaseResult } from "./report.ts";
 

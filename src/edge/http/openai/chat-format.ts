@@ -4,8 +4,7 @@
  * is `chatcmpl-<run id>`; the session and run travel in `X-Beaver-Session-Id` / `X-Beaver-Run-Id`
  * headers and in a `beaver` field, which OpenAI clients ignore.
  */
-import type { RunResult } from "../../../runtime/session/contract.ts";
-import type { Usage } from "../../../runtime/session/events.ts";
+import type { RunResult, Usage } from "../../../runtime/index.ts";
 
 export interface CompletionBase {
   id: string;

@@ -4,7 +4,7 @@
  * No table is needed to find the session from `previous_response_id`, and the ids are workspace-scoped
  * because every use goes through the session, which answers 404 to any other workspace.
  */
-import { SESSION_ID_PATTERN } from "../../../runtime/session/service.ts";
+import { SESSION_ID_PATTERN } from "../../../runtime/index.ts";
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const PREFIX = "resp_";

@@ -3,7 +3,7 @@
  * assistant message with one `output_text` part) and the stream events, each with its
  * `sequence_number`. The response id names the session and the run (response-id.ts).
  */
-import type { Usage } from "../../../runtime/session/events.ts";
+import type { Usage } from "../../../runtime/index.ts";
 
 export interface ResponseMeta {
   id: string;

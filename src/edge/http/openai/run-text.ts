@@ -5,7 +5,7 @@
  * a stored assistant message holds text its deltas did not carry, the rest is sent then, so what was
  * streamed always adds up to what the session stored. Pure: frames in, text pieces out.
  */
-import type { StreamFrame } from "../../../runtime/session/events.ts";
+import type { StreamFrame } from "../../../runtime/index.ts";
 
 export class RunText {
   readonly #streamed = new Map<string, string>();

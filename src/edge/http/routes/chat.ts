@@ -11,8 +11,7 @@ import { limitRuns } from "../rate-limit.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
 import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
-import { SESSION_ID_PATTERN, assertMessageSize, createSession, submitAndWait } from "../../../runtime/session/service.ts";
-import { excerpt } from "../../../runtime/session/message-text.ts";
+import { SESSION_ID_PATTERN, SessionClient, assertMessageSize, excerpt } from "../../../runtime/index.ts";
 import { WAIT_TIMEOUT_MS } from "./session-messages.ts";
 import { RequestedSkills } from "./session-schemas.ts";
 
@@ -77,13 +76,15 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
   // Before creating a session: a refused message must not leave an empty one behind.
   assertMessageSize(body.message, limitsOf(c.env).message_bytes, "message");
   if (body.session_id === undefined) await enforceQuota(c.env, workspaceId, "sessions");
-  const sessionId = body.session_id ?? (await createSession(c.env, { workspaceId, title: excerpt(body.message, 80) })).id;
+  const session =
+    body.session_id !== undefined
+      ? SessionClient.of(c.env, body.session_id)
+      : (await SessionClient.create(c.env, { workspaceId, title: excerpt(body.message, 80) })).client;
+  const sessionId = session.id;
   const {
     submitted: { run_id },
     result,
-  } = await submitAndWait(
-    c.env,
-    sessionId,
+  } = await session.submitAndWait(
     {
       workspace_id: workspaceId,
       content: body.message,

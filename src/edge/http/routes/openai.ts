@@ -14,9 +14,7 @@ import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { limitsOf } from "../../../storage/limits.ts";
-import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
-import { SESSION_ID_PATTERN, assertMessageSize, getRun, rpc, sessionStub } from "../../../runtime/session/service.ts";
-import { unwrap } from "../../../kernel/outcome.ts";
+import { assertMessageSize, SESSION_ID_PATTERN, SessionClient, type SubmitRunInput } from "../../../runtime/index.ts";
 import { runInstructions, toRunConversation, type ClientMessage, type RunConversation } from "../openai/conversation.ts";
 import { listModelTargets, resolveModel, type ModelTarget } from "../openai/models.ts";
 import {
@@ -294,13 +292,14 @@ async function previousSession(c: Context<AppEnv>, previous: string): Promise<st
   const parsed = parseResponseId(previous);
   const notFound = new AppError("not_found", `No response '${previous}' in this workspace`, { details: { param: "previous_response_id" } });
   if (!parsed) throw notFound;
+  const session = SessionClient.of(c.env, parsed.sessionId);
   try {
-    await getRun(c.env, parsed.sessionId, parsed.runId, workspaceId);
+    await session.getRun(parsed.runId, workspaceId);
   } catch (err) {
     if (err instanceof AppError && err.code === "not_found") throw notFound;
     throw err;
   }
-  const [latest] = unwrap(await rpc("listRuns", sessionStub(c.env, parsed.sessionId).listRuns(workspaceId, 1)));
+  const [latest] = await session.listRuns(workspaceId, 1);
   if (latest && latest.id !== parsed.runId) {
     const latestId = responseId(parsed.sessionId, latest.id);
     throw new AppError(

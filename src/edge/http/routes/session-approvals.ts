@@ -6,8 +6,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { rpc } from "../../../runtime/session/service.ts";
-import { unwrap } from "../../../kernel/outcome.ts";
 import { EventSchema, SessionIdParam, sessionFor } from "./session-schemas.ts";
 
 const ClientId = z.string().min(1).max(100);
@@ -40,9 +38,6 @@ const decide = createRoute({
 export const approvalRoutes = newRouter().openapi(decide, async (c) => {
   const { id, approval_id } = c.req.valid("param");
   const body = c.req.valid("json");
-  const { stub, workspaceId } = sessionFor(c, id);
-  return c.json(
-    unwrap(await rpc("decideApproval", stub.decideApproval(workspaceId, approval_id, body.decision, body.client_id ?? "api"))),
-    200,
-  );
+  const { session, workspaceId } = sessionFor(c, id);
+  return c.json(await session.decideApproval(workspaceId, approval_id, body.decision, body.client_id ?? "api"), 200);
 });

@@ -9,11 +9,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
-import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
-import { MAX_MESSAGE_BYTES, assertMessageSize, fetchSessionStream, messageFingerprint, rpc } from "../../../runtime/session/service.ts";
-import { unwrap } from "../../../kernel/outcome.ts";
+import { MAX_MESSAGE_BYTES, assertMessageSize, messageFingerprint, type SubmitRunInput } from "../../../runtime/index.ts";
 import { limitsOf } from "../../../storage/limits.ts";
-import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
 import { Flag, RequestedSkills, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
 
 /** How long `?wait=true` holds the request before answering 202 with the run's current state. */
@@ -55,7 +52,7 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
   const { id } = c.req.valid("param");
   const body = c.req.valid("json");
   assertMessageSize(body.content, limitsOf(c.env).message_bytes);
-  const { stub, workspaceId } = sessionFor(c, id);
+  const { session, workspaceId } = sessionFor(c, id);
   const idempotencyKey = c.req.valid("header")["idempotency-key"];
   const input: SubmitRunInput = {
     workspace_id: workspaceId,
@@ -67,25 +64,18 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
   };
 
   if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
-    const res = await fetchSessionStream(
-      c.env,
-      id,
-      new Request("https://session/submit", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId },
-        body: JSON.stringify(input),
-      }),
-    );
+    // The session face's SSE, written once by the session and passed on as it is (docs/sessions.md).
+    const res = await session.submitSse(input);
     return new Response(res.body, { status: 200, headers: res.headers });
   }
 
   if (c.req.valid("query").wait) {
     // One hop to the session: queue, then wait (docs/performance.md).
-    const { submitted, result } = unwrap(await rpc("submitAndWait", stub.submitAndWait(input, WAIT_TIMEOUT_MS)));
+    const { submitted, result } = await session.submitAndWait(input, WAIT_TIMEOUT_MS);
     if (result.status === "queued" || result.status === "running")
       return c.json({ session_id: id, ...submitted, status: result.status, result }, 202);
     return c.json(result, 200);
   }
-  const submitted = unwrap(await rpc("submit", stub.submit(input)));
+  const submitted = await session.submit(input);
   return c.json({ session_id: id, ...submitted }, 202);
 });

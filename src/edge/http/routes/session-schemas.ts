@@ -5,9 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../context.ts";
-import type { PersistentEvent, Message } from "../../../runtime/session/events.ts";
-import type { DisplayItem } from "../../../runtime/session/display-item.ts";
-import { SESSION_ID_PATTERN, sessionStub } from "../../../runtime/session/service.ts";
+import { SESSION_ID_PATTERN, SessionClient, type DisplayItem, type Message, type PersistentEvent } from "../../../runtime/index.ts";
 
 export const SessionIdParam = z.object({
   id: z
@@ -126,7 +124,7 @@ export const SubmitAccepted = z
   .object({ session_id: z.string(), run_id: z.string(), status: z.string(), deduplicated: z.boolean(), steered: z.boolean() })
   .openapi("SubmitAccepted");
 
-/** The session's Durable Object, for the caller's workspace (the DO answers 404 to any other). */
-export function sessionFor(c: Context<AppEnv>, id: string) {
-  return { stub: sessionStub(c.env, id), workspaceId: c.get("principal").workspaceId };
+/** The path's session, for the caller's workspace (the session answers 404 to any other). */
+export function sessionFor(c: Context<AppEnv>, id: string): { session: SessionClient; workspaceId: string } {
+  return { session: SessionClient.of(c.env, id), workspaceId: c.get("principal").workspaceId };
 }

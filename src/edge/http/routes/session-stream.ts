@@ -9,10 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { bearerOf, hasScope, principalForToken, requireScope } from "../auth.ts";
-import { sessionStub, rpc, getSession, fetchSessionStream } from "../../../runtime/session/service.ts";
-import { unwrap } from "../../../kernel/outcome.ts";
-import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
-import { issueTicket, verifyTicket, TICKET_TTL_MS } from "../../../runtime/session/stream-ticket.ts";
+import { SessionClient, issueTicket, verifyTicket, TICKET_TTL_MS } from "../../../runtime/index.ts";
 import { Flag, SessionIdParam } from "./session-schemas.ts";
 
 const stream = createRoute({
@@ -63,13 +60,14 @@ export const streamRoutes = newRouter()
   .openapi(stream, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
+    const session = SessionClient.of(c.env, id);
     let workspaceId: string;
     let mayReadHidden: boolean;
     let maySend: boolean;
     let tokenId: string | undefined;
     if (q.ticket !== undefined) {
       const claims = await verifyTicket(c.env, q.ticket, id);
-      const fresh = unwrap(await rpc("useTicket", sessionStub(c.env, id).useTicket(claims.w, claims.n, claims.e)));
+      const fresh = await session.useTicket(claims.w, claims.n, claims.e);
       if (!fresh) throw new AppError("unauthorized", "This stream ticket was already used");
       workspaceId = claims.w;
       mayReadHidden = claims.a;
@@ -90,22 +88,25 @@ export const streamRoutes = newRouter()
 
     const lastEventId = Number(c.req.header("Last-Event-ID"));
     const lastSeq = q.last_seq ?? (Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : 0);
-    const url = new URL("https://session/stream");
-    url.searchParams.set("last_seq", String(lastSeq));
-    url.searchParams.set("include_hidden", String(q.include_hidden === true));
-    url.searchParams.set("client_id", q.client_id ?? "stream");
-    url.searchParams.set("may_send", String(maySend));
-    if (q.device_id !== undefined) url.searchParams.set("device_id", q.device_id);
-    if (tokenId !== undefined) url.searchParams.set("token_id", tokenId);
     const headers = new Headers(c.req.raw.headers);
     headers.delete("Authorization");
-    headers.set(WORKSPACE_HEADER, workspaceId);
-    return fetchSessionStream(c.env, id, new Request(url, { method: "GET", headers }));
+    return session.openLiveStream(
+      workspaceId,
+      {
+        lastSeq,
+        includeHidden: q.include_hidden === true,
+        clientId: q.client_id ?? "stream",
+        maySend,
+        ...(q.device_id !== undefined ? { deviceId: q.device_id } : {}),
+        ...(tokenId !== undefined ? { tokenId } : {}),
+      },
+      headers,
+    );
   })
   .openapi(ticket, async (c) => {
     const { id } = c.req.valid("param");
     const principal = c.get("principal");
-    await getSession(c.env, principal.workspaceId, id);
+    await SessionClient.of(c.env, id).view(principal.workspaceId);
     const issued = await issueTicket(c.env, {
       w: principal.workspaceId,
       s: id,

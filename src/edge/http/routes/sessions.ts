@@ -12,13 +12,10 @@ import { assertScope, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { sessionEvents, sessions } from "../../../storage/db/schema.ts";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { createSession, rpc } from "../../../runtime/session/service.ts";
-import { MAX_SEARCH_DEPTH, searchSessions } from "../../../runtime/session/search.ts";
-import { unwrap } from "../../../kernel/outcome.ts";
+import { MAX_SEARCH_DEPTH, searchSessions, SessionClient, type PersistentEvent } from "../../../runtime/index.ts";
 import { takeWithinBudget } from "../../../kernel/byte-budget.ts";
 import { assertFieldSize, limitsOf } from "../../../storage/limits.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
-import type { PersistentEvent } from "../../../runtime/session/events.ts";
 import {
   DisplayItemSchema,
   EventSchema,
@@ -394,7 +391,11 @@ export const sessionRoutes = newRouter()
     assertFieldSize(c.env, "title", body.title, "session_title_bytes");
     assertFieldSize(c.env, "metadata", body.metadata, "session_metadata_bytes");
     await enforceQuota(c.env, c.get("principal").workspaceId, "sessions");
-    const { created: _created, ...session } = await createSession(c.env, {
+    const {
+      created: _created,
+      client: _client,
+      ...session
+    } = await SessionClient.create(c.env, {
       workspaceId: c.get("principal").workspaceId,
       ...(body.title !== undefined ? { title: body.title } : {}),
       ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
@@ -446,71 +447,71 @@ export const sessionRoutes = newRouter()
     return c.json({ results: page.items, next_cursor: more ? String(next) : null }, 200);
   })
   .openapi(get, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("view", stub.view(workspaceId))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.view(workspaceId), 200);
   })
   .openapi(events, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
-    const { stub, workspaceId } = sessionFor(c, id);
-    unwrap(await rpc("view", stub.view(workspaceId)));
+    const { session, workspaceId } = sessionFor(c, id);
+    await session.view(workspaceId);
     return c.json(await eventsPage(limitsOf(c.env).list_page_bytes, makeDb(c.env.DB), { sessionId: id, workspaceId }, q), 200);
   })
   .openapi(runs, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json({ runs: unwrap(await rpc("listRuns", stub.listRuns(workspaceId, c.req.valid("query").limit))) }, 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json({ runs: await session.listRuns(workspaceId, c.req.valid("query").limit) }, 200);
   })
   .openapi(run, async (c) => {
     const { id, run_id } = c.req.valid("param");
-    const { stub, workspaceId } = sessionFor(c, id);
-    return c.json(unwrap(await rpc("getRun", stub.getRun(run_id, workspaceId))), 200);
+    const { session, workspaceId } = sessionFor(c, id);
+    return c.json(await session.getRun(run_id, workspaceId), 200);
   })
   .openapi(runEvents, async (c) => {
     const { id, run_id } = c.req.valid("param");
     const q = c.req.valid("query");
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
-    const { stub, workspaceId } = sessionFor(c, id);
-    unwrap(await rpc("getRun", stub.getRun(run_id, workspaceId)));
+    const { session, workspaceId } = sessionFor(c, id);
+    await session.getRun(run_id, workspaceId);
     return c.json(
       await eventsPage(limitsOf(c.env).list_page_bytes, makeDb(c.env.DB), { sessionId: id, workspaceId, runId: run_id }, q),
       200,
     );
   })
   .openapi(context, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("context", stub.context(workspaceId))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.context(workspaceId), 200);
   })
   .openapi(transcript, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("transcript", stub.transcript(workspaceId, c.req.valid("query").limit))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.transcript(workspaceId, c.req.valid("query").limit), 200);
   })
   .openapi(tree, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("tree", stub.tree(workspaceId))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.tree(workspaceId), 200);
   })
   .openapi(rewind, async (c) => {
     const body = c.req.valid("json");
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("rewind", stub.rewind(workspaceId, body.target_event_id, body.client_id ?? "api"))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.rewind(workspaceId, body.target_event_id, body.client_id ?? "api"), 200);
   })
   .openapi(branch, async (c) => {
     const body = c.req.valid("json");
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("branch", stub.branch(workspaceId, body.leaf_event_id, body.client_id ?? "api"))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.branch(workspaceId, body.leaf_event_id, body.client_id ?? "api"), 200);
   })
   .openapi(compact, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
     const body = c.req.header("Content-Type")?.includes("application/json") ? c.req.valid("json") : {};
-    return c.json(unwrap(await rpc("compact", stub.compact(workspaceId, body.client_id ?? "api", body.keep_tokens))), 200);
+    return c.json(await session.compact(workspaceId, body.client_id ?? "api", body.keep_tokens), 200);
   })
   .openapi(cancel, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
     const body = c.req.header("Content-Type")?.includes("application/json") ? c.req.valid("json") : {};
-    const out = unwrap(await rpc("cancel", stub.cancel(workspaceId, body.run_id)));
+    const out = await session.cancel(workspaceId, body.run_id);
     return c.json(out ?? { run_id: null, status: null }, 200);
   })
   .openapi(close, async (c) => {
-    const { stub, workspaceId } = sessionFor(c, c.req.valid("param").id);
-    return c.json(unwrap(await rpc("close", stub.close(workspaceId, "api"))), 200);
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.close(workspaceId, "api"), 200);
   });

@@ -16,17 +16,14 @@ import { limitsOf } from "../../../storage/limits.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
 import {
   SESSION_ID_PATTERN,
+  SessionClient,
+  UiChunkMapper,
   assertMessageSize,
-  createSession,
-  fetchSessionStream,
-  getRun,
-  getSession,
   messageFingerprint,
-} from "../../../runtime/session/service.ts";
-import type { SubmitRunInput } from "../../../runtime/session/contract.ts";
-import { WORKSPACE_HEADER } from "../../../runtime/session/session-object.ts";
-import { UiChunkMapper, type BeaverUIChunk } from "../../../runtime/session/ui-chunks.ts";
-import { sseFrameReader } from "../ui-stream/sse-frames.ts";
+  type BeaverUIChunk,
+  type FrameReader,
+  type SubmitRunInput,
+} from "../../../runtime/index.ts";
 import { RequestedSkills } from "./session-schemas.ts";
 
 /** The client id runs started here carry (so the log says where a message came from). */
@@ -85,16 +82,17 @@ function textOf(message: z.infer<typeof UIMessage>): string {
 }
 
 /** The session, created in the caller's workspace when it does not exist yet (after the quota check). */
-async function ensureSession(env: Env, workspaceId: string, sessionId: string): Promise<void> {
+async function ensureSession(env: Env, workspaceId: string, sessionId: string): Promise<SessionClient> {
+  const session = SessionClient.of(env, sessionId);
   try {
-    await getSession(env, workspaceId, sessionId);
-    return;
+    await session.view(workspaceId);
+    return session;
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== "not_found") throw err;
   }
   await enforceQuota(env, workspaceId, "sessions");
   try {
-    await createSession(env, { workspaceId, id: sessionId });
+    return (await SessionClient.create(env, { workspaceId, id: sessionId })).client;
   } catch (err) {
     // The id is another workspace's session: answered like any object of another workspace.
     if (err instanceof AppError && err.code === "conflict") throw new AppError("not_found", "Session not found");
@@ -102,10 +100,9 @@ async function ensureSession(env: Env, workspaceId: string, sessionId: string): 
   }
 }
 
-/** The session's SSE answer for one run, re-encoded as UI message chunks, ending with `finish`. */
-function uiChunks(env: Env, workspaceId: string, sessionId: string, runId: string, body: ReadableStream<Uint8Array>) {
-  const mapper = new UiChunkMapper(sessionId, runId);
-  const frames = sseFrameReader(body);
+/** One run's typed frames, encoded once as UI message chunks, ending with `finish`. */
+function uiChunks(session: SessionClient, workspaceId: string, runId: string, frames: FrameReader) {
+  const mapper = new UiChunkMapper(session.id, runId);
   return new ReadableStream<BeaverUIChunk>({
     start(controller) {
       for (const chunk of mapper.start()) controller.enqueue(chunk);
@@ -120,7 +117,7 @@ function uiChunks(env: Env, workspaceId: string, sessionId: string, runId: strin
         if (chunks.length > 0) return;
       }
       // The session ends its answer after the run's last frame; the run's stored result settles `finish`.
-      const run = await getRun(env, sessionId, runId, workspaceId).catch(() => null);
+      const run = await session.getRun(runId, workspaceId).catch(() => null);
       const result = run?.result;
       const ending = result
         ? {
@@ -163,7 +160,7 @@ export const uiChatRoutes = newRouter()
     if (content.trim() === "") throw new AppError("validation_failed", "The last user message has no text part");
     // Before creating a session: a refused message must not leave an empty one behind.
     assertMessageSize(content, limitsOf(c.env).message_bytes, "messages");
-    await ensureSession(c.env, workspaceId, body.id);
+    const session = await ensureSession(c.env, workspaceId, body.id);
 
     const input: SubmitRunInput = {
       workspace_id: workspaceId,
@@ -174,29 +171,15 @@ export const uiChatRoutes = newRouter()
       idempotency_key: `ui:${last.id}`,
       idempotency_fingerprint: await messageFingerprint({ content, client_id: UI_CLIENT_ID }),
     };
-    const res = await fetchSessionStream(
-      c.env,
-      body.id,
-      new Request("https://session/submit", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: workspaceId },
-        body: JSON.stringify(input),
-      }),
-    );
-    const runId = res.headers.get("X-Run-Id");
-    if (!runId || !res.body) throw new AppError("internal", "The session did not name the run it started");
-    return uiResponse(uiChunks(c.env, workspaceId, body.id, runId, res.body), body.id, runId);
+    const { submitted, frames } = await session.submitFrames(input);
+    return uiResponse(uiChunks(session, workspaceId, submitted.run_id, frames), body.id, submitted.run_id);
   })
   .openapi(resume, async (c) => {
     const { id } = c.req.valid("param");
     const workspaceId = c.get("principal").workspaceId;
-    const session = await getSession(c.env, workspaceId, id);
-    const runId = session.active_run_id;
+    const session = SessionClient.of(c.env, id);
+    const runId = (await session.view(workspaceId)).active_run_id;
     if (runId === null) return c.body(null, 204);
-    const url = new URL("https://session/stream");
-    url.searchParams.set("run_id", runId);
-    url.searchParams.set("client_id", UI_CLIENT_ID);
-    const res = await fetchSessionStream(c.env, id, new Request(url, { method: "GET", headers: { [WORKSPACE_HEADER]: workspaceId } }));
-    if (!res.body) return c.body(null, 204);
-    return uiResponse(uiChunks(c.env, workspaceId, id, runId, res.body), id, runId);
+    const frames = await session.followRun(workspaceId, runId, UI_CLIENT_ID);
+    return uiResponse(uiChunks(session, workspaceId, runId, frames), id, runId);
   });
