@@ -3,7 +3,8 @@
  *   kernel → storage → runtime → domains → app (composition root) → edge → src/index.ts
  * An import may only point down this list; inside `src/domains/` each domain names the domains it may
  * use, so siblings (toolchain and mail; skills, plugins and learning) never import each other upwards.
- * No import cycle is allowed anywhere in src/. dependency-cruiser is used rather than an ESLint plugin
+ * Layers above the runtime use it only through its entry, src/runtime/index.ts: a deep import into
+ * src/runtime/ from outside is refused. No import cycle is allowed anywhere in src/. dependency-cruiser is used rather than an ESLint plugin
  * because one tool checks both the layer arrows and the cycles, type-only imports included.
  */
 const layer = (name, mayNotImport, comment) => ({
@@ -49,6 +50,13 @@ module.exports = {
     layer("app", ["edge", "index"], "the composition root is used by the edge"),
     layer("edge", ["index"], "src/index.ts is the entry point"),
     ...domainRules,
+    {
+      name: "runtime-entry",
+      comment: "outside src/runtime/, the runtime is used through its one public entry, src/runtime/index.ts (docs/layering.md)",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/runtime/" },
+      to: { path: "^src/runtime/", pathNot: "^src/runtime/index\\.ts$" },
+    },
     {
       name: "no-test-code-in-src",
       severity: "error",

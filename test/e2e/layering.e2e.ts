@@ -1,7 +1,7 @@
 /**
  * The layering rule (docs/layering.md, `.dependency-cruiser.cjs`) can fail: run in Node beside the
- * e2e suite, it checks a throw-away tree with an upward import, a sibling-domain import and a cycle,
- * and finds each one, while the real `src/` passes.
+ * e2e suite, it checks a throw-away tree with an upward import, a sibling-domain import, a cycle and
+ * a deep import into the runtime past its entry, and finds each one, while the real `src/` passes.
  */
 import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
@@ -51,6 +51,13 @@ describe("the layering rule", () => {
       "src/runtime/a.ts": 'import { b } from "./b.ts";\nexport const a = () => b;\n',
       "src/runtime/b.ts": 'import { a } from "./a.ts";\nexport const b = () => a;\n',
       "src/domains/toolchain/ok.ts": 'import { id } from "../../kernel/ids.ts";\nexport const ok = id;\n',
+      // The runtime's entry (src/runtime/index.ts) and what it re-exports from inside the runtime.
+      "src/runtime/session/client.ts": "export const client = 1;\n",
+      "src/runtime/tools/spec.ts": "export const spec = 1;\n",
+      "src/runtime/index.ts": 'export { client } from "./session/client.ts";\nexport { spec } from "./tools/spec.ts";\n',
+      "src/domains/mail/via-entry.ts": 'import { client } from "../../runtime/index.ts";\nexport const viaEntry = client;\n',
+      "src/domains/mail/deep.ts": 'import { spec } from "../../runtime/tools/spec.ts";\nexport const deep = spec;\n',
+      "src/edge/deep.ts": 'import type { client } from "../runtime/session/client.ts";\nexport type Deep = typeof client;\n',
     });
     try {
       const found = cruise(dir).map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`);
@@ -58,6 +65,10 @@ describe("the layering rule", () => {
       expect(found).toContain("domain-mail: src/domains/mail/send.ts -> src/domains/toolchain/task.ts");
       expect(found.some((v) => v.startsWith("no-circular: src/runtime/"))).toBe(true);
       expect(found.filter((v) => v.includes("ok.ts"))).toEqual([]);
+      // Past the runtime's entry: refused from a domain and from the edge (type-only imports too).
+      expect(found).toContain("runtime-entry: src/domains/mail/deep.ts -> src/runtime/tools/spec.ts");
+      expect(found).toContain("runtime-entry: src/edge/deep.ts -> src/runtime/session/client.ts");
+      expect(found.filter((v) => v.includes("via-entry.ts") || v.startsWith("runtime-entry: src/runtime/"))).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -11,14 +11,13 @@
 import type { Env } from "../../storage/env.ts";
 import type { SubmitRunInput } from "./contract.ts";
 import type { SessionObject as SessionDO } from "./session-object.ts";
-import type { SubmitOutcome } from "./run-queue.ts";
 import { unwrap, type Outcome } from "../../kernel/outcome.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
 import { limitsOf } from "../../storage/limits.ts";
 import { readStreamFailure } from "./stream-failure.ts";
 import { SESSION_ID_PATTERN, assertMessageSize } from "./session-input.ts";
-import { FrameReader, streamRequest, submitRequest, submittedOf, type StreamQuery } from "./protocol.ts";
+import { FrameReader, streamRequest, submitRequest, submittedOf, type StreamQuery, type SubmittedRun } from "./protocol.ts";
 
 /** The SessionDO's RPC methods that answer an `Outcome` (the client's methods of the same names). */
 export type SessionRpcMethod =
@@ -64,7 +63,7 @@ export type LiveStreamOptions = Omit<StreamQuery, "encoding" | "runId">;
 
 /** A run started (or joined) through a stream: its id and its typed frames until it ends. */
 export interface StreamedRun {
-  submitted: Pick<SubmitOutcome, "run_id" | "status">;
+  submitted: SubmittedRun;
   frames: FrameReader;
 }
 

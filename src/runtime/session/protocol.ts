@@ -11,9 +11,14 @@
  * - `frames`: one frame's JSON per line, for the faces that encode frames their own way (the AI SDK UI
  *   stream, OpenAI streaming); `FrameReader` turns it back into typed `StreamFrame`s.
  */
-import type { SubmitRunInput } from "./contract.ts";
+import type { RunStatus, SubmitRunInput } from "./contract.ts";
 import type { StreamFrame } from "./events.ts";
-import type { SubmitOutcome } from "./run-queue.ts";
+
+/** The run a submit's stream answer names (its id and status when it was queued or joined). */
+export interface SubmittedRun {
+  run_id: string;
+  status: RunStatus;
+}
 
 /** Header the Worker uses to tell the DO's fetch handler who is asking (never accepted from clients). */
 export const WORKSPACE_HEADER = "x-beaver-workspace";
@@ -97,7 +102,7 @@ function encodingOf(raw: string | null): StreamEncoding {
 }
 
 /** A stream answer's headers; a submit's also name its run. */
-export function streamHeaders(encoding: StreamEncoding, outcome?: SubmitOutcome): Headers {
+export function streamHeaders(encoding: StreamEncoding, outcome?: SubmittedRun): Headers {
   const headers = new Headers(
     encoding === "sse"
       ? { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache, no-transform", Connection: "keep-alive" }
@@ -111,10 +116,10 @@ export function streamHeaders(encoding: StreamEncoding, outcome?: SubmitOutcome)
 }
 
 /** The run a submit's stream answer names. */
-export function submittedOf(res: Response): Pick<SubmitOutcome, "run_id" | "status"> | null {
+export function submittedOf(res: Response): SubmittedRun | null {
   const runId = res.headers.get(RUN_ID_HEADER);
   if (!runId) return null;
-  return { run_id: runId, status: (res.headers.get(RUN_STATUS_HEADER) ?? "queued") as SubmitOutcome["status"] };
+  return { run_id: runId, status: (res.headers.get(RUN_STATUS_HEADER) ?? "queued") as RunStatus };
 }
 
 // ---- the two encodings --------------------------------------------------------------------------
