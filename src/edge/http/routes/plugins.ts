@@ -8,7 +8,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { runLocked, runLockedMeasured } from "../../../domains/governance/client.ts";
-import { archiveRequestBody, readArchiveBody } from "../../../domains/skills/upload-body.ts";
+import { archiveRequestBody, readArchiveBody } from "../archive-body.ts";
 import { uploadPackage } from "../../../domains/governance/plugin-upload.ts";
 import { listPluginsView } from "../../../domains/plugins/views.ts";
 import { PLUGIN_ID_RE } from "../../../domains/plugins/manifest.ts";

@@ -9,7 +9,7 @@ import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts"
 import { requireScope } from "../auth.ts";
 import { runLocked } from "../../../domains/governance/client.ts";
 import { decodeText } from "../../../domains/skills/safety.ts";
-import { archiveRequestBody, readArchiveBody } from "../../../domains/skills/upload-body.ts";
+import { archiveRequestBody, readArchiveBody } from "../archive-body.ts";
 import { filesFromArchive, filesFromJson, publishSkillFiles } from "../../../domains/governance/skill-intake.ts";
 import { proposeSkillDraft } from "../../../domains/governance/learning-drafts.ts";
 import type { TreeFile } from "../../../kernel/content-tree/hashing.ts";

@@ -1,4 +1,8 @@
-/** Reading an archive request body: the content types we accept, and the bytes (413 is enforced earlier). */
+/**
+ * Reading an archive upload (skills, plugins): the content types accepted, the bytes (413 is enforced
+ * earlier, body-limit.ts) and the OpenAPI body. HTTP belongs to the edge, so this lives here and the
+ * skills domain gets plain bytes.
+ */
 import type { Context } from "hono";
 import { AppError } from "../../kernel/errors.ts";
 
