@@ -12,6 +12,12 @@ export default tseslint.config(
     },
   },
   {
+    // Worker code logs through the kernel logger (src/kernel/log.ts: one JSON line with the request's ids).
+    files: ["src/**/*.ts"],
+    ignores: ["src/kernel/log.ts"],
+    rules: { "no-console": "error" },
+  },
+  {
     // `*.pure.test.ts` files share one module graph (vitest.config.ts, project "pure"): no bindings,
     // Durable Objects or test services, whose per-file isolation they would not get.
     files: ["test/**/*.pure.test.ts"],

@@ -7,6 +7,7 @@
  * lacks it, and refusing every message for a configuration slip would take the service down.
  */
 import type { Env, RateLimit } from "./env.ts";
+import { log } from "../kernel/log.ts";
 
 export type RateLimitBinding = "RATE_LIMIT_TOKEN" | "RATE_LIMIT_WORKSPACE" | "RATE_LIMIT_WEBHOOK";
 
@@ -18,7 +19,7 @@ export async function withinRateLimit(env: Env, binding: RateLimitBinding, key: 
   if (!limiter) {
     if (!warned.has(binding)) {
       warned.add(binding);
-      console.warn(JSON.stringify({ level: "warn", msg: `rate limit binding ${binding} is not configured; requests are not limited` }));
+      log.warn(`rate limit binding ${binding} is not configured; requests are not limited`, { binding });
     }
     return true;
   }

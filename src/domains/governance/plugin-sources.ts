@@ -13,6 +13,7 @@ import { pluginSources } from "../../storage/db/schema.ts";
 import { loadConfig } from "../../storage/config/store.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
+import { errorFields, log } from "../../kernel/log.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "../../storage/archive/index.ts";
 import { runLocked, storeEpoch } from "./client.ts";
 import type { LockMode } from "./workspace-do.ts";
@@ -253,10 +254,11 @@ export async function handleGiteaPushDelivery(
     const payload = JSON.parse(new TextDecoder().decode(body)) as GiteaPushPayload;
     const handled = await handleGiteaPushForPlugins(env, workspaceId, payload, fetchImpl);
     for (const h of handled)
-      if (h.outcome === "error") console.error("plugin source push failed", { workspaceId, sourceId: h.sourceId, message: h.message });
+      if (h.outcome === "error")
+        log.error("plugin source push failed", { workspace_id: workspaceId, source_id: h.sourceId, message: h.message });
     return handled;
   } catch (e) {
-    console.error("plugin push hook failed", { workspaceId, error: e instanceof Error ? e.message : String(e) });
+    log.error("plugin push hook failed", { workspace_id: workspaceId, ...errorFields(e) });
     return [];
   }
 }

@@ -9,6 +9,7 @@ import { intakeWebhook } from "../../../domains/toolchain/intake.ts";
 import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
 import { handleGiteaPushDelivery } from "../../../domains/governance/plugin-sources.ts";
 import { AppError } from "../../../kernel/errors.ts";
+import { errorFields, log } from "../../../kernel/log.ts";
 import { limitWebhooks } from "../rate-limit.ts";
 
 const Outcome = z
@@ -78,7 +79,9 @@ export const webhookRoutes = newRouter().openapi(route, async (c) => {
     case "accepted":
       if (result.dispatch) {
         c.executionCtx.waitUntil(
-          dispatchWorkspace(c.env, workspaceId).catch((err: unknown) => console.error("toolchain dispatch after intake failed", err)),
+          dispatchWorkspace(c.env, workspaceId).catch((err: unknown) =>
+            log.error("toolchain dispatch after intake failed", { workspace_id: workspaceId, ...errorFields(err) }),
+          ),
         );
       }
       // Plugin sources watching the pushed repository record the new commit (src/domains/governance/plugin-sources.ts).
