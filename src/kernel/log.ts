@@ -30,10 +30,6 @@ export function addLogContext(fields: LogContext): void {
   if (store) Object.assign(store, fields);
 }
 
-export function currentLogContext(): LogContext {
-  return { ...context.getStore() };
-}
-
 /** An error as plain fields: message, stack and cause (never the object, which may not serialise). */
 export function errorFields(err: unknown): { error: string; stack?: string; cause?: string } {
   if (!(err instanceof Error)) return { error: String(err) };

@@ -5,16 +5,9 @@
  */
 
 // ---- talking to a session (docs/sessions.md, "Talking to a session") ---------------------------------
-export {
-  SessionClient,
-  type SessionResult,
-  type SessionRpcMethod,
-  type CreateSessionInput,
-  type LiveStreamOptions,
-  type StreamedRun,
-} from "./session/client.ts";
+export { SessionClient, type SessionResult } from "./session/client.ts";
 export { FrameReader } from "./session/protocol.ts";
-export { cancelRun, createSession, getRun, getSession, submitAndWait, submitRun, waitForRun } from "./session/service.ts";
+export { cancelRun, createSession, submitRun, waitForRun } from "./session/service.ts";
 export { SESSION_ID_PATTERN, MAX_MESSAGE_BYTES, assertMessageSize, messageFingerprint } from "./session/session-input.ts";
 export type { RunResult, SubmitRunInput } from "./session/contract.ts";
 export type { SubmitOutcome } from "./session/run-queue.ts";

@@ -34,5 +34,3 @@ export function fixture(name: string): string {
 export function fixtureJson<T = Record<string, unknown>>(name: string): T {
   return JSON.parse(fixture(name)) as T;
 }
-
-export const fixtureNames = () => [...all.keys()];

@@ -59,7 +59,6 @@ export const PullRequestPayloadSchema = z.object({
   commit_id: z.string().nullish(),
   review: z.object({ type: z.string(), content: z.string().nullish() }).nullish(),
 });
-export type PullRequestPayload = z.infer<typeof PullRequestPayloadSchema>;
 
 export const IssueSchema = z.object({
   number: z.number().int().positive(),
@@ -82,7 +81,6 @@ export const IssuePayloadSchema = z.object({
   repository: RepositorySchema,
   sender: UserSchema.nullish(),
 });
-export type IssuePayload = z.infer<typeof IssuePayloadSchema>;
 
 export const IssueCommentPayloadSchema = z.object({
   action: z.string(),
@@ -97,7 +95,6 @@ export const IssueCommentPayloadSchema = z.object({
   sender: UserSchema.nullish(),
   is_pull: z.boolean().nullish(),
 });
-export type IssueCommentPayload = z.infer<typeof IssueCommentPayloadSchema>;
 
 export const CommitStatusPayloadSchema = z.object({
   sha: z.string().min(7),
@@ -109,7 +106,6 @@ export const CommitStatusPayloadSchema = z.object({
   repository: RepositorySchema,
   sender: UserSchema.nullish(),
 });
-export type CommitStatusPayload = z.infer<typeof CommitStatusPayloadSchema>;
 
 export const WorkflowJobPayloadSchema = z.object({
   action: z.string(),
@@ -128,7 +124,6 @@ export const WorkflowJobPayloadSchema = z.object({
   repository: RepositorySchema,
   sender: UserSchema.nullish(),
 });
-export type WorkflowJobPayload = z.infer<typeof WorkflowJobPayloadSchema>;
 
 export const WorkflowRunPayloadSchema = z.object({
   action: z.string(),
@@ -148,4 +143,3 @@ export const WorkflowRunPayloadSchema = z.object({
   repository: RepositorySchema,
   sender: UserSchema.nullish(),
 });
-export type WorkflowRunPayload = z.infer<typeof WorkflowRunPayloadSchema>;

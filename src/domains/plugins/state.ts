@@ -10,7 +10,6 @@ import type { Problem } from "../../kernel/content-tree/problems.ts";
 
 export type PluginRow = typeof plugins.$inferSelect;
 export type PluginSkillRow = typeof pluginSkills.$inferSelect;
-export type PluginSkillStatus = "synced" | "update_pending" | "removed_upstream" | "disabled" | "adopted";
 
 export async function getPlugin(db: Db, workspaceId: string, id: string): Promise<PluginRow | undefined> {
   return db

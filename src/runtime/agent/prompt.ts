@@ -18,7 +18,7 @@ import {
   type PromptSection,
 } from "./prompt-budget.ts";
 
-export type { PromptSection, PromptSectionId } from "./prompt-budget.ts";
+export type { PromptSection } from "./prompt-budget.ts";
 import { renderActivatedSkills, renderSkillCatalog } from "../skills.ts";
 
 export interface SystemPromptInput {

@@ -62,4 +62,3 @@ export type CustomItem = DisplayBase & {
 };
 
 export type DisplayItem = UserItem | AssistantItem | ToolResultItem | NoticeItem | CustomItem;
-export type DisplayKind = DisplayItem["kind"];

@@ -8,7 +8,7 @@ import type { DisplayItem } from "./display-item.ts";
 import { convertToDisplay, type DisplayContext } from "./event-handlers.ts";
 import type { SessionTree } from "./tree.ts";
 
-export type { DisplayItem, DisplayKind, NoticeKind } from "./display-item.ts";
+export type { DisplayItem } from "./display-item.ts";
 
 export interface TranscriptOptions {
   /** Only the most recent items; the walk stops once it has them. */

@@ -7,8 +7,8 @@ import type { Env } from "../../storage/env.ts";
 import type { SubmitRunInput } from "./contract.ts";
 import { SessionClient, type CreateSessionInput, type SessionResult } from "./client.ts";
 
-export { SESSION_ID_PATTERN, MAX_MESSAGE_BYTES, assertMessageSize, messageFingerprint } from "./session-input.ts";
-export { sessionNamespace, sessionStub } from "./client.ts";
+export { MAX_MESSAGE_BYTES, messageFingerprint } from "./session-input.ts";
+export { sessionNamespace } from "./client.ts";
 export type { CreateSessionInput };
 
 /** Creates a session (or returns the existing one with that id in the same workspace; another workspace's → 409). */
@@ -23,15 +23,6 @@ export function getSession(env: Env, workspaceId: string, sessionId: string): Pr
 
 export function submitRun(env: Env, sessionId: string, input: SubmitRunInput): Promise<SessionResult<"submit">> {
   return SessionClient.of(env, sessionId).submit(input);
-}
-
-export function submitAndWait(
-  env: Env,
-  sessionId: string,
-  input: SubmitRunInput,
-  timeoutMs: number,
-): Promise<SessionResult<"submitAndWait">> {
-  return SessionClient.of(env, sessionId).submitAndWait(input, timeoutMs);
 }
 
 export function waitForRun(

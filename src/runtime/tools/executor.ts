@@ -12,11 +12,9 @@ import type { ToolRegistry } from "./registry.ts";
 /** A tool result plus how long the call took (for `tool_execution_end`). */
 export type ExecutedToolCall = ToolResult & { duration_ms: number };
 
-export type ToolErrorCode = "unknown_tool" | "invalid_arguments" | "tool_error" | "cancelled";
-
 const MAX_ERROR_MESSAGE = 2_000;
 
-/** Never throws: every failure is reported as an error result with a `ToolErrorCode`. */
+/** Never throws: every failure is reported as an error result (`unknown_tool`, `invalid_arguments`, `tool_error`, `cancelled`). */
 export async function executeToolCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext): Promise<ExecutedToolCall> {
   const started = Date.now();
   const result = await runCall(registry, call, ctx);
