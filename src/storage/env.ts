@@ -6,7 +6,7 @@ export interface Env {
   DB: D1Database;
   BLOBS: R2Bucket;
   /**
-   * Typed stubs come from the layer that owns each class (runtime/session/service.ts,
+   * Typed stubs come from the layer that owns each class (runtime/session/client.ts,
    * domains/governance/client.ts), so this file names no class above the storage layer.
    */
   SESSIONS: DurableObjectNamespace;
