@@ -109,3 +109,10 @@ export const Link = ({ href, children, class: cls }: { href: string; children: C
 export const Status = ({ value }: { value: string | null | undefined }) => (
   <span class={`status status-${value ?? "none"}`}>{value ?? "—"}</span>
 );
+
+/** The one empty state: a short sentence saying there is nothing yet and, where it helps, what to do. */
+export const Empty = ({ children }: { children: ComponentChildren }) => (
+  <p class="empty muted" data-testid="empty">
+    {children}
+  </p>
+);

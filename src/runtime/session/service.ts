@@ -133,6 +133,22 @@ export async function getRun(env: Env, sessionId: string, runId: string, workspa
   return unwrap(await rpc("getRun", sessionStub(env, sessionId).getRun(runId, workspaceId)));
 }
 
+/** Renames and/or archives a session (a person's changes; docs/sessions.md, "Rename, archive, delete"). */
+export async function updateSession(
+  env: Env,
+  workspaceId: string,
+  sessionId: string,
+  changes: { title?: string; archived?: boolean },
+  clientId: string,
+): Promise<SessionView> {
+  return unwrap(await rpc("update", sessionStub(env, sessionId).update(workspaceId, changes, clientId)));
+}
+
+/** Deletes a session's log in its Durable Object; the caller removes the D1 copy (`deleteSessionRows`). */
+export async function purgeSession(env: Env, workspaceId: string, sessionId: string): Promise<void> {
+  unwrap(await rpc("purge", sessionStub(env, sessionId).purge(workspaceId)));
+}
+
 export async function cancelRun(env: Env, sessionId: string, workspaceId: string, runId?: string) {
   return unwrap(await rpc("cancel", sessionStub(env, sessionId).cancel(workspaceId, runId)));
 }
