@@ -9,6 +9,7 @@
  */
 import { Marked, type Tokens } from "marked";
 import DOMPurify from "dompurify";
+import "highlight.js/styles/github.css";
 import { closeOpenMarkup } from "./partial-markdown";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";

@@ -4,6 +4,7 @@
  * and mail between agents.
  */
 import { useState } from "preact/hooks";
+import { MailList } from "./mail";
 import { api } from "../api/client";
 import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 
@@ -48,7 +49,7 @@ export function ToolchainPage({ taskId }: { taskId: string | undefined }) {
           </button>
         ))}
       </div>
-      {tab === "board" ? <Board /> : tab === "deliveries" ? <Deliveries /> : tab === "agents" ? <Agents /> : <Mail />}
+      {tab === "board" ? <Board /> : tab === "deliveries" ? <Deliveries /> : tab === "agents" ? <Agents /> : <MailList />}
     </section>
   );
 }
@@ -292,50 +293,6 @@ function Agents() {
                 <td>{a.roles.join(", ")}</td>
                 <td>{a.skills.join(", ")}</td>
                 <td>{a.enabled ? "yes" : "no"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </Loading>
-  );
-}
-
-function Mail() {
-  const list = useLoad(
-    async () => (await api("get", "/api/mail", { query: { limit: 50 } })).mail as unknown as Record<string, unknown>[],
-    [],
-  );
-  return (
-    <Loading state={list}>
-      {(rows) => (
-        <table>
-          <thead>
-            <tr>
-              <th>sent</th>
-              <th>from → to</th>
-              <th>subject</th>
-              <th>status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((m) => (
-              <tr key={String(m.id)}>
-                <td>
-                  <Time ts={m.created_at as number} />
-                </td>
-                <td>
-                  {String(m.from_agent)} → {String(m.to_agent)} <span class="badge">{String(m.performative)}</span>
-                </td>
-                <td>
-                  <details>
-                    <summary>{String(m.subject ?? "")}</summary>
-                    <div class="text">{String(m.body ?? "")}</div>
-                  </details>
-                </td>
-                <td>
-                  <Status value={String(m.status)} />
-                </td>
               </tr>
             ))}
           </tbody>
