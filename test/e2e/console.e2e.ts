@@ -155,7 +155,7 @@ describe("e2e: the web console in Chromium", () => {
     await shot("02-chat");
 
     // Rewind to the user message: the answer leaves the active path; its branch can be switched back to.
-    await page.getByRole("button", { name: "Rewind to this user message" }).click();
+    await page.getByRole("button", { name: "Rewind here (to this user message)" }).click();
     await page.getByRole("button", { name: "Switch to this branch" }).waitFor();
     await expect.poll(() => answer.count()).toBe(0);
     await shot("03-rewound");

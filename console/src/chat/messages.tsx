@@ -199,7 +199,7 @@ export function UserMessage({
           class="small link"
           disabled={!nav.canRewind || action.busy}
           onClick={() => rewind(item.event_id)}
-          aria-label="Rewind to this user message"
+          aria-label="Rewind here (to this user message)"
         >
           Rewind here
         </button>
@@ -209,7 +209,7 @@ export function UserMessage({
             class="small link"
             disabled={!nav.canRewind || action.busy}
             onClick={() => rewind(before, () => onBranch(item.text))}
-            aria-label="Branch: edit this message and send it again"
+            aria-label="Edit as a branch (send this message again from before it)"
           >
             Edit as a branch
           </button>
@@ -275,7 +275,7 @@ export function Answer({ steps, results, nav }: { steps: Item[]; results: Map<st
           class="small link"
           disabled={!nav.canRewind || action.busy}
           onClick={() => rewind(last.event_id)}
-          aria-label="Rewind to this assistant message"
+          aria-label="Rewind here (to this answer)"
         >
           Rewind here
         </button>

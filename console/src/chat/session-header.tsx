@@ -33,8 +33,8 @@ export function SessionHeader({
   return (
     <header class="conv-head">
       <div class="row spread">
-        <button type="button" class="drawer-toggle small" onClick={onOpenDrawer} aria-label="Show sessions">
-          ☰ Sessions
+        <button type="button" class="drawer-toggle small" onClick={onOpenDrawer}>
+          <span aria-hidden="true">☰</span> Sessions
         </button>
         {mode === "rename" && session ? (
           <form

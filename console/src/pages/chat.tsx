@@ -57,8 +57,8 @@ export function ChatPage({ sessionId }: { sessionId: string | undefined }) {
         <section class="conversation" aria-label="Conversation">
           <header class="conv-head">
             <div class="row">
-              <button type="button" class="drawer-toggle small" onClick={() => setDrawer(true)} aria-label="Show sessions">
-                ☰ Sessions
+              <button type="button" class="drawer-toggle small" onClick={() => setDrawer(true)}>
+                <span aria-hidden="true">☰</span> Sessions
               </button>
               <h2>Chat</h2>
             </div>

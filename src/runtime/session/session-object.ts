@@ -252,10 +252,10 @@ export class SessionObject extends DurableObject<Env> {
   /**
    * A person's changes to the session (docs/sessions.md, "Rename, archive, delete"): a new title (the
    * auxiliary model then leaves it alone) and archiving, recorded with a `session_info` event and
-   * replicated to the list. Unchanged values write nothing.
+   * replicated to the list before it answers. Unchanged values write nothing.
    */
-  update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Outcome<SessionView> {
-    return attempt(() => {
+  async update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<Outcome<SessionView>> {
+    return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
       const patch: { title?: string; archived_at?: number | null } = {};
       const recorded: Record<string, unknown> = {};
@@ -272,6 +272,8 @@ export class SessionObject extends DurableObject<Env> {
           log.updateSession(patch);
           if (patch.title !== undefined) this.#store.setMeta(TITLE_PENDING, false);
         });
+        // Listed as changed when the answer comes (like `create`); a D1 failure leaves it to the alarm's retry.
+        await this.#replicator.flush();
       }
       return this.#view(log, queue);
     });
