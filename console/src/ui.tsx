@@ -96,8 +96,11 @@ export const UsageText = ({ usage }: { usage: UsageLike | undefined | null }) =>
     </span>
   ) : null;
 
+/** A value as text; focusable, because a long one scrolls and a keyboard user must be able to scroll it. */
 export const Json = ({ value }: { value: unknown }) => (
-  <pre class="json">{typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre>
+  <pre class="json" tabIndex={0}>
+    {typeof value === "string" ? value : JSON.stringify(value, null, 2)}
+  </pre>
 );
 
 export const Link = ({ href, children, class: cls }: { href: string; children: ComponentChildren; class?: string }) => (

@@ -36,8 +36,12 @@ let modelId: string;
 const problems: string[] = [];
 const requested: string[] = [];
 
-async function config(extra: Record<string, unknown> = {}): Promise<void> {
-  const body = { model: { provider: "openai-compatible", id: modelId, base_url: `${modelUrl}/v1` }, ...extra };
+/** The workspace's config: the current scripted model and the MCP server. */
+async function config(): Promise<void> {
+  const body = {
+    model: { provider: "openai-compatible", id: modelId, base_url: `${modelUrl}/v1` },
+    mcp: { servers: [{ name: "ev", url: everything.url, allow_tools: ["echo", "get-sum"] }] },
+  };
   const res = await api("PUT", "/api/config", { token: ws.token, body });
   expect(res.status, await res.clone().text()).toBe(200);
 }
@@ -68,7 +72,7 @@ beforeAll(async () => {
   ws = await newWorkspace();
   modelId = `echo:walk-${rand()}`;
   everything = await startEverythingServer();
-  await config({ mcp: { servers: [{ name: "ev", url: everything.url, allow_tools: ["echo", "get-sum"] }] } });
+  await config();
   userDataDir = mkdtempSync(join(tmpdir(), "beaver-chromium-"));
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: "/usr/bin/chromium",
@@ -263,7 +267,7 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     await page.getByRole("link", { name: "MCP" }).click();
     const server = page.getByTestId("mcp-server").filter({ hasText: "ev" });
     await expect.poll(() => server.textContent(), { timeout: 30_000 }).toContain("connected");
-    await server.getByText("get-sum").waitFor();
+    await server.getByText("get-sum", { exact: true }).waitFor();
     await page.getByRole("button", { name: "Refresh" }).click();
     await server.getByText("echo", { exact: true }).waitFor();
 
@@ -283,7 +287,7 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
         "skill-builtin",
         `/skills/${builtin}`,
         async (p) => {
-          await p.getByRole("button", { name: "SKILL.md" }).click();
+          await p.getByRole("button", { name: "SKILL.md", exact: true }).click();
           await p.getByText(`name: ${builtin}`).waitFor();
         },
       ],
@@ -292,7 +296,7 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
       ["memory", "/memory", (p) => p.getByText("Prefers green tea, no sugar").first().waitFor()],
       ["schedules", "/schedules", (p) => p.getByText("Write the weekly report").waitFor()],
       ["mail", "/mail", (p) => p.getByText("Build is green").waitFor()],
-      ["mcp", "/mcp", (p) => p.getByText("get-sum").waitFor({ timeout: 30_000 })],
+      ["mcp", "/mcp", (p) => p.getByText("get-sum", { exact: true }).waitFor({ timeout: 30_000 })],
       ["usage", "/usage", (p) => p.getByTestId("usage-total").waitFor()],
       ["settings", "/settings", (p) => p.getByRole("heading", { name: "Settings" }).waitFor()],
       ["reference", "/reference", (p) => p.getByRole("heading", { name: /Beaver API/ }).waitFor()],

@@ -42,7 +42,7 @@ const marked = new Marked({
       return (
         `<div class="code-block"><div class="code-head"><span>${escapeHtml(language || "text")}</span>` +
         `<button type="button" class="small copy" data-copy="code">Copy</button></div>` +
-        `<pre><code${cls}>${body}</code></pre></div>`
+        `<pre tabindex="0"><code${cls}>${body}</code></pre></div>`
       );
     },
     html({ text }: Tokens.HTML | Tokens.Tag): string {

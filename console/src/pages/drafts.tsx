@@ -257,7 +257,7 @@ function UnifiedDiffs({ diff, empty }: { diff: TreeDiff; empty: string }) {
           {f.unified === null ? (
             <p class="muted small">binary or too large to show</p>
           ) : (
-            <pre>
+            <pre tabIndex={0}>
               {f.unified.split("\n").map((line, i) => (
                 <div
                   key={i}

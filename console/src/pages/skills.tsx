@@ -351,7 +351,7 @@ export function DiffView({
             {f.path}
             {f.added ? " (added)" : f.removed ? " (removed)" : ""}
           </div>
-          <pre>
+          <pre tabIndex={0}>
             {f.lines.map((l, i) => (
               <div key={i} class={l.op === "+" ? "add" : l.op === "-" ? "del" : undefined}>
                 {l.op} {l.text}
