@@ -28,7 +28,7 @@ const NAV = [
   ["/memory", "Memory"],
   ["/schedules", "Schedules"],
   ["/mail", "Mail"],
-  ["/mcp", "MCP"],
+  ["/mcp-servers", "MCP"],
   ["/usage", "Usage"],
   ["/settings", "Settings"],
   ["/reference", "API"],
@@ -81,7 +81,7 @@ function Page({ path }: { path: string }) {
       return <SchedulesPage />;
     case "mail":
       return <MailPage />;
-    case "mcp":
+    case "mcp-servers": // not /mcp: that path is Beaver's MCP endpoint (wrangler.toml run_worker_first)
       return <McpPage />;
     case "usage":
       return <UsagePage />;

@@ -296,7 +296,7 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
       ["memory", "/memory", (p) => p.getByText("Prefers green tea, no sugar").first().waitFor()],
       ["schedules", "/schedules", (p) => p.getByText("Write the weekly report").waitFor()],
       ["mail", "/mail", (p) => p.getByText("Build is green").waitFor()],
-      ["mcp", "/mcp", (p) => p.getByText("get-sum", { exact: true }).waitFor({ timeout: 30_000 })],
+      ["mcp", "/mcp-servers", (p) => p.getByText("get-sum", { exact: true }).waitFor({ timeout: 30_000 })],
       ["usage", "/usage", (p) => p.getByTestId("usage-total").waitFor()],
       ["settings", "/settings", (p) => p.getByRole("heading", { name: "Settings" }).waitFor()],
       ["reference", "/reference", (p) => p.getByRole("heading", { name: /Beaver API/ }).waitFor()],
@@ -334,7 +334,7 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     await page.getByTestId("usage-total").waitFor();
     expect(id).toMatch(/^ses_/);
     expect(problems).toEqual([]);
-  });
+  }, 300_000);
 
   it("is keyboard reachable: the skip link and the main navigation take focus in order", async () => {
     await page.goto(`${baseUrl()}/usage`);

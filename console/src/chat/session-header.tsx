@@ -169,7 +169,7 @@ function SessionSide({ sessionId, tick, busy, onDone }: { sessionId: string; tic
       <h3>Runs</h3>
       <Loading state={runs}>
         {(r) => (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table>
               <thead>
                 <tr>

@@ -16,7 +16,7 @@ export function MailList() {
         rows.length === 0 ? (
           <Empty>No mail yet: agents send it to each other with the mail tools.</Empty>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0}>
             <table>
               <thead>
                 <tr>

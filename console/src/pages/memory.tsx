@@ -49,7 +49,7 @@ export function MemoryPage() {
           h.changes.length === 0 ? (
             <Empty>No change yet.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0}>
               <table>
                 <thead>
                   <tr>

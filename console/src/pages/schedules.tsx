@@ -41,7 +41,7 @@ export function SchedulesPage() {
           l.schedules.length === 0 ? (
             <Empty>No schedule yet: add one above.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0}>
               <table>
                 <thead>
                   <tr>

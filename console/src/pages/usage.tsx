@@ -65,7 +65,7 @@ function UsageTable({ title, rows, name, link }: { title: string; rows: Row[]; n
       {rows.length === 0 ? (
         <Empty>No run in this period.</Empty>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0}>
           <table>
             <thead>
               <tr>
