@@ -274,14 +274,11 @@ export interface Schemas {
     model: string;
     messages: Array<{
       role: "system" | "developer" | "user" | "assistant" | "tool" | "function";
-      content?:
-        | string
-        | Array<{
-            type: string;
-            text?: string;
-            [key: string]: unknown | undefined;
-          }>
-        | null;
+      content?: string | Array<{
+        type: string;
+        text?: string;
+        [key: string]: unknown | undefined;
+      }> | null;
       name?: string;
       tool_calls?: Array<unknown>;
       tool_call_id?: string;
@@ -305,21 +302,16 @@ export interface Schemas {
   };
   ResponseRequest: {
     model: string;
-    input:
-      | string
-      | Array<{
-          type?: string;
-          role?: "system" | "developer" | "user" | "assistant" | "tool" | "function";
-          content?:
-            | string
-            | Array<{
-                type: string;
-                text?: string;
-                [key: string]: unknown | undefined;
-              }>
-            | null;
-          [key: string]: unknown | undefined;
-        }>;
+    input: string | Array<{
+      type?: string;
+      role?: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+      content?: string | Array<{
+        type: string;
+        text?: string;
+        [key: string]: unknown | undefined;
+      }> | null;
+      [key: string]: unknown | undefined;
+    }>;
     instructions?: string | null;
     previous_response_id?: string | null;
     stream?: boolean | null;
@@ -405,9 +397,9 @@ export interface Paths {
         scopes: Array<"admin" | "member" | "read">;
         workspace_id?: string;
       };
-      response: Schemas["Token"] & {
+      response: (Schemas["Token"]) & ({
         token: string;
-      };
+      });
     };
   };
   "/api/tokens/{id}": {
@@ -733,13 +725,7 @@ export interface Paths {
   "/api/drafts": {
     get: {
       params: never;
-      query: {
-        skill?: string | number | boolean;
-        status?: string | number | boolean;
-        before?: string | number | boolean;
-        before_id?: string | number | boolean;
-        limit?: string | number | boolean;
-      };
+      query: { skill?: string | number | boolean; status?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
       body: never;
       response: {
         drafts: Array<{
@@ -798,13 +784,7 @@ export interface Paths {
   "/api/sessions/{id}/stream": {
     get: {
       params: { id: string };
-      query: {
-        last_seq?: string | number | boolean;
-        include_hidden?: string | number | boolean;
-        client_id?: string | number | boolean;
-        device_id?: string | number | boolean;
-        ticket?: string | number | boolean;
-      };
+      query: { last_seq?: string | number | boolean; include_hidden?: string | number | boolean; client_id?: string | number | boolean; device_id?: string | number | boolean; ticket?: string | number | boolean };
       body: never;
       response: unknown;
     };
@@ -853,13 +833,7 @@ export interface Paths {
   "/api/sessions": {
     get: {
       params: never;
-      query: {
-        limit?: string | number | boolean;
-        updated_before?: string | number | boolean;
-        before_id?: string | number | boolean;
-        status?: string | number | boolean;
-        archived?: string | number | boolean;
-      };
+      query: { limit?: string | number | boolean; updated_before?: string | number | boolean; before_id?: string | number | boolean; status?: string | number | boolean; archived?: string | number | boolean };
       body: never;
       response: {
         sessions: Array<Schemas["SessionListItem"]>;
@@ -882,13 +856,7 @@ export interface Paths {
   "/api/sessions/search": {
     get: {
       params: never;
-      query: {
-        q: string | number | boolean;
-        limit?: string | number | boolean;
-        cursor?: string | number | boolean;
-        exclude_session_id?: string | number | boolean;
-        include_archived?: string | number | boolean;
-      };
+      query: { q: string | number | boolean; limit?: string | number | boolean; cursor?: string | number | boolean; exclude_session_id?: string | number | boolean; include_archived?: string | number | boolean };
       body: never;
       response: {
         results: Array<{
@@ -1059,7 +1027,7 @@ export interface Paths {
       };
       response: {
         compacted: boolean;
-        event: Schemas["SessionEvent"] & (Record<string, unknown> | null);
+        event: (Schemas["SessionEvent"]) & (Record<string, unknown> | null);
         reason: string | null;
         active_leaf: string | null;
       };
@@ -1160,13 +1128,7 @@ export interface Paths {
   "/api/toolchain/deliveries": {
     get: {
       params: never;
-      query: {
-        outcome?: string | number | boolean;
-        event_type?: string | number | boolean;
-        before?: string | number | boolean;
-        before_id?: string | number | boolean;
-        limit?: string | number | boolean;
-      };
+      query: { outcome?: string | number | boolean; event_type?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
       body: never;
       response: {
         deliveries: Array<Schemas["ToolchainDelivery"]>;
@@ -1178,15 +1140,7 @@ export interface Paths {
   "/api/toolchain/tasks": {
     get: {
       params: never;
-      query: {
-        status?: string | number | boolean;
-        agent_id?: string | number | boolean;
-        action_type?: string | number | boolean;
-        repo?: string | number | boolean;
-        before?: string | number | boolean;
-        before_id?: string | number | boolean;
-        limit?: string | number | boolean;
-      };
+      query: { status?: string | number | boolean; agent_id?: string | number | boolean; action_type?: string | number | boolean; repo?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
       body: never;
       response: {
         tasks: Array<Schemas["ToolchainTask"]>;
@@ -1264,15 +1218,7 @@ export interface Paths {
   "/api/mail": {
     get: {
       params: never;
-      query: {
-        status?: string | number | boolean;
-        to_agent?: string | number | boolean;
-        from_agent?: string | number | boolean;
-        performative?: string | number | boolean;
-        before?: string | number | boolean;
-        before_id?: string | number | boolean;
-        limit?: string | number | boolean;
-      };
+      query: { status?: string | number | boolean; to_agent?: string | number | boolean; from_agent?: string | number | boolean; performative?: string | number | boolean; before?: string | number | boolean; before_id?: string | number | boolean; limit?: string | number | boolean };
       body: never;
       response: {
         mail: Array<Schemas["Mail"]>;
