@@ -32,6 +32,8 @@ let userDataDir: string;
 let ws: { id: string; token: string };
 let everything: EverythingServer;
 let modelId: string;
+/** The auxiliary model (session titles), when a test sets one. */
+let auxId: string | null = null;
 /** Problems the browser reported: console errors, page errors, failed requests, error statuses. */
 const problems: string[] = [];
 const requested: string[] = [];
@@ -41,6 +43,7 @@ async function config(): Promise<void> {
   const body = {
     model: { provider: "openai-compatible", id: modelId, base_url: `${modelUrl}/v1` },
     mcp: { servers: [{ name: "ev", url: everything.url, allow_tools: ["echo", "get-sum"] }] },
+    ...(auxId ? { auxiliary_model: { provider: "openai-compatible", id: auxId, base_url: `${modelUrl}/v1` } } : {}),
   };
   const res = await api("PUT", "/api/config", { token: ws.token, body });
   expect(res.status, await res.clone().text()).toBe(200);
@@ -145,6 +148,21 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     await messages.locator("li.msg.user", { hasText: "second line" }).waitFor();
     expect(await box.inputValue()).toBe("");
     await messages.getByText("echo: first line").waitFor({ timeout: 20_000 });
+  });
+
+  it("shows the auxiliary model's title as it arrives, in the header and the list", async () => {
+    auxId = `title-${rand()}`;
+    // The title call answers a little after the run ended, so the page has settled on the first-message title by then.
+    await scriptedModelClient(modelUrl).script(auxId, [{ text: "Brewing green tea", delay_ms: 1500 }]);
+    await config();
+    await page.getByRole("button", { name: "New chat" }).first().click();
+    await page.getByLabel("Message", { exact: true }).fill("how long should green tea steep?");
+    await page.getByLabel("Message", { exact: true }).press("Enter");
+    await page.getByRole("list", { name: "Messages" }).getByText("echo: how long should green tea steep?").waitFor();
+    await expect.poll(() => page.getByTestId("session-title").textContent(), { timeout: 20_000 }).toBe("Brewing green tea");
+    await page.getByRole("complementary", { name: "Sessions" }).getByRole("link", { name: "Brewing green tea" }).waitFor();
+    auxId = null;
+    await config();
   });
 
   it("keeps the composer in view in a 50-message session, at desktop and phone width", async () => {
