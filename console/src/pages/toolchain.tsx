@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import { MailList } from "./mail";
 import { api } from "../api/client";
-import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
+import { Empty, ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 
 interface Task {
   id: string;
@@ -75,27 +75,30 @@ function Board() {
       </div>
       <Loading state={tasks}>
         {(list) => (
-          <div class="board">
-            {statuses.map((status) => {
-              const column = list.filter((t) => t.status === status);
-              return (
-                <div key={status} class="column" aria-label={`${status} tasks`}>
-                  <h3>
-                    {status} <span class="muted">({column.length})</span>
-                  </h3>
-                  {column.map((t) => (
-                    <div key={t.id} class="card" data-testid="task-card">
-                      <Link href={`/toolchain/${encodeURIComponent(t.id)}`}>{t.title}</Link>
-                      <div class="small muted">
-                        {t.action_type} · {t.agent_id ?? "unassigned"} · {t.repo ?? ""}
-                        {t.number ? `#${t.number}` : ""}
+          <>
+            {list.length === 0 ? <Empty>No task yet: a Gitea webhook (docs/gitea.md) creates them.</Empty> : null}
+            <div class="board">
+              {statuses.map((status) => {
+                const column = list.filter((t) => t.status === status);
+                return (
+                  <div key={status} class="column" aria-label={`${status} tasks`}>
+                    <h3>
+                      {status} <span class="muted">({column.length})</span>
+                    </h3>
+                    {column.map((t) => (
+                      <div key={t.id} class="card" data-testid="task-card">
+                        <Link href={`/toolchain/${encodeURIComponent(t.id)}`}>{t.title}</Link>
+                        <div class="small muted">
+                          {t.action_type} · {t.agent_id ?? "unassigned"} · {t.repo ?? ""}
+                          {t.number ? `#${t.number}` : ""}
+                        </div>
                       </div>
-                    </div>
-                  ))}
-                </div>
-              );
-            })}
-          </div>
+                    ))}
+                  </div>
+                );
+              })}
+            </div>
+          </>
         )}
       </Loading>
     </>
@@ -230,42 +233,46 @@ function Deliveries() {
   );
   return (
     <Loading state={list}>
-      {(rows) => (
-        <table>
-          <thead>
-            <tr>
-              <th>received</th>
-              <th>event</th>
-              <th>repo</th>
-              <th>outcome</th>
-              <th>tasks</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((d) => (
-              <tr key={String(d.delivery_id)}>
-                <td>
-                  <Time ts={d.received_at as number} />
-                </td>
-                <td>
-                  {String(d.event_type)} {d.action ? `(${String(d.action)})` : ""}
-                </td>
-                <td>{String(d.repo ?? "")}</td>
-                <td>
-                  <Status value={String(d.outcome)} /> <span class="small">{String(d.reason ?? "")}</span>
-                </td>
-                <td>
-                  {((d.task_ids as string[] | null) ?? []).map((id) => (
-                    <Link key={id} href={`/toolchain/${encodeURIComponent(id)}`}>
-                      {id}{" "}
-                    </Link>
-                  ))}
-                </td>
+      {(rows) =>
+        rows.length === 0 ? (
+          <Empty>No webhook delivery yet.</Empty>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>received</th>
+                <th>event</th>
+                <th>repo</th>
+                <th>outcome</th>
+                <th>tasks</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={String(d.delivery_id)}>
+                  <td>
+                    <Time ts={d.received_at as number} />
+                  </td>
+                  <td>
+                    {String(d.event_type)} {d.action ? `(${String(d.action)})` : ""}
+                  </td>
+                  <td>{String(d.repo ?? "")}</td>
+                  <td>
+                    <Status value={String(d.outcome)} /> <span class="small">{String(d.reason ?? "")}</span>
+                  </td>
+                  <td>
+                    {((d.task_ids as string[] | null) ?? []).map((id) => (
+                      <Link key={id} href={`/toolchain/${encodeURIComponent(id)}`}>
+                        {id}{" "}
+                      </Link>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      }
     </Loading>
   );
 }
@@ -274,30 +281,34 @@ function Agents() {
   const list = useLoad(async () => (await api("get", "/api/agents")).agents, []);
   return (
     <Loading state={list}>
-      {(agents) => (
-        <table>
-          <thead>
-            <tr>
-              <th>agent</th>
-              <th>Gitea user</th>
-              <th>roles</th>
-              <th>skills</th>
-              <th>enabled</th>
-            </tr>
-          </thead>
-          <tbody>
-            {agents.map((a) => (
-              <tr key={a.id}>
-                <td>{a.id}</td>
-                <td>{a.gitea_username}</td>
-                <td>{a.roles.join(", ")}</td>
-                <td>{a.skills.join(", ")}</td>
-                <td>{a.enabled ? "yes" : "no"}</td>
+      {(agents) =>
+        agents.length === 0 ? (
+          <Empty>No agent yet: add one with POST /api/agents.</Empty>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>agent</th>
+                <th>Gitea user</th>
+                <th>roles</th>
+                <th>skills</th>
+                <th>enabled</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {agents.map((a) => (
+                <tr key={a.id}>
+                  <td>{a.id}</td>
+                  <td>{a.gitea_username}</td>
+                  <td>{a.roles.join(", ")}</td>
+                  <td>{a.skills.join(", ")}</td>
+                  <td>{a.enabled ? "yes" : "no"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      }
     </Loading>
   );
 }
