@@ -197,6 +197,7 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     expect(await drawer.isVisible()).toBe(false);
     await page.getByRole("button", { name: "Sessions", exact: true }).click();
     await drawer.getByRole("link", { name: "Fifty messages" }).waitFor();
+    await page.waitForTimeout(400); // the drawer slides in (0.2 s): let the screenshot show it open
     await shot("walk-chat-drawer-phone");
     await page.getByRole("button", { name: "Close" }).click();
     await page.setViewportSize(DESKTOP);
