@@ -16,7 +16,7 @@ function newest(path) {
   return Math.max(st.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))));
 }
 
-const sources = ["src", "index.html", "vite.config.ts"].map((p) => join(CONSOLE, p));
+const sources = ["src", "public", "index.html", "vite.config.ts"].map((p) => join(CONSOLE, p));
 const fresh = existsSync(STAMP) && statSync(STAMP).mtimeMs >= Math.max(...sources.map(newest));
 if (fresh && !process.argv.includes("--force")) process.exit(0);
 

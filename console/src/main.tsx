@@ -14,12 +14,22 @@ import { PluginsPage } from "./pages/plugins";
 import { ToolchainPage } from "./pages/toolchain";
 import { SettingsPage } from "./pages/settings";
 import { ReferencePage } from "./pages/reference";
+import { MemoryPage } from "./pages/memory";
+import { SchedulesPage } from "./pages/schedules";
+import { MailPage } from "./pages/mail";
+import { McpPage } from "./pages/mcp";
+import { UsagePage } from "./pages/usage";
 
 const NAV = [
   ["/chat", "Chat"],
   ["/skills", "Skills"],
   ["/plugins", "Plugins"],
   ["/toolchain", "Toolchain"],
+  ["/memory", "Memory"],
+  ["/schedules", "Schedules"],
+  ["/mail", "Mail"],
+  ["/mcp-servers", "MCP"],
+  ["/usage", "Usage"],
   ["/settings", "Settings"],
   ["/reference", "API"],
 ] as const;
@@ -65,9 +75,36 @@ function Page({ path }: { path: string }) {
       return <SettingsPage />;
     case "reference":
       return <ReferencePage />;
-    default:
+    case "memory":
+      return <MemoryPage />;
+    case "schedules":
+      return <SchedulesPage />;
+    case "mail":
+      return <MailPage />;
+    case "mcp-servers": // not /mcp: that path is Beaver's MCP endpoint (wrangler.toml run_worker_first)
+      return <McpPage />;
+    case "usage":
+      return <UsagePage />;
+    case "":
+    case "chat":
       return <ChatPage sessionId={area === "chat" && rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
+    default:
+      return <NotFound path={path} />;
   }
+}
+
+function NotFound({ path }: { path: string }) {
+  return (
+    <section class="panel page" aria-label="Not found">
+      <h2>Page not found</h2>
+      <p>
+        There is no page at <code>{path}</code>.
+      </p>
+      <p>
+        <Link href="/chat">Go to the chat</Link>
+      </p>
+    </section>
+  );
 }
 
 function App() {
@@ -83,8 +120,12 @@ function App() {
   }, []);
   if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
   const area = "/" + (path.split("/")[1] || "chat");
+  const chat = area === "/chat";
   return (
     <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="topbar">
         <nav aria-label="Main">
           <strong class="brand">Beaver</strong>
@@ -105,7 +146,7 @@ function App() {
           </button>
         </nav>
       </header>
-      <main>
+      <main id="main" class={chat ? "chat-main" : undefined}>
         <Page path={path} />
       </main>
     </>

@@ -96,8 +96,11 @@ export const UsageText = ({ usage }: { usage: UsageLike | undefined | null }) =>
     </span>
   ) : null;
 
+/** A value as text; focusable, because a long one scrolls and a keyboard user must be able to scroll it. */
 export const Json = ({ value }: { value: unknown }) => (
-  <pre class="json">{typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre>
+  <pre class="json" tabIndex={0}>
+    {typeof value === "string" ? value : JSON.stringify(value, null, 2)}
+  </pre>
 );
 
 export const Link = ({ href, children, class: cls }: { href: string; children: ComponentChildren; class?: string }) => (
@@ -108,4 +111,11 @@ export const Link = ({ href, children, class: cls }: { href: string; children: C
 
 export const Status = ({ value }: { value: string | null | undefined }) => (
   <span class={`status status-${value ?? "none"}`}>{value ?? "—"}</span>
+);
+
+/** The one empty state: a short sentence saying there is nothing yet and, where it helps, what to do. */
+export const Empty = ({ children }: { children: ComponentChildren }) => (
+  <p class="empty muted" data-testid="empty">
+    {children}
+  </p>
 );

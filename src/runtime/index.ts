@@ -15,6 +15,8 @@ export type { RunView, SessionView } from "./session/session-object.ts";
 export type { Message, PersistentEvent, StreamFrame, Usage } from "./session/events.ts";
 export type { DisplayItem } from "./session/display-item.ts";
 export { excerpt } from "./session/message-text.ts";
+export { deleteSessionCopy } from "./session/deletion.ts";
+export { usageReport } from "./session/usage-report.ts";
 export { MAX_SEARCH_DEPTH, searchSessions } from "./session/search.ts";
 export { TICKET_TTL_MS, issueTicket, verifyTicket } from "./session/stream-ticket.ts";
 export { UiChunkMapper, type BeaverUIChunk } from "./session/ui-chunks.ts";

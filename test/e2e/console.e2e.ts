@@ -60,6 +60,13 @@ async function useToken(token: string, path: string): Promise<void> {
   await page.getByRole("navigation", { name: "Main" }).waitFor();
 }
 
+/** Opens the conversation's folded "Branches and runs" (the runs table and the branch switches). */
+async function openSessionDetails(): Promise<void> {
+  const details = page.locator("details.session-details");
+  await details.waitFor();
+  if (!(await details.evaluate((d) => (d as { open?: boolean }).open === true))) await details.locator("summary").click();
+}
+
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
@@ -150,12 +157,13 @@ describe("e2e: the web console in Chromium", () => {
     };
     expect(runs.runs.map((r) => r.status)).toEqual(["completed"]);
     // Once the run ended the conversation comes from the transcript: the answer stays visible.
+    await openSessionDetails();
     await page.getByRole("table").getByText("completed").waitFor();
     await answer.waitFor();
     await shot("02-chat");
 
     // Rewind to the user message: the answer leaves the active path; its branch can be switched back to.
-    await page.getByRole("button", { name: "Rewind to this user message" }).click();
+    await page.getByRole("button", { name: "Rewind here (to this user message)" }).click();
     await page.getByRole("button", { name: "Switch to this branch" }).waitFor();
     await expect.poll(() => answer.count()).toBe(0);
     await shot("03-rewound");
@@ -342,6 +350,7 @@ describe("e2e: the web console in Chromium", () => {
     await page.getByRole("button", { name: "Send" }).click();
     const messages = page.getByRole("list", { name: "Messages" });
     await messages.getByText("Here is my considered answer.", { exact: true }).waitFor();
+    await openSessionDetails();
     await page.getByRole("table").getByText("completed").waitFor();
     const thinking = messages.locator("details.thinking");
     await thinking.getByText("thinking").click();
@@ -368,7 +377,8 @@ describe("e2e: the web console in Chromium", () => {
     await page.getByLabel("Steer the running run").fill("also this, please");
     await page.getByRole("button", { name: "Steer" }).click();
     await page.getByRole("status").filter({ hasText: "Steer sent" }).waitFor();
-    await page.getByRole("button", { name: "Cancel run" }).click();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await openSessionDetails();
     const runs = page.getByRole("table").filter({ hasText: "status" });
     await runs.getByText("cancelled").waitFor({ timeout: 20_000 });
     // The steer was acknowledged and is in the log (written when the run ended), shown as a steer.
@@ -524,7 +534,7 @@ describe("e2e: the web console in Chromium", () => {
   it("is usable at phone width, and no request ever left for another host", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole("link", { name: "Chat" }).click();
-    await page.getByRole("button", { name: "New chat" }).first().waitFor();
+    await page.getByRole("button", { name: "New chat" }).filter({ visible: true }).first().waitFor();
     const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
     expect(overflow).toBeLessThanOrEqual(1);
     await shot("11-phone-chat");

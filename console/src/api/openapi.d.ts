@@ -76,6 +76,7 @@ export interface Schemas {
     usage: Schemas["Usage"];
     active_run_id: string | null;
     queued_runs: number;
+    archived_at?: number | null;
   };
   SessionListItem: {
     id: string;
@@ -87,6 +88,7 @@ export interface Schemas {
     created_at: number;
     updated_at: number;
     last_seq: number;
+    archived_at: number | null;
     usage: Schemas["Usage"];
   };
   Run: {
@@ -218,6 +220,14 @@ export interface Schemas {
       description: string;
       idempotent: boolean;
     }>;
+  };
+  UsageRow: {
+    key: string;
+    label?: string | null;
+    runs: number;
+    input_tokens: number;
+    output_tokens: number;
+    total_tokens: number;
   };
   JsonRpcMessage: {
     jsonrpc: "2.0";
@@ -823,7 +833,7 @@ export interface Paths {
   "/api/sessions": {
     get: {
       params: never;
-      query: { limit?: string | number | boolean; updated_before?: string | number | boolean; before_id?: string | number | boolean; status?: string | number | boolean };
+      query: { limit?: string | number | boolean; updated_before?: string | number | boolean; before_id?: string | number | boolean; status?: string | number | boolean; archived?: string | number | boolean };
       body: never;
       response: {
         sessions: Array<Schemas["SessionListItem"]>;
@@ -846,7 +856,7 @@ export interface Paths {
   "/api/sessions/search": {
     get: {
       params: never;
-      query: { q: string | number | boolean; limit?: string | number | boolean; cursor?: string | number | boolean; exclude_session_id?: string | number | boolean };
+      query: { q: string | number | boolean; limit?: string | number | boolean; cursor?: string | number | boolean; exclude_session_id?: string | number | boolean; include_archived?: string | number | boolean };
       body: never;
       response: {
         results: Array<{
@@ -869,6 +879,22 @@ export interface Paths {
       query: never;
       body: never;
       response: Schemas["Session"];
+    };
+    patch: {
+      params: { id: string };
+      query: never;
+      body: {
+        title?: string;
+        archived?: boolean;
+        client_id?: string;
+      };
+      response: Schemas["Session"];
+    };
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: unknown;
     };
   };
   "/api/sessions/{id}/events": {
@@ -1342,6 +1368,20 @@ export interface Paths {
       body: never;
       response: {
         servers: Array<Schemas["McpServerStatus"]>;
+      };
+    };
+  };
+  "/api/usage": {
+    get: {
+      params: never;
+      query: { days?: string | number | boolean; sessions?: string | number | boolean };
+      body: never;
+      response: {
+        since: number;
+        days: Array<Schemas["UsageRow"]>;
+        models: Array<Schemas["UsageRow"]>;
+        agents: Array<Schemas["UsageRow"]>;
+        sessions: Array<Schemas["UsageRow"]>;
       };
     };
   };

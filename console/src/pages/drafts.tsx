@@ -11,7 +11,7 @@ import { api, urlOf } from "../api/client";
 import type { Schemas } from "../api/openapi";
 import { readSse } from "../api/sse";
 import { navigate } from "../router";
-import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
+import { Empty, ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 
 const STATUSES = ["pending_review", "merge_failed", "superseded", "published", "rejected"] as const;
 
@@ -102,7 +102,7 @@ export function DraftsSection({ tick }: { tick: number }) {
     <section aria-label="Drafts">
       <h3>Drafts</h3>
       <form
-        class="row"
+        class="row filters"
         role="search"
         aria-label="Filter drafts"
         onSubmit={(e) => {
@@ -126,7 +126,7 @@ export function DraftsSection({ tick }: { tick: number }) {
       <Loading state={drafts}>
         {(list) =>
           list.length === 0 ? (
-            <p class="muted">No drafts{filter.skill || filter.status ? " match" : " yet"}.</p>
+            <Empty>No drafts{filter.skill || filter.status ? " match" : " yet"}.</Empty>
           ) : (
             <table>
               <thead>
@@ -257,7 +257,7 @@ function UnifiedDiffs({ diff, empty }: { diff: TreeDiff; empty: string }) {
           {f.unified === null ? (
             <p class="muted small">binary or too large to show</p>
           ) : (
-            <pre>
+            <pre tabIndex={0}>
               {f.unified.split("\n").map((line, i) => (
                 <div
                   key={i}

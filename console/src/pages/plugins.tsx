@@ -7,7 +7,7 @@
  */
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
-import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
+import { Empty, ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 import { VersionDiff } from "./skills";
 import { DraftDetail, DraftsSection } from "./drafts";
 
@@ -107,7 +107,7 @@ function PluginsOverview() {
       <Loading state={plugins}>
         {(list) =>
           list.length === 0 ? (
-            <p class="muted">No plugins yet: upload a package or add a Gitea source.</p>
+            <Empty>No plugins yet: upload a package or add a Gitea source.</Empty>
           ) : (
             <div class="cards">
               {list.map((p) => (
@@ -120,23 +120,27 @@ function PluginsOverview() {
       <DraftsSection tick={tick} />
       <h3>Gitea sources</h3>
       <Loading state={sources}>
-        {(list) => (
-          <table>
-            <thead>
-              <tr>
-                <th>id</th>
-                <th>repository</th>
-                <th>last fetch</th>
-                <th></th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((s) => (
-                <SourceRow key={s.id} source={s} onChanged={changed} />
-              ))}
-            </tbody>
-          </table>
-        )}
+        {(list) =>
+          list.length === 0 ? (
+            <Empty>No Gitea source yet: add one below.</Empty>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>id</th>
+                  <th>repository</th>
+                  <th>last fetch</th>
+                  <th></th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((s) => (
+                  <SourceRow key={s.id} source={s} onChanged={changed} />
+                ))}
+              </tbody>
+            </table>
+          )
+        }
       </Loading>
       <SourceForm onDone={changed} />
     </section>
@@ -301,7 +305,7 @@ function Candidates({ name }: { name: string }) {
     <Loading state={data}>
       {(d) => (
         <div class="candidates" data-testid={`candidates-${name}`}>
-          {d.candidates.length === 0 ? <p class="muted small">No candidates.</p> : null}
+          {d.candidates.length === 0 ? <Empty>No candidates.</Empty> : null}
           {d.candidates.map((c) => (
             <div key={c.id} class="card" data-testid="candidate">
               <div>

@@ -124,13 +124,14 @@ function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: 
     [name, tick, outerTick],
   );
   const versions = useLoad(async () => {
-    if (skill.data?.source_kind === "builtin") return null;
+    // Only once the skill is read: a builtin skill has no versions to ask for.
+    if (!skill.data || skill.data.source_kind === "builtin") return null;
     return (await api("get", "/api/skills/{name}/versions", { params: { name } })) as unknown as {
       current_version: string;
       versions: VersionRow[];
       audit: { action: string; detail: unknown; actor: string; at: number }[];
     };
-  }, [name, tick, outerTick, skill.data?.source_kind]);
+  }, [name, tick, outerTick, skill.data?.source_kind, skill.data === undefined]);
   const action = useAction();
   const [shown, setShown] = useState<string | null>(null);
   const [from, setFrom] = useState("");
@@ -173,7 +174,7 @@ function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: 
             ) : null}
             <ErrorNote error={action.error} />
             <h3>Files of {s.current.version ?? "the builtin"}</h3>
-            <Files name={name} version={s.current.version} files={s.current.files} />
+            <Files name={name} version={s.current.version ?? (s.source_kind === "builtin" ? "builtin" : null)} files={s.current.files} />
           </>
         )}
       </Loading>
@@ -350,7 +351,7 @@ export function DiffView({
             {f.path}
             {f.added ? " (added)" : f.removed ? " (removed)" : ""}
           </div>
-          <pre>
+          <pre tabIndex={0}>
             {f.lines.map((l, i) => (
               <div key={i} class={l.op === "+" ? "add" : l.op === "-" ? "del" : undefined}>
                 {l.op} {l.text}

@@ -4,8 +4,9 @@
  * and mail between agents.
  */
 import { useState } from "preact/hooks";
+import { MailList } from "./mail";
 import { api } from "../api/client";
-import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
+import { Empty, ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 
 interface Task {
   id: string;
@@ -48,7 +49,7 @@ export function ToolchainPage({ taskId }: { taskId: string | undefined }) {
           </button>
         ))}
       </div>
-      {tab === "board" ? <Board /> : tab === "deliveries" ? <Deliveries /> : tab === "agents" ? <Agents /> : <Mail />}
+      {tab === "board" ? <Board /> : tab === "deliveries" ? <Deliveries /> : tab === "agents" ? <Agents /> : <MailList />}
     </section>
   );
 }
@@ -74,27 +75,30 @@ function Board() {
       </div>
       <Loading state={tasks}>
         {(list) => (
-          <div class="board">
-            {statuses.map((status) => {
-              const column = list.filter((t) => t.status === status);
-              return (
-                <div key={status} class="column" aria-label={`${status} tasks`}>
-                  <h3>
-                    {status} <span class="muted">({column.length})</span>
-                  </h3>
-                  {column.map((t) => (
-                    <div key={t.id} class="card" data-testid="task-card">
-                      <Link href={`/toolchain/${encodeURIComponent(t.id)}`}>{t.title}</Link>
-                      <div class="small muted">
-                        {t.action_type} · {t.agent_id ?? "unassigned"} · {t.repo ?? ""}
-                        {t.number ? `#${t.number}` : ""}
+          <>
+            {list.length === 0 ? <Empty>No task yet: a Gitea webhook (docs/gitea.md) creates them.</Empty> : null}
+            <div class="board">
+              {statuses.map((status) => {
+                const column = list.filter((t) => t.status === status);
+                return (
+                  <div key={status} class="column" aria-label={`${status} tasks`}>
+                    <h3>
+                      {status} <span class="muted">({column.length})</span>
+                    </h3>
+                    {column.map((t) => (
+                      <div key={t.id} class="card" data-testid="task-card">
+                        <Link href={`/toolchain/${encodeURIComponent(t.id)}`}>{t.title}</Link>
+                        <div class="small muted">
+                          {t.action_type} · {t.agent_id ?? "unassigned"} · {t.repo ?? ""}
+                          {t.number ? `#${t.number}` : ""}
+                        </div>
                       </div>
-                    </div>
-                  ))}
-                </div>
-              );
-            })}
-          </div>
+                    ))}
+                  </div>
+                );
+              })}
+            </div>
+          </>
         )}
       </Loading>
     </>
@@ -229,42 +233,46 @@ function Deliveries() {
   );
   return (
     <Loading state={list}>
-      {(rows) => (
-        <table>
-          <thead>
-            <tr>
-              <th>received</th>
-              <th>event</th>
-              <th>repo</th>
-              <th>outcome</th>
-              <th>tasks</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((d) => (
-              <tr key={String(d.delivery_id)}>
-                <td>
-                  <Time ts={d.received_at as number} />
-                </td>
-                <td>
-                  {String(d.event_type)} {d.action ? `(${String(d.action)})` : ""}
-                </td>
-                <td>{String(d.repo ?? "")}</td>
-                <td>
-                  <Status value={String(d.outcome)} /> <span class="small">{String(d.reason ?? "")}</span>
-                </td>
-                <td>
-                  {((d.task_ids as string[] | null) ?? []).map((id) => (
-                    <Link key={id} href={`/toolchain/${encodeURIComponent(id)}`}>
-                      {id}{" "}
-                    </Link>
-                  ))}
-                </td>
+      {(rows) =>
+        rows.length === 0 ? (
+          <Empty>No webhook delivery yet.</Empty>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>received</th>
+                <th>event</th>
+                <th>repo</th>
+                <th>outcome</th>
+                <th>tasks</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={String(d.delivery_id)}>
+                  <td>
+                    <Time ts={d.received_at as number} />
+                  </td>
+                  <td>
+                    {String(d.event_type)} {d.action ? `(${String(d.action)})` : ""}
+                  </td>
+                  <td>{String(d.repo ?? "")}</td>
+                  <td>
+                    <Status value={String(d.outcome)} /> <span class="small">{String(d.reason ?? "")}</span>
+                  </td>
+                  <td>
+                    {((d.task_ids as string[] | null) ?? []).map((id) => (
+                      <Link key={id} href={`/toolchain/${encodeURIComponent(id)}`}>
+                        {id}{" "}
+                      </Link>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      }
     </Loading>
   );
 }
@@ -273,74 +281,34 @@ function Agents() {
   const list = useLoad(async () => (await api("get", "/api/agents")).agents, []);
   return (
     <Loading state={list}>
-      {(agents) => (
-        <table>
-          <thead>
-            <tr>
-              <th>agent</th>
-              <th>Gitea user</th>
-              <th>roles</th>
-              <th>skills</th>
-              <th>enabled</th>
-            </tr>
-          </thead>
-          <tbody>
-            {agents.map((a) => (
-              <tr key={a.id}>
-                <td>{a.id}</td>
-                <td>{a.gitea_username}</td>
-                <td>{a.roles.join(", ")}</td>
-                <td>{a.skills.join(", ")}</td>
-                <td>{a.enabled ? "yes" : "no"}</td>
+      {(agents) =>
+        agents.length === 0 ? (
+          <Empty>No agent yet: add one with POST /api/agents.</Empty>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>agent</th>
+                <th>Gitea user</th>
+                <th>roles</th>
+                <th>skills</th>
+                <th>enabled</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </Loading>
-  );
-}
-
-function Mail() {
-  const list = useLoad(
-    async () => (await api("get", "/api/mail", { query: { limit: 50 } })).mail as unknown as Record<string, unknown>[],
-    [],
-  );
-  return (
-    <Loading state={list}>
-      {(rows) => (
-        <table>
-          <thead>
-            <tr>
-              <th>sent</th>
-              <th>from → to</th>
-              <th>subject</th>
-              <th>status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((m) => (
-              <tr key={String(m.id)}>
-                <td>
-                  <Time ts={m.created_at as number} />
-                </td>
-                <td>
-                  {String(m.from_agent)} → {String(m.to_agent)} <span class="badge">{String(m.performative)}</span>
-                </td>
-                <td>
-                  <details>
-                    <summary>{String(m.subject ?? "")}</summary>
-                    <div class="text">{String(m.body ?? "")}</div>
-                  </details>
-                </td>
-                <td>
-                  <Status value={String(m.status)} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {agents.map((a) => (
+                <tr key={a.id}>
+                  <td>{a.id}</td>
+                  <td>{a.gitea_username}</td>
+                  <td>{a.roles.join(", ")}</td>
+                  <td>{a.skills.join(", ")}</td>
+                  <td>{a.enabled ? "yes" : "no"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      }
     </Loading>
   );
 }

@@ -139,6 +139,9 @@ export async function versionDetailView(env: Env, workspaceId: string, name: str
 }
 
 /** The bytes of one file of a version. */
+/** The version label that names a builtin skill's bundled files (`GET /api/skills/:name/versions/builtin/file`). */
+export const BUILTIN_LABEL = "builtin";
+
 export async function readVersionFile(
   env: Env,
   workspaceId: string,
@@ -146,6 +149,15 @@ export async function readVersionFile(
   label: string,
   path: string,
 ): Promise<{ bytes: ArrayBuffer; entry: ManifestEntry }> {
+  // A builtin skill has no stored versions: its files are read from the bundle under the label `builtin`
+  // (the console opens them like any other skill's), unless a workspace skill of that name shadows it.
+  if (label === BUILTIN_LABEL && !(await getSkill(makeDb(env.DB), workspaceId, name))) {
+    const builtin = (await builtinSkills()).get(name);
+    const file = builtin?.skill.files.find((f) => f.path === path);
+    const entry = builtin?.entries.find((e) => e.path === path);
+    if (!file || !entry) throw notFound(`File '${path}' of builtin skill '${name}'`);
+    return { bytes: file.bytes.slice().buffer, entry };
+  }
   const v = await requireVersion(env, workspaceId, name, label);
   const entry = (await requireManifest(env, workspaceId, v.treeHash)).files.find((f) => f.path === path);
   if (!entry) throw notFound(`File '${path}' in ${label} of skill '${name}'`);

@@ -8,6 +8,7 @@ import { AppError } from "../../kernel/errors.ts";
 import { errorResponseFor } from "./openai/errors.ts";
 import { corsFor } from "./cors.ts";
 import { requestContext } from "./request-context.ts";
+import { securityHeaders } from "./security-headers.ts";
 import { authenticate } from "./auth.ts";
 import { bodyLimits } from "./body-limit.ts";
 import { parseJsonBodies } from "./json-body.ts";
@@ -20,6 +21,7 @@ import { skillRoutes } from "./routes/skills.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
 import { draftRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { sessionAdminRoutes } from "./routes/session-admin.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
 import { approvalRoutes } from "./routes/session-approvals.ts";
@@ -35,6 +37,7 @@ import { mcpEndpointRoutes } from "./routes/mcp-endpoint.ts";
 import { draftEvaluationRoutes } from "./routes/draft-evaluation.ts";
 import { openAiRoutes } from "./routes/openai.ts";
 import { uiChatRoutes } from "./routes/ui-chat.ts";
+import { usageRoutes } from "./routes/usage.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -48,6 +51,8 @@ export function createApp() {
   app.notFound((c) => errorResponseFor(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}`), c));
 
   app.use("*", requestContext);
+  // After the request context, so error answers (made by onError inside it) get the headers too.
+  app.use("*", securityHeaders);
   // Before auth, so a browser's preflight is answered without a token; off unless BEAVER_CORS_ORIGINS is set (docs/cors.md).
   app.use("*", corsFor);
   app.use("*", bodyLimits);
@@ -71,6 +76,7 @@ export function createApp() {
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", approvalRoutes);
   app.route("/api/sessions", sessionRoutes);
+  app.route("/api/sessions", sessionAdminRoutes);
   app.route("/api/chat", chatRoutes);
   app.route("/api/agents", agentRoutes);
   app.route("/api/toolchain", toolchainRoutes);
@@ -78,6 +84,7 @@ export function createApp() {
   app.route("/api/memory", memoryRoutes);
   app.route("/api/schedules", scheduleRoutes);
   app.route("/api/mcp", mcpRoutes);
+  app.route("/api/usage", usageRoutes);
   // Beaver's MCP server (docs/mcp.md): bearer tokens as under /api; its tools call the routes above in-process.
   app.use("/mcp", authenticate);
   app.route(

@@ -38,7 +38,9 @@ export type SessionRpcMethod =
   | "rewind"
   | "branch"
   | "compact"
-  | "useTicket";
+  | "useTicket"
+  | "update"
+  | "purge";
 
 /**
  * What a SessionDO RPC method answers, taken from the DO's own signature and unwrapped from its
@@ -184,6 +186,16 @@ export class SessionClient {
 
   branch(workspaceId: string, leafEventId: string, clientId: string): Promise<SessionResult<"branch">> {
     return this.#call("branch", workspaceId, leafEventId, clientId);
+  }
+
+  /** Renames and/or archives the session (docs/sessions.md, "Rename, archive, delete"). */
+  update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<SessionResult<"update">> {
+    return this.#call("update", workspaceId, changes, clientId);
+  }
+
+  /** Deletes the session's log in its Durable Object; the caller removes the D1 copy (`deleteSessionRows`). */
+  purge(workspaceId: string): Promise<SessionResult<"purge">> {
+    return this.#call("purge", workspaceId);
   }
 
   compact(workspaceId: string, clientId: string, keepTokens?: number): Promise<SessionResult<"compact">> {

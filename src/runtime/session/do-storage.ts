@@ -23,6 +23,8 @@ export interface SessionInfo {
    * listed with the workspace's sessions nor found by session search; reachable only by its id.
    */
   isolated?: true;
+  /** When a person archived it (docs/sessions.md, "Rename, archive, delete"); absent or null when not archived. */
+  archived_at?: number | null;
 }
 
 /** Progress of a run that must survive a restart (everything else is derived from the log). */
@@ -194,6 +196,14 @@ export class SessionStorage {
     this.#storage = storage;
     this.#sql = storage.sql;
     migrate(storage, SESSION_MIGRATIONS);
+  }
+
+  /** A deleted session: everything the object stores goes, and the empty layout is laid out again (later calls answer 404). */
+  async wipe(): Promise<void> {
+    await this.#storage.deleteAlarm();
+    await this.#storage.deleteAll();
+    this.#meta.clear();
+    migrate(this.#storage, SESSION_MIGRATIONS);
   }
 
   /** Runs `fn` atomically: either all its writes land or none. */

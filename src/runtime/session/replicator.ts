@@ -194,9 +194,10 @@ const UPSERT_RUN = `INSERT INTO session_runs
 
 /** The session's row in the list projection; seq and time only move forward (a late retry never rewinds them). */
 const UPSERT_SESSION = `INSERT INTO sessions
-  (id, workspace_id, title, status, metadata, created_at, updated_at, last_seq, input_tokens, output_tokens, total_tokens)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  (id, workspace_id, title, status, metadata, created_at, updated_at, last_seq, input_tokens, output_tokens, total_tokens, archived_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET title = excluded.title, status = excluded.status, metadata = excluded.metadata,
+    archived_at = excluded.archived_at,
     updated_at = max(sessions.updated_at, excluded.updated_at), last_seq = max(sessions.last_seq, excluded.last_seq),
     input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, total_tokens = excluded.total_tokens`;
 
@@ -216,5 +217,6 @@ function projectionUpsert(d1: D1Database, session: SessionInfo, usage: Usage, th
       usage.input_tokens,
       usage.output_tokens,
       usage.total_tokens,
+      session.archived_at ?? null,
     );
 }

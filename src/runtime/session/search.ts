@@ -57,6 +57,8 @@ export interface SearchOptions {
   offset?: number;
   /** Leave this session's events out (the agent's own session). */
   excludeSessionId?: string;
+  /** Archived sessions are left out unless asked for (docs/sessions.md, "Rename, archive, delete"). */
+  includeArchived?: boolean;
 }
 
 interface HitRow {
@@ -86,6 +88,7 @@ export async function searchSessions(db: D1Database, opts: SearchOptions): Promi
            JOIN session_events e ON e.id = session_search_fts.event_id
           WHERE session_search_fts MATCH ?1 AND e.workspace_id = ?2 AND e.hidden = 0
             AND (?4 IS NULL OR e.session_id != ?4)
+            AND (?6 = 1 OR NOT EXISTS (SELECT 1 FROM sessions a WHERE a.id = e.session_id AND a.archived_at IS NOT NULL))
           ORDER BY score, e.id
           LIMIT ?3 OFFSET ?5)
        SELECT e.id AS event_id, e.session_id, e.seq, e.type, e.ts, s.title, top.score,
@@ -97,7 +100,7 @@ export async function searchSessions(db: D1Database, opts: SearchOptions): Promi
         WHERE session_search_fts MATCH ?1
         ORDER BY top.score, e.id`,
     )
-    .bind(match, opts.workspaceId, limit, opts.excludeSessionId ?? null, offset);
+    .bind(match, opts.workspaceId, limit, opts.excludeSessionId ?? null, offset, opts.includeArchived ? 1 : 0);
   const { results } = await statement.all<HitRow>();
   return results.map((r) => ({
     session_id: r.session_id,

@@ -55,6 +55,9 @@ import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
 
+/** How long deleting a session waits for its cancelled runs to stop before the log goes. */
+const PURGE_WAIT_MS = 5_000;
+
 export interface SessionView extends SessionInfo {
   last_seq: number;
   active_leaf: string | null;
@@ -249,6 +252,57 @@ export class SessionObject extends DurableObject<Env> {
         log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { status: "closed" } });
       }
       return this.#view(log, queue);
+    });
+  }
+
+  /**
+   * A person's changes to the session (docs/sessions.md, "Rename, archive, delete"): a new title (the
+   * auxiliary model then leaves it alone) and archiving, recorded with a `session_info` event and
+   * replicated to the list before it answers. Unchanged values write nothing.
+   */
+  async update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<Outcome<SessionView>> {
+    return attemptAsync(async () => {
+      const { log, queue } = this.#require(workspaceId);
+      const patch: { title?: string; archived_at?: number | null } = {};
+      const recorded: Record<string, unknown> = {};
+      if (changes.title !== undefined && changes.title !== log.session.title) {
+        patch.title = recorded.title = changes.title;
+      }
+      const archivedAt = log.session.archived_at ?? null;
+      if (changes.archived !== undefined && changes.archived !== (archivedAt !== null)) {
+        patch.archived_at = changes.archived ? Date.now() : null;
+        recorded.archived = changes.archived;
+      }
+      if (Object.keys(patch).length > 0) {
+        log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: recorded }, () => {
+          log.updateSession(patch);
+          if (patch.title !== undefined) this.#store.setMeta(TITLE_PENDING, false);
+        });
+        // Listed as changed when the answer comes (like `create`); a D1 failure leaves it to the alarm's retry.
+        await this.#replicator.flush();
+      }
+      return this.#view(log, queue);
+    });
+  }
+
+  /**
+   * Deletes the session's log (docs/sessions.md, "Rename, archive, delete"): open runs are cancelled
+   * and given a few seconds to stop, then everything the object stores goes. The caller deletes the
+   * D1 copy. A run that has not stopped by then fails on its next write, having nothing to write to.
+   */
+  async purge(workspaceId: string): Promise<Outcome<{ session_id: string }>> {
+    return attemptAsync(async () => {
+      const { log, queue } = this.#require(workspaceId);
+      const sessionId = log.session.id;
+      const open = this.#store.openRuns();
+      queue.cancelAll();
+      await Promise.all(open.map((r) => queue.waitFor(r.id, PURGE_WAIT_MS).catch(() => null)));
+      await this.#replicator.flush().catch(() => false);
+      await this.#store.wipe();
+      this.#log = null;
+      this.#queue = null;
+      this.#cachedConfig = null;
+      return { session_id: sessionId };
     });
   }
 

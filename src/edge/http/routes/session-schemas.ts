@@ -49,6 +49,7 @@ export const SessionSchema = z
     usage: Usage,
     active_run_id: z.string().nullable(),
     queued_runs: z.number(),
+    archived_at: z.number().nullable().optional().describe("When a person archived it; absent or null when not archived"),
   })
   .openapi("Session");
 
@@ -61,6 +62,7 @@ export const SessionListItem = z
     created_at: z.number(),
     updated_at: z.number(),
     last_seq: z.number(),
+    archived_at: z.number().nullable(),
     usage: Usage,
   })
   .openapi("SessionListItem");

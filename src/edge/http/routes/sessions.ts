@@ -6,7 +6,7 @@
  * `title`/`metadata` are bounded, so no page outgrows an isolate (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNotNull, isNull, lt, or, type SQL } from "drizzle-orm";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { assertScope, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
@@ -64,6 +64,7 @@ const list = createRoute({
       /** With `updated_before`: the id of the last session of the previous page (ties are not skipped). */
       before_id: z.string().min(1).max(200).optional(),
       status: z.enum(["open", "closed"]).optional(),
+      archived: Flag.default(false).describe("true: only archived sessions; false (default): only the others"),
     }),
   },
   responses: {
@@ -108,6 +109,7 @@ const search = createRoute({
       cursor: z.coerce.number().int().min(0).max(MAX_SEARCH_DEPTH).optional().describe("next_cursor of the previous page"),
       /** Leave one session out (for example the one the user is looking at). */
       exclude_session_id: z.string().min(1).max(200).optional(),
+      include_archived: Flag.default(false).describe("Also search archived sessions"),
     }),
   },
   responses: {
@@ -408,6 +410,7 @@ export const sessionRoutes = newRouter()
     const where = [eq(sessions.workspaceId, ws)];
     if (q.updated_before !== undefined) where.push(olderThan(sessions.updatedAt, sessions.id, q.updated_before, q.before_id));
     if (q.status !== undefined) where.push(eq(sessions.status, q.status));
+    where.push(q.archived ? isNotNull(sessions.archivedAt) : isNull(sessions.archivedAt));
     const rows = await makeDb(c.env.DB)
       .select()
       .from(sessions)
@@ -424,6 +427,7 @@ export const sessionRoutes = newRouter()
         created_at: r.createdAt,
         updated_at: r.updatedAt,
         last_seq: r.lastSeq,
+        archived_at: r.archivedAt,
         usage: { input_tokens: r.inputTokens, output_tokens: r.outputTokens, total_tokens: r.totalTokens },
       })),
       limitsOf(c.env).list_page_bytes,
@@ -440,6 +444,7 @@ export const sessionRoutes = newRouter()
       limit: q.limit,
       offset,
       ...(q.exclude_session_id !== undefined ? { excludeSessionId: q.exclude_session_id } : {}),
+      includeArchived: q.include_archived,
     });
     const page = takeWithinBudget(hits, limitsOf(c.env).list_page_bytes);
     const next = offset + page.items.length;

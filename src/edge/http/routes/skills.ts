@@ -28,6 +28,10 @@ import {
 
 const Name = z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be 1-64 lowercase letters, digits, '_' or '-'") });
 const NameVersion = Name.extend({ version: z.string().regex(/^v\d{4,}$/, "must look like v0001") });
+/** A file's version: a stored one, or `builtin` for a builtin skill's bundled files. */
+const NameFileVersion = Name.extend({
+  version: z.string().regex(/^(v\d{4,}|builtin)$/, "must look like v0001, or be builtin"),
+});
 const Any = z.record(z.string(), z.unknown());
 
 const FileInput = z.strictObject({
@@ -112,9 +116,9 @@ const file = createRoute({
   method: "get",
   path: "/{name}/versions/{version}/file",
   tags: ["skills"],
-  summary: "The bytes of one file of a version",
+  summary: "The bytes of one file of a version (version `builtin`: a builtin skill's file)",
   middleware: [requireScope("read")] as const,
-  request: { params: NameVersion, query: z.object({ path: z.string().min(1).max(512) }) },
+  request: { params: NameFileVersion, query: z.object({ path: z.string().min(1).max(512) }) },
   responses: { 200: { description: "File bytes (text/plain for UTF-8 text, else application/octet-stream)" }, ...errorResponses(404) },
 });
 

@@ -23,6 +23,8 @@ export const sessions = sqliteTable(
     inputTokens: integer("input_tokens").notNull(),
     outputTokens: integer("output_tokens").notNull(),
     totalTokens: integer("total_tokens").notNull(),
+    /** When a person archived it (PATCH /api/sessions/:id): left out of the list and search unless asked for; null when not archived. */
+    archivedAt: integer("archived_at"),
   },
   (t) => [index("sessions_workspace_updated_idx").on(t.workspaceId, t.updatedAt)],
 );
