@@ -39,7 +39,7 @@ describe("the run's log line", () => {
     const session = await createSession(env, { workspaceId: ws.id });
     const lines = captureLogs();
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "go", toolset });
-    const result = await waitForRun(env, session.id, run_id);
+    const result = await waitForRun(env, session.id, run_id, 10_000);
     expect(result.status).toBe("completed");
     const mine = lines.filter((l) => l.msg === RUN_END_MESSAGE && l.run_id === run_id);
     expect(mine).toHaveLength(1);
