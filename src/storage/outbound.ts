@@ -1,18 +1,29 @@
 /**
- * The one way Beaver sends HTTP to hosts a tenant chose (model providers, Gitea, plugin sources;
- * later MCP servers and web fetch). When the Worker has an `OUTBOUND` service binding, requests go
+ * The one way Beaver sends HTTP to hosts a tenant chose (model providers and embeddings, Gitea,
+ * plugin sources, MCP servers, `web_fetch`). When the Worker has an `OUTBOUND` service binding, requests go
  * through it (an egress proxy in production; the test Worker binds an in-process fake); otherwise
  * the runtime's own `fetch`. Keeping it on the environment lets every layer reach it without a
  * module-global. Every request and every redirect hop is checked against the egress policy
  * (storage/egress.ts): redirects are followed here, at most `MAX_REDIRECTS`, never by the runtime.
+ *
+ * The Worker judges names by their spelling (it cannot resolve DNS); a name that resolves to a
+ * private address is the proxy's to refuse (README "Egress policy", self-hosted workerd). A proxy
+ * refuses by answering with the header `X-Beaver-Egress: refused` (reason in
+ * `X-Beaver-Egress-Reason`), which becomes the same `egress_refused` error as Beaver's own check —
+ * only from the `OUTBOUND` binding, so an upstream cannot fake it.
  */
 import { AppError } from "../kernel/errors.ts";
+import { summariseUpstreamText } from "../kernel/upstream-text.ts";
 import { assertEgress, egressPolicy, type EgressPolicy } from "./egress.ts";
 import type { Env } from "./env.ts";
 
 export type FetchFn = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
 export const MAX_REDIRECTS = 5;
+
+/** The header an egress proxy answers a refused request with (value `refused`), and the one carrying its reason. */
+export const EGRESS_REFUSED_HEADER = "X-Beaver-Egress";
+export const EGRESS_REASON_HEADER = "X-Beaver-Egress-Reason";
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Credentials a redirect to another origin must not carry (as the Fetch standard drops `Authorization`). */
@@ -30,8 +41,18 @@ export function outboundFetchLocated(
 ): (input: RequestInfo | URL, init?: RequestInit) => Promise<{ response: Response; url: URL }> {
   const binding = env.OUTBOUND;
   // Looked up per call, so a test's `vi.spyOn(globalThis, "fetch")` is seen.
-  const send: FetchFn = binding ? (input, init) => binding.fetch(input, init) : (input, init) => fetch(input, init);
+  const send: FetchFn = binding ? (input, init) => viaProxy(binding, input, init) : (input, init) => fetch(input, init);
   return (input, init) => fetchChecked(send, policy, input, init);
+}
+
+/** Sends through the egress proxy; its refusal (`X-Beaver-Egress: refused`) is an `egress_refused` error, as Beaver's own. */
+async function viaProxy(binding: NonNullable<Env["OUTBOUND"]>, input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const res = await binding.fetch(input, init);
+  if (res.headers.get(EGRESS_REFUSED_HEADER)?.trim().toLowerCase() !== "refused") return res;
+  await res.body?.cancel();
+  const host = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input).host;
+  const reason = summariseUpstreamText(res.headers.get(EGRESS_REASON_HEADER) ?? "", 200) || "no reason given";
+  throw new AppError("egress_refused", `${host}: refused by the egress proxy: ${reason}`);
 }
 
 async function fetchChecked(

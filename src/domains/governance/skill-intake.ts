@@ -10,6 +10,7 @@ import { storeTree } from "../../storage/blob/store.ts";
 import { runLocked, storeEpoch } from "./client.ts";
 import type { TreeFile } from "../../kernel/content-tree/hashing.ts";
 import { prepareSkill, skillRootOf } from "../skills/prepare.ts";
+import { normalizeRelativePath, pathFoldKey } from "../../kernel/content-tree/paths.ts";
 import { describeProblems, type Problem } from "../../kernel/content-tree/problems.ts";
 import { blocksPublication, type SafetyReport } from "../skills/safety.ts";
 
@@ -20,16 +21,36 @@ export interface JsonFile {
   executable: boolean;
 }
 
+/**
+ * A JSON upload's files. Their paths are request fields, so an unsafe one (`..`, `%2e%2e`, `.git/`…) or
+ * one that differs from an earlier file's only by case or Unicode normalisation answers 400 naming
+ * `files.<i>.path` (kernel/content-tree/paths.ts); prepareSkill checks again for archives.
+ */
 export function filesFromJson(files: readonly JsonFile[]): TreeFile[] {
+  const seen = new Map<string, string>();
+  const invalid = (i: number, field: string, message: string) =>
+    new AppError("validation_failed", `Invalid body: files.${i}.${field}: ${message}`, {
+      details: [{ path: `files.${i}.${field}`, message }],
+    });
   return files.map((f, i) => {
+    const norm = normalizeRelativePath(f.path);
+    if (!norm.ok) throw invalid(i, "path", `unsafe path: ${norm.message}`);
+    const earlier = seen.get(pathFoldKey(norm.path));
+    if (earlier !== undefined)
+      throw invalid(
+        i,
+        "path",
+        earlier === norm.path
+          ? `duplicate path '${norm.path}'`
+          : `duplicate path: '${f.path}' differs only by case or Unicode normalisation from '${earlier}'`,
+      );
+    seen.set(pathFoldKey(norm.path), norm.path);
     if (f.encoding === "utf8") return { path: f.path, bytes: new TextEncoder().encode(f.content), executable: f.executable };
     try {
       const bin = atob(f.content);
       return { path: f.path, bytes: Uint8Array.from(bin, (ch) => ch.charCodeAt(0)), executable: f.executable };
     } catch {
-      throw new AppError("validation_failed", `Invalid body: files.${i}.content: not valid base64`, {
-        details: [{ path: `files.${i}.content`, message: "not valid base64" }],
-      });
+      throw invalid(i, "content", "not valid base64");
     }
   });
 }

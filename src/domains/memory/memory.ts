@@ -2,15 +2,16 @@
  * Curated memory's vocabulary (docs/memory.md): two stores per scope — `notes` about the work and
  * `profile` of the user and team — each with a character budget from the operator's limits
  * (docs/limits.md); scopes are the workspace and each toolchain agent (a run's agent is its
- * `tool_data.agent_id`, set by the task dispatchers). Entry text is checked with the skills' safety
- * patterns, because it is pasted into system prompts. Pure helpers; storage is in store.ts.
+ * `tool_data.agent_id`, set by the task dispatchers). Entry text is checked with the kernel's prompt
+ * guard (kernel/prompt-guard.ts, shared with skills), because it is pasted into system prompts: on
+ * write, and again when a run's snapshot is built. Pure helpers; storage is in store.ts.
  */
 import { z } from "zod";
 import type { Env } from "../../storage/env.ts";
 import { limitsOf } from "../../storage/limits.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { AgentIdSchema } from "../tasks/agents.ts";
-import { checkTextSafety, type SafetyRule } from "../skills/safety.ts";
+import { guardFindings, type GuardFinding } from "../../kernel/prompt-guard.ts";
 
 export const MEMORY_STORES = ["notes", "profile"] as const;
 export type MemoryStoreName = (typeof MEMORY_STORES)[number];
@@ -85,15 +86,20 @@ export function normalizeEntry(text: string): string {
     .replace(/[\s.!?;:,]+$/u, "");
 }
 
-/** Rules whose findings refuse an entry at any level: memory text goes straight into system prompts. */
-const REFUSING_RULES: ReadonlySet<SafetyRule> = new Set(["prompt_injection", "secret", "hidden_unicode"]);
+/**
+ * Why `text` cannot go into a system prompt: every prompt-guard finding, at any level (a skill is only
+ * flagged for a soft phrasing such as "you are now"; memory is pasted into every run's system prompt).
+ */
+export function entryHazards(text: string): GuardFinding[] {
+  return guardFindings(text);
+}
 
 /** The trimmed text, or an AppError saying why it cannot be remembered. */
 export function checkEntryText(text: string): string {
   const trimmed = text.trim();
   if (!trimmed) throw new AppError("validation_failed", "A memory entry cannot be empty");
   if (normalizeEntry(trimmed) === "") throw new AppError("validation_failed", "A memory entry needs some words, not only punctuation");
-  const findings = checkTextSafety(trimmed, "memory").filter((f) => REFUSING_RULES.has(f.rule));
+  const findings = entryHazards(trimmed);
   if (findings.length > 0) {
     const reasons = [...new Set(findings.map((f) => `${f.rule.replace("_", " ")}: ${f.message}`))];
     throw new AppError("unprocessable", `Refused: memory entries must not contain ${reasons.join("; ")}`, {

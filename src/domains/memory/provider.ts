@@ -2,11 +2,12 @@
  * The memory domain's `MemoryProvider` (src/runtime/memory.ts), registered at the composition root:
  * when a run opens it renders the run's memory — its own scope's stores (an agent's, or the
  * workspace's), and for an agent's run the workspace's as well, marked shared — as the `memory`
- * section the run's system prompt freezes (docs/memory.md, "Frozen snapshot").
+ * section the run's system prompt freezes (docs/memory.md, "Frozen snapshot"). Entries are checked
+ * again here, so one stored before a prompt-guard rule existed never reaches a prompt.
  */
 import type { MemoryProvider, MemorySnapshotRequest } from "../../runtime/index.ts";
 import type { Env } from "../../storage/env.ts";
-import { MEMORY_STORES, STORE_PURPOSE, renderStore, runScope, type MemoryScope, type StoreView } from "./memory.ts";
+import { MEMORY_STORES, STORE_PURPOSE, entryHazards, renderStore, runScope, type MemoryScope, type StoreView } from "./memory.ts";
 import { viewStores } from "./store.ts";
 import { RevisionCache } from "../../kernel/revision-cache.ts";
 
@@ -14,8 +15,10 @@ const INTRO =
   "What you curated with the memory tool, as it was when this run started. Changes you make now are saved at once " +
   "but appear here only from the next run.";
 
+/** The stores with every entry the prompt guard refuses today left out (they stay listed in the API, to be removed). */
 async function views(env: Env, scope: MemoryScope): Promise<StoreView[]> {
-  return viewStores(env, scope, MEMORY_STORES);
+  const stores = await viewStores(env, scope, MEMORY_STORES);
+  return stores.map((v) => ({ ...v, entries: v.entries.filter((e) => entryHazards(e.text).length === 0) }));
 }
 
 const title = (store: StoreView["store"]) => (store === "notes" ? "Notes" : "Profile");

@@ -5,6 +5,7 @@
  * the linked-skill state and — last — the plugin row. Re-enabling a disabled plugin restores its linked
  * skills and syncs.
  */
+import { timerYielder } from "../../kernel/yield-timers.ts";
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { pluginSkills } from "../../storage/db/schema.ts";
@@ -56,7 +57,10 @@ export async function enablePlugin(
   const fresh = declared.filter((s) => !links.has(s.name));
 
   const conflicts: { skill: string; owner: string }[] = [];
+  // Thousands of D1 reads in a row would keep every timer of the isolate from firing (kernel/yield-timers.ts).
+  const letTimersRun = timerYielder();
   for (const s of fresh) {
+    await letTimersRun();
     const existing = await getSkill(db, workspaceId, s.name);
     if (existing)
       conflicts.push({
@@ -89,6 +93,7 @@ export async function enablePlugin(
   const statements: Statement[] = [];
   const mirrored: EnableResult["mirrored"] = [];
   for (const s of fresh) {
+    await letTimersRun();
     await ensureStored(s.treeHash);
     const versionNo = await nextVersionNo(db, workspaceId, s.name);
     const provenance: PluginMirrorProvenance = {

@@ -6,6 +6,7 @@
  * Every problem names the manifest file and the field (docs/skills-and-plugins.md, "Plugins").
  */
 import { z } from "zod";
+import { storedText } from "../../kernel/stored-text.ts";
 import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";
 import { problem, type Problem } from "../../kernel/content-tree/problems.ts";
 
@@ -40,8 +41,8 @@ const idField = z.string().regex(PLUGIN_ID_RE, "must be 1-64 lowercase letters, 
 export const BeaverManifestSchema = z.strictObject({
   schema_version: z.literal(1),
   id: idField,
-  name: z.string().min(1).max(200),
-  version: z.string().min(1).max(100),
+  name: storedText().min(1).max(200),
+  version: storedText().min(1).max(100),
   skills: z.array(z.strictObject({ name: idField, path: z.string().min(1).max(512) })).min(1, "must declare at least one skill"),
 });
 
@@ -138,9 +139,9 @@ export function parseBeaverManifest(text: string, file = BEAVER_MANIFEST): Plugi
 }
 
 const ClaudePluginSchema = z.looseObject({
-  name: z.string(),
-  version: z.string().optional(),
-  description: z.string().optional(),
+  name: storedText(),
+  version: storedText().optional(),
+  description: storedText().optional(),
   skills: z.union([z.string(), z.array(z.string())]).optional(),
 });
 
@@ -195,14 +196,14 @@ export function parseClaudePlugin(text: string, root: string, finder: SkillFolde
 }
 
 const MarketplaceSchema = z.looseObject({
-  name: z.string(),
-  metadata: z.looseObject({ version: z.string().optional() }).optional(),
+  name: storedText(),
+  metadata: z.looseObject({ version: storedText().optional() }).optional(),
   plugins: z.array(
     z.looseObject({
-      name: z.string(),
+      name: storedText(),
       source: z.unknown(),
-      description: z.string().optional(),
-      version: z.string().optional(),
+      description: storedText().optional(),
+      version: storedText().optional(),
       strict: z.boolean().optional(),
       skills: z.array(z.string()).optional(),
     }),

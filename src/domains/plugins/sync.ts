@@ -10,6 +10,7 @@ import { makeDb, type Db } from "../../storage/db/client.ts";
 import { learningCandidates, skillDrafts } from "../../storage/db/schema.ts";
 import { notFound } from "../../kernel/errors.ts";
 import { newId } from "../../kernel/ids.ts";
+import { timerYielder } from "../../kernel/yield-timers.ts";
 import { requireManifest } from "../../storage/blob/store.ts";
 import { runBatch, type Statement } from "../skills/batch.ts";
 import { versionLabel } from "../../kernel/content-tree/hashing.ts";
@@ -81,7 +82,10 @@ async function syncOne(env: Env, db: Db, workspaceId: string, plugin: PluginRow)
   const now = Date.now();
   const statements: Statement[] = [];
   const links = await listPluginSkillRows(db, workspaceId, plugin.id);
+  // Thousands of D1 reads in a row would keep every timer of the isolate from firing (kernel/yield-timers.ts).
+  const letTimersRun = timerYielder();
   for (const link of links) {
+    await letTimersRun();
     if (await reconcile(db, workspaceId, plugin.id, link, statements, now)) outcome.reconciled.push(link.skillName);
   }
   const skip = skipReason(plugin);
@@ -91,6 +95,7 @@ async function syncOne(env: Env, db: Db, workspaceId: string, plugin: PluginRow)
   }
   const declared = new Map(discoveredSkillsOf(plugin).map((s) => [s.name, s]));
   for (const link of links) {
+    await letTimersRun();
     outcome.skills.push(await syncSkill(env, db, workspaceId, plugin, link, declared.get(link.skillName), statements, now));
   }
   outcome.newSkills = [...declared.keys()].filter((n) => !links.some((l) => l.skillName === n));

@@ -35,6 +35,15 @@ export async function listSchedules(env: Env, workspaceId: string, sessionId?: s
   return unwrap(await (scheduleStub(env, workspaceId).list(workspaceId, sessionId) as unknown as Wire<ScheduleView[]>));
 }
 
+/**
+ * The API's list: a `sessionId` filter naming another workspace's (or no) session answers 404, as creating
+ * with it does, rather than an empty list (issue 25). The `schedule` tool lists its own session's directly.
+ */
+export async function listSchedulesChecked(env: Env, workspaceId: string, sessionId?: string): Promise<ScheduleView[]> {
+  if (sessionId !== undefined) await SessionClient.of(env, sessionId).view(workspaceId);
+  return listSchedules(env, workspaceId, sessionId);
+}
+
 export async function getSchedule(env: Env, workspaceId: string, id: string, sessionId?: string): Promise<ScheduleView> {
   if (!SCHEDULE_ID_PATTERN.test(id)) throw new AppError("not_found", `Schedule '${id}' not found`);
   return view(scheduleStub(env, workspaceId).get(workspaceId, id, sessionId));

@@ -6,6 +6,7 @@
  * keys are tolerated silently; other unknown keys are tolerated with a warning. Parsed with `yaml`
  * (YAML 1.2 core schema, duplicate keys rejected) so block scalars such as `|-` work as written.
  */
+import { unstorableText } from "../../kernel/stored-text.ts";
 import { parseDocument } from "yaml";
 import { normalizeSkillMd } from "../../kernel/content-tree/hashing.ts";
 import { problem, type Problem } from "../../kernel/content-tree/problems.ts";
@@ -86,6 +87,7 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
 
   const description = fm.description;
   if (typeof description !== "string" || description.trim().length === 0) err("description", "required non-empty string");
+  else if (unstorableText(description)) err("description", unstorableText(description)!);
   else if (description.length > MAX_DESCRIPTION)
     err("description", `must be at most ${MAX_DESCRIPTION} characters (has ${description.length})`);
   else if (description.length > SPEC_DESCRIPTION) {

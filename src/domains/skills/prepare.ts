@@ -3,7 +3,7 @@
  * SKILL.md required and its frontmatter validated, the static safety check run. Pure apart from
  * hashing; runs outside the workspace lock. Every problem names the file (under `displayPrefix`).
  */
-import { normalizeRelativePath, relativeTo } from "../../kernel/content-tree/paths.ts";
+import { normalizeRelativePath, pathFoldKey, relativeTo } from "../../kernel/content-tree/paths.ts";
 import { contentHashOf, isBeaverMetadataPath, type TreeFile } from "../../kernel/content-tree/hashing.ts";
 import { parseSkillMd, type Frontmatter } from "./frontmatter.ts";
 import { checkSkillSafety, type SafetyReport } from "./safety.ts";
@@ -33,18 +33,26 @@ export async function prepareSkill(name: string, input: readonly TreeFile[], dis
   const problems: Problem[] = [];
   const files: TreeFile[] = [];
   const ignored: string[] = [];
-  const seen = new Set<string>();
+  /** Fold key (case, Unicode normalisation) → the first path with it. */
+  const seen = new Map<string, string>();
   for (const f of input) {
     const norm = normalizeRelativePath(f.path);
     if (!norm.ok) {
       problems.push(problem(join(displayPrefix, f.path), `unsafe path: ${norm.message}`));
       continue;
     }
-    if (seen.has(norm.path)) {
-      problems.push(problem(join(displayPrefix, norm.path), "duplicate path"));
+    const key = pathFoldKey(norm.path);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      problems.push(
+        problem(
+          join(displayPrefix, norm.path),
+          earlier === norm.path ? "duplicate path" : `duplicate path: differs only by case or Unicode normalisation from '${earlier}'`,
+        ),
+      );
       continue;
     }
-    seen.add(norm.path);
+    seen.set(key, norm.path);
     if (isBeaverMetadataPath(norm.path)) {
       ignored.push(join(displayPrefix, norm.path));
       continue;

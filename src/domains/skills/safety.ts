@@ -5,11 +5,13 @@
  * draft, for review, but never becomes a version). Same input → same report: no model, no network,
  * no clock.
  *
- * Rules: hidden or bidirectional Unicode, prompt-injection markers, secrets, dangerous script
- * patterns, native executables and oversize files/trees. Binary files are only checked for size and
+ * Rules: hidden or bidirectional Unicode, prompt-injection markers, secrets (these three from
+ * kernel/prompt-guard.ts, shared with memory and tool results), dangerous script patterns, native
+ * executables and oversize files/trees. Binary files are only checked for size and
  * for being native executables.
  */
 import type { TreeFile } from "../../kernel/content-tree/hashing.ts";
+import { GUARD_PATTERNS } from "../../kernel/prompt-guard.ts";
 
 export type SafetyLevel = "pass" | "warn" | "fail" | "critical";
 export type SafetyRule = "hidden_unicode" | "prompt_injection" | "secret" | "dangerous_script" | "native_executable" | "oversize";
@@ -56,86 +58,9 @@ interface LinePattern {
   message: string;
 }
 
+/** Hidden Unicode, prompt injection and secrets come from the one kernel list (kernel/prompt-guard.ts); scripts are ours. */
 const PATTERNS: LinePattern[] = [
-  // Unicode smuggling and Trojan Source.
-  {
-    rule: "hidden_unicode",
-    re: /[\u{E0000}-\u{E007F}]/u,
-    doc: "critical",
-    script: "critical",
-    message: "Unicode tag characters (invisible text)",
-  },
-  {
-    rule: "hidden_unicode",
-    re: /[\u202A-\u202E\u2066-\u2069]/,
-    doc: "critical",
-    script: "critical",
-    message: "bidirectional override/isolate control character",
-  },
-  {
-    rule: "hidden_unicode",
-    re: /[\u200B\u200C\u2060\u180E\u00AD]|(?<!^)\uFEFF/,
-    doc: "warn",
-    script: "fail",
-    message: "zero-width or invisible formatting character",
-  },
-  {
-    rule: "hidden_unicode",
-    re: /(?<![\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F])\u200D|\u200D(?![\p{Extended_Pictographic}])/u,
-    doc: "warn",
-    script: "fail",
-    message: "zero-width joiner outside an emoji sequence",
-  },
-  // Prompt injection.
-  {
-    rule: "prompt_injection",
-    re: /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system)\s+(instructions|prompts?|rules|directions|messages)\b/i,
-    doc: "fail",
-    script: "fail",
-    message: "instruction-override phrase",
-  },
-  {
-    rule: "prompt_injection",
-    re: /\b(reveal|print|output|leak|exfiltrate)\s+(the\s+|your\s+)(system\s+prompt|hidden\s+instructions|secrets|api\s+keys?)\b/i,
-    doc: "fail",
-    script: "fail",
-    message: "request to disclose hidden instructions or secrets",
-  },
-  {
-    rule: "prompt_injection",
-    re: /<\|(im_start|im_end|endoftext|system|user|assistant)\|>|\[\/?INST\]|<<\/?SYS>>/,
-    doc: "warn",
-    script: "warn",
-    message: "chat-template control token",
-  },
-  {
-    rule: "prompt_injection",
-    re: /\b(do\s+not|don't|never)\s+(tell|inform|show|mention\s+(this\s+)?to)\s+the\s+user\b/i,
-    doc: "warn",
-    script: "warn",
-    message: "asks to hide actions from the user",
-  },
-  // Secrets.
-  { rule: "secret", re: /-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----/, doc: "critical", script: "critical", message: "private key" },
-  { rule: "secret", re: /\b(AKIA|ASIA)[0-9A-Z]{16}\b/, doc: "critical", script: "critical", message: "AWS access key id" },
-  {
-    rule: "secret",
-    re: /\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b/,
-    doc: "critical",
-    script: "critical",
-    message: "GitHub token",
-  },
-  { rule: "secret", re: /\bxox[baprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}/, doc: "critical", script: "critical", message: "Slack token" },
-  { rule: "secret", re: /\bsk-ant-[a-z0-9]{2,8}-[A-Za-z0-9_-]{40,}/, doc: "critical", script: "critical", message: "Anthropic API key" },
-  { rule: "secret", re: /\bsk-(proj-)?[A-Za-z0-9_-]{40,}/, doc: "critical", script: "critical", message: "OpenAI-style API key" },
-  { rule: "secret", re: /\bAIza[0-9A-Za-z_-]{35}\b/, doc: "critical", script: "critical", message: "Google API key" },
-  {
-    rule: "secret",
-    re: /\b(api[_-]?key|secret|token|passw(or)?d)["']?\s*[:=]\s*["'][A-Za-z0-9/+_=.-]{24,}["']/i,
-    doc: "warn",
-    script: "warn",
-    message: "literal credential assignment",
-  },
+  ...GUARD_PATTERNS,
   // Dangerous commands.
   {
     rule: "dangerous_script",
@@ -279,15 +204,4 @@ export function checkSkillSafety(files: readonly TreeFile[]): SafetyReport {
   }
   const level = findings.reduce<SafetyLevel>((acc, x) => maxLevel(acc, x.level), "pass");
   return { level, findings };
-}
-
-/**
- * Check one piece of text read as documentation (not a script) with the same line patterns; other
- * stores of text that reaches a prompt (curated memory, docs/memory.md) use it to refuse injections
- * and secrets.
- */
-export function checkTextSafety(text: string, path: string): SafetyFinding[] {
-  const findings: SafetyFinding[] = [];
-  checkText({ path, bytes: new Uint8Array(), executable: false }, text, findings);
-  return findings;
 }

@@ -5,17 +5,25 @@
  * At most `WEB_FETCH_READ_BYTES` are read and `WEB_FETCH_TIMEOUT_MS` spent (the read included); HTML
  * becomes Markdown (node-html-markdown, scripts, styles and other non-content elements dropped),
  * text is passed through, anything else is described, and the model gets at most
- * `WEB_FETCH_RETURN_BYTES`. The answer starts with the status, content type and final URL.
+ * `WEB_FETCH_RETURN_BYTES`. The answer starts with the status, content type and final URL. An error
+ * answer (status 400 or more) is not passed on: the model gets its status, content type and a
+ * bounded excerpt (markup removed, `WEB_FETCH_ERROR_EXCERPT_CHARS`), as other upstream errors reach
+ * runs (kernel/upstream-text.ts). Secret-shaped values are redacted from every result
+ * (kernel/prompt-guard.ts; the tool executor redacts again).
  */
 import { z } from "zod";
 import { NodeHtmlMarkdown } from "node-html-markdown";
 import { AppError } from "../../kernel/errors.ts";
+import { redactSecrets } from "../../kernel/prompt-guard.ts";
+import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import { outboundFetchLocated } from "../../storage/outbound.ts";
 import { defineTool, fail, ok, type ToolSpec } from "../../runtime/index.ts";
 
 export const WEB_FETCH_READ_BYTES = 2 * 1024 * 1024;
 export const WEB_FETCH_RETURN_BYTES = 64 * 1024;
 export const WEB_FETCH_TIMEOUT_MS = 15_000;
+/** Characters of an error answer's text the model sees (after markup is removed and secrets redacted). */
+export const WEB_FETCH_ERROR_EXCERPT_CHARS = 300;
 
 /** Elements whose content is never page text. */
 const IGNORED = ["script", "style", "noscript", "template", "svg", "iframe", "object", "embed", "canvas", "head"];
@@ -99,26 +107,38 @@ export const webFetchTool: ToolSpec<unknown> = defineTool({
       const { bytes, truncated: readCut } = await readCapped(response, WEB_FETCH_READ_BYTES);
       let body: string;
       let kind: string;
+      /** The page's text as sent (markup included): what an error's excerpt is made from. */
+      let raw = "";
       if (mime === "text/html" || mime === "application/xhtml+xml") {
-        body = htmlToMarkdown(decode(bytes, contentType));
+        raw = decode(bytes, contentType);
+        body = htmlToMarkdown(raw);
         kind = "html converted to markdown";
       } else if (mime === "" || TEXTUAL.test(mime)) {
-        body = decode(bytes, contentType);
+        body = raw = decode(bytes, contentType);
         kind = "text";
       } else {
         body = `[binary content: ${mime}, ${bytes.byteLength}${readCut ? "+" : ""} bytes; not shown]`;
         kind = "binary";
       }
-      const capped = capText(body, WEB_FETCH_RETURN_BYTES);
+      const status = `status: ${response.status}${response.statusText ? ` ${summariseUpstreamText(response.statusText, 60)}` : ""}`;
+      if (response.status >= 400) {
+        const excerpt = kind === "binary" ? body : summariseUpstreamText(redactSecrets(raw), WEB_FETCH_ERROR_EXCERPT_CHARS);
+        const text = [
+          status,
+          `content_type: ${contentType || "(none)"}`,
+          `final_url: ${finalUrl.href}`,
+          `excerpt: ${excerpt || "(none)"}`,
+        ].join("\n");
+        return { ...fail("http_error", `${finalUrl.href} answered ${response.status}`), content: text };
+      }
+      const capped = capText(redactSecrets(body), WEB_FETCH_RETURN_BYTES);
       const header = [
-        `status: ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`,
+        status,
         `content_type: ${contentType || "(none)"}`,
         `final_url: ${finalUrl.href}`,
         `content: ${kind}${readCut || capped.truncated ? ` (truncated: read at most ${WEB_FETCH_READ_BYTES} bytes, returned at most ${WEB_FETCH_RETURN_BYTES})` : ""}`,
       ].join("\n");
-      const text = `${header}\n\n${capped.text}`;
-      if (response.status >= 400) return { ...fail("http_error", `${finalUrl.href} answered ${response.status}`), content: text };
-      return ok(text);
+      return ok(`${header}\n\n${capped.text}`);
     } catch (e) {
       if (e instanceof AppError) return fail(e.code, e.message);
       if (signal.aborted && !ctx.signal.aborted)

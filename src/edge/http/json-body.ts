@@ -3,7 +3,10 @@
  * do not keep: the bytes must be valid UTF-8 (not silently turned into U+FFFD), nesting is bounded
  * (deep bodies overflowed the stack further in), and the keys `__proto__`, `constructor` and
  * `prototype` are refused anywhere (JSON.parse makes `__proto__` an own key that zod then drops
- * without a word, so a strict schema never saw it). A violation is remembered as a typed error, not
+ * without a word, so a strict schema never saw it), and no string — key or value — may hold text
+ * Beaver does not store (NUL, other C0 controls but tab and newlines, lone surrogates:
+ * kernel/stored-text.ts), so every stored field is held to it without each schema repeating it.
+ * A violation is remembered as a typed error, not
  * thrown here: the route still decides, so one that does not take JSON answers 415 first, and one
  * that does reads a body that fails to parse, whose 400 `errorResponse` turns into that error.
  * Not for /webhooks: signature checks need the raw bytes. See README (API overview) for the limit.
@@ -12,6 +15,7 @@ import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
 import type { AppEnv } from "./context.ts";
 import { AppError } from "../../kernel/errors.ts";
+import { unstorableTextPaths } from "../../kernel/stored-text.ts";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -88,6 +92,11 @@ async function checkJsonBody(c: Context, maxDepth: number): Promise<AppError | u
   if (forbidden.length > 0) {
     const details = forbidden.map((path) => ({ path, message: `Unsupported key: ${path}` }));
     return refuse(new AppError("validation_failed", `Invalid body: ${details[0]!.path}: ${details[0]!.message}`, { details }));
+  }
+  const unstorable = unstorableTextPaths(value);
+  if (unstorable.length > 0) {
+    const first = unstorable[0]!;
+    return refuse(new AppError("validation_failed", `Invalid body: ${first.path}: ${first.message}`, { details: unstorable.slice(0, 20) }));
   }
   return undefined;
 }

@@ -3,7 +3,8 @@
  * through `normalizeRelativePath`, so hashes, duplicates and escape checks all see one spelling.
  */
 
-export type PathProblem = "empty" | "absolute" | "backslash" | "control_char" | "dot_segment" | "empty_segment" | "too_long";
+export type PathProblem =
+  "empty" | "absolute" | "backslash" | "control_char" | "dot_segment" | "empty_segment" | "percent_encoded" | "git_dir" | "too_long";
 
 export type NormalizedPath = { ok: true; path: string } | { ok: false; problem: PathProblem; message: string };
 
@@ -11,7 +12,9 @@ const MAX_PATH_BYTES = 512;
 
 /**
  * Normalise a relative, `/`-separated path: Unicode NFC, no leading `./`, no trailing `/`.
- * Rejects absolute paths (`/x`, `C:`), backslashes, control characters, `..` and empty segments.
+ * Rejects absolute paths (`/x`, `C:`), backslashes, control characters, `..` and empty segments,
+ * percent-encoded bytes (`%2e%2e/x` is `../x` to whatever decodes it later: a browser, a proxy, a
+ * file server) and `.git` segments in any case (git metadata: hooks and config run code on checkout).
  */
 export function normalizeRelativePath(raw: string): NormalizedPath {
   let p = raw.normalize("NFC");
@@ -26,10 +29,22 @@ export function normalizeRelativePath(raw: string): NormalizedPath {
   for (const s of segments) {
     if (s === "") return { ok: false, problem: "empty_segment", message: `empty segment in path '${raw}'` };
     if (s === "." || s === "..") return { ok: false, problem: "dot_segment", message: `'${s}' segment in path '${raw}'` };
+    if (/%[0-9A-Fa-f]{2}/.test(s))
+      return { ok: false, problem: "percent_encoded", message: `percent-encoded segment '${s}' in path '${raw}'` };
+    if (s.toLowerCase() === ".git") return { ok: false, problem: "git_dir", message: `'.git' segment in path '${raw}'` };
   }
   if (new TextEncoder().encode(p).byteLength > MAX_PATH_BYTES)
     return { ok: false, problem: "too_long", message: `path longer than ${MAX_PATH_BYTES} bytes` };
   return { ok: true, path: p };
+}
+
+/**
+ * The form two paths are the same file in on a case-insensitive or normalising file system (macOS,
+ * Windows, a checkout of the skill): NFKC, then lower case. Two files of one tree with the same key
+ * are refused as duplicates.
+ */
+export function pathFoldKey(path: string): string {
+  return path.normalize("NFKC").toLowerCase().normalize("NFC");
 }
 
 /** Byte-wise comparison of UTF-8 encodings: the one sort order used by hashes and listings. */

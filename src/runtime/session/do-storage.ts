@@ -309,6 +309,15 @@ export class SessionStorage {
     );
   }
 
+  /** Tool results a run logged (its tool calls answered): one count for the run's log line (run-log-line.ts). */
+  toolResultCount(runId: string): number {
+    const row = this.#exec<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM events WHERE run_id = ? AND type = 'message' AND json_extract(body, '$.message.role') = 'tool_result'`,
+      runId,
+    )[0];
+    return row?.n ?? 0;
+  }
+
   /** Events not yet in D1, each with its stored JSON (`body`, exactly `JSON.stringify(event)`: D1's payload as it is). */
   unreplicated(limit: number): { seq: number; event: PersistentEvent; body: string; hidden: boolean }[] {
     return this.#exec<{ seq: number; body: string; hidden: number }>(

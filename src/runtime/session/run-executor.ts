@@ -28,6 +28,7 @@ import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
+import { logRunEnd } from "./run-log-line.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
 import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
 import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills.ts";
@@ -681,6 +682,15 @@ export class RunExecutor {
       for (const a of unanswered) log.store.decideApproval(a.approval_id, "deny", "cancelled", run.ended_at ?? Date.now());
     });
     log.inProgress.reset();
+    logRunEnd({
+      result,
+      workspaceId: run.input.workspace_id,
+      clientId,
+      startedAt: run.started_at,
+      endedAt: run.ended_at,
+      toolCalls: log.store.toolResultCount(run.id),
+      attempts: state.attempts ?? 1,
+    });
     return result;
   }
 }

@@ -1,10 +1,12 @@
 /**
  * Runs one tool call the model asked for and always answers with a `ToolResult` — unknown tools,
  * bad arguments, exceptions and cancellation all become error results the model can read and
- * recover from, so a misbehaving tool never takes the run down with it.
+ * recover from, so a misbehaving tool never takes the run down with it. Every result's text has
+ * secret-shaped values redacted (kernel/prompt-guard.ts) before it is logged or enters a prompt.
  */
 import type { ToolCall } from "../session/events.ts";
 import { zodIssues } from "../../kernel/errors.ts";
+import { redactSecrets } from "../../kernel/prompt-guard.ts";
 import type { ToolContext, ToolResult } from "./spec.ts";
 import { fail } from "./spec.ts";
 import type { ToolRegistry } from "./registry.ts";
@@ -18,7 +20,9 @@ const MAX_ERROR_MESSAGE = 2_000;
 export async function executeToolCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext): Promise<ExecutedToolCall> {
   const started = Date.now();
   const result = await runCall(registry, call, ctx);
-  return { ...result, duration_ms: Date.now() - started };
+  const redacted: ToolResult = { ...result, content: redactSecrets(result.content) };
+  if (result.error) redacted.error = { ...result.error, message: redactSecrets(result.error.message) };
+  return { ...redacted, duration_ms: Date.now() - started };
 }
 
 async function runCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext): Promise<ToolResult> {

@@ -1,9 +1,10 @@
 /**
  * The archive policy, as a pure function over raw entries: only regular files and directories,
- * relative paths that stay inside the archive, no duplicates, no file/directory clashes, bounded
+ * relative paths that stay inside the archive (kernel/content-tree/paths.ts), no duplicates (also
+ * none differing only by case or Unicode normalisation), no file/directory clashes, bounded
  * count and size. OS litter (`__MACOSX/`, `.DS_Store`) is dropped and reported.
  */
-import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";
+import { normalizeRelativePath, pathFoldKey } from "../../kernel/content-tree/paths.ts";
 import { problem, type Problem } from "../../kernel/content-tree/problems.ts";
 import type { ArchiveFile, ArchiveLimits, RawEntry } from "./types.ts";
 
@@ -23,6 +24,8 @@ export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): C
   const files: ArchiveFile[] = [];
   const ignored: string[] = [];
   const seen = new Set<string>();
+  /** Fold key (case, Unicode normalisation) → the first file path with it: one file on macOS or Windows. */
+  const folded = new Map<string, string>();
   const dirs = new Set<string>();
   let bytes = 0;
 
@@ -60,7 +63,13 @@ export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): C
       problems.push(problem(path, "duplicate path in archive"));
       continue;
     }
+    const earlier = folded.get(pathFoldKey(path));
+    if (earlier !== undefined) {
+      problems.push(problem(path, `duplicate path: differs only by case or Unicode normalisation from '${earlier}'`));
+      continue;
+    }
     seen.add(path);
+    folded.set(pathFoldKey(path), path);
     const data = e.data ?? new Uint8Array(0);
     bytes += data.byteLength;
     files.push({ path, bytes: data, executable: e.executable });

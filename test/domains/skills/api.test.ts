@@ -198,7 +198,10 @@ describe("skills API", () => {
     const b64 = await put(ws.member, "demo", { files: [{ path: "SKILL.md", content: "%%%", encoding: "base64" }] });
     expect(b64.status).toBe(400);
     expect((await json<J>(b64)).error?.message).toContain("files.0.content");
-    expect((await put(ws.member, "demo", { files: [jsonFile("../SKILL.md", skillMd("demo", "x"))] })).status).toBe(422);
+    // A JSON upload's paths are body fields: an unsafe one is a 400 naming it (issue 25); in an archive it is a 422.
+    const escape = await put(ws.member, "demo", { files: [jsonFile("../SKILL.md", skillMd("demo", "x"))] });
+    expect(escape.status).toBe(400);
+    expect((await json<J>(escape)).error?.message).toContain("files.0.path: unsafe path");
     expect((await upload(ws.member, "demo", new Uint8Array([1, 2, 3]), "application/json")).status).toBe(415);
     expect((await upload(ws.member, "demo", new TextEncoder().encode("not an archive at all"))).status).toBe(400);
     const noSkill = await upload(

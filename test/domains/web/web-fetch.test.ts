@@ -6,7 +6,12 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { env } from "cloudflare:workers";
-import { WEB_FETCH_READ_BYTES, WEB_FETCH_RETURN_BYTES, webFetchTool } from "../../../src/domains/web/fetch-tool.ts";
+import {
+  WEB_FETCH_ERROR_EXCERPT_CHARS,
+  WEB_FETCH_READ_BYTES,
+  WEB_FETCH_RETURN_BYTES,
+  webFetchTool,
+} from "../../../src/domains/web/fetch-tool.ts";
 import type { ToolContext } from "../../../src/runtime/tools/spec.ts";
 import type { Env } from "../../../src/storage/env.ts";
 import { registeredToolsets } from "../../../src/app/runtime.ts";
@@ -125,5 +130,36 @@ describe("web_fetch", () => {
     expect(missing.ok).toBe(false);
     expect(missing.error?.code).toBe("http_error");
     expect(missing.content).toContain("status: 404");
+  });
+
+  it("summarises an upstream error page (status, type, a bounded excerpt without markup) and redacts secrets (issue 25)", async () => {
+    // The sweep's probe: an error page echoing a key, in a page far longer than any summary.
+    const key = "sk-abcdefghijklmnopqrstuvwxyz1234567890";
+    const page =
+      `<html><head><style>.x{}</style></head><body><h1>Internal error</h1><script>var k="${key}"</script>` +
+      `<p>upstream said: api key ${key} is invalid</p><pre>${"trace line\n".repeat(2000)}</pre></body></html>`;
+    spyFetch(() => new Response(page, { status: 500, statusText: "Internal Server Error", headers: { "Content-Type": "text/html" } }));
+    const out = await run("https://example.com/broken");
+    expect(out.ok).toBe(false);
+    expect(out.error?.code).toBe("http_error");
+    expect(out.content).toContain("status: 500 Internal Server Error");
+    expect(out.content).toContain("content_type: text/html");
+    expect(out.content).toContain("excerpt: Internal error upstream said: api key [redacted] is invalid");
+    expect(out.content).not.toContain(key);
+    expect(out.content).not.toContain("<");
+    const excerpt = out.content.slice(out.content.indexOf("excerpt: ") + "excerpt: ".length);
+    expect([...excerpt].length).toBeLessThanOrEqual(WEB_FETCH_ERROR_EXCERPT_CHARS + 1);
+  });
+
+  it("redacts provider-format secrets from a successful page too", async () => {
+    const aws = "AKIAIOSFODNN7EXAMPLE";
+    const github = `ghp_${"A1b2C3d4E5".repeat(3)}abcdef`;
+    spyFetch(() => new Response(`config:\naws=${aws}\ntoken ${github}\nend`, { headers: { "Content-Type": "text/plain" } }));
+    const out = await run("https://example.com/config.txt");
+    expect(out.ok).toBe(true);
+    expect(out.content).toContain("aws=[redacted]");
+    expect(out.content).not.toContain(aws);
+    expect(out.content).not.toContain(github);
+    expect(out.content).toContain("end");
   });
 });

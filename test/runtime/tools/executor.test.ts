@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { z } from "zod";
 import { executeToolCall } from "../../../src/runtime/tools/executor.ts";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
-import { defineTool, ok, type ToolContext } from "../../../src/runtime/tools/spec.ts";
+import { defineTool, fail, ok, type ToolContext } from "../../../src/runtime/tools/spec.ts";
 
 function ctx(signal: AbortSignal = new AbortController().signal): ToolContext {
   return { env, workspaceId: "ws-exec", sessionId: "ses_x", runId: "run_x", toolCallId: "call_x", signal, data: {}, emitUpdate: () => {} };
@@ -50,9 +50,28 @@ const slow = defineTool({
   input: z.strictObject({}),
   execute: () => new Promise(() => {}),
 });
-const registry = new ToolRegistry([order, boom, throwsString, optional, slow]);
+/** A tool that echoes a file holding a key, or fails naming one (issue 25: secrets are redacted from every result). */
+const leaky = defineTool({
+  name: "leaky",
+  description: "Returns text with a secret",
+  input: z.strictObject({ fail: z.boolean() }),
+  execute: async (a) => {
+    const key = `sk-proj-${"Zx9".repeat(20)}`;
+    return a.fail ? fail("upstream", `rejected key ${key}`) : ok(`OPENAI_API_KEY=${key}\nother line`);
+  },
+});
+const registry = new ToolRegistry([order, boom, throwsString, optional, slow, leaky]);
 
 describe("executeToolCall", () => {
+  it("redacts secret-shaped values from every result, errors included", async () => {
+    const good = await executeToolCall(registry, { id: "c1", name: "leaky", args: { fail: false } }, ctx());
+    expect(good.content).toBe("OPENAI_API_KEY=[redacted]\nother line");
+    const bad = await executeToolCall(registry, { id: "c2", name: "leaky", args: { fail: true } }, ctx());
+    expect(bad.ok).toBe(false);
+    expect(bad.content).not.toContain("Zx9Zx9");
+    expect(bad.error?.message).toBe("rejected key [redacted]");
+  });
+
   it("runs a valid call and reports its duration", async () => {
     const res = await executeToolCall(
       registry,

@@ -2,13 +2,13 @@
  * `/api/schedules`: messages to a session — or to a new session per firing — at a time or on a cron
  * expression in a time zone (docs/schedules.md). Create (member), list and get (read), delete
  * (member). Schedules live in the workspace's ScheduleDO, so another workspace's id answers 404; a
- * `session_id` of another workspace answers 404 too. Per-workspace quota `schedules` (docs/limits.md).
+ * `session_id` of another workspace answers 404 too, as a list filter as well. Per-workspace quota `schedules` (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { ScheduleInputSchema } from "../../../domains/schedules/spec.ts";
-import { createSchedule, deleteSchedule, getSchedule, listSchedules } from "../../../domains/schedules/client.ts";
+import { createSchedule, deleteSchedule, getSchedule, listSchedulesChecked } from "../../../domains/schedules/client.ts";
 
 const ScheduleDoc = z
   .object({
@@ -45,7 +45,7 @@ const list = createRoute({
   summary: "List the workspace's schedules (soonest first)",
   middleware: [requireScope("read")] as const,
   request: { query: z.strictObject({ session_id: z.string().min(1).max(128).optional() }) },
-  responses: { 200: jsonResponse(z.object({ schedules: z.array(ScheduleDoc) }), "Schedules"), ...errorResponses() },
+  responses: { 200: jsonResponse(z.object({ schedules: z.array(ScheduleDoc) }), "Schedules"), ...errorResponses(404) },
 });
 
 const get = createRoute({
@@ -76,7 +76,7 @@ export const scheduleRoutes = newRouter()
   })
   .openapi(list, async (c) => {
     const { session_id } = c.req.valid("query");
-    return c.json({ schedules: await listSchedules(c.env, c.get("principal").workspaceId, session_id) }, 200);
+    return c.json({ schedules: await listSchedulesChecked(c.env, c.get("principal").workspaceId, session_id) }, 200);
   })
   .openapi(get, async (c) => c.json(await getSchedule(c.env, c.get("principal").workspaceId, c.req.valid("param").id), 200))
   .openapi(remove, async (c) => c.json(await deleteSchedule(c.env, c.get("principal").workspaceId, c.req.valid("param").id), 200));

@@ -1,0 +1,71 @@
+/**
+ * Issue 25, item 7: a small skill write queued behind a 1,500-skill plugin sync (other syncs queued
+ * behind it) answered 409 `busy` only after 26 s where the bound was 10 s. Replayed here with the
+ * same shape — a sync that classifies every skill of a big plugin under the lock, two more syncs
+ * and then the write — with 300 skills (1,500 took 8 minutes of test time; the sync alone 86 s, during
+ * which no timer of the isolate fired) and a 1 s bound: the write must be answered `busy` within the
+ * bound (plus the caller's grace and a margin for a shared machine), and never run. Before the fix
+ * (kernel/yield-timers.ts) the sync starved the isolate's timers and this test did not finish in 10 min.
+ */
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { WorkspaceDO as WorkspaceDOClass, type WorkspaceDO } from "../../../src/domains/governance/workspace-do.ts";
+import { call, json, newWorkspace } from "../../support/api.ts";
+import { skillMd } from "../../fixtures/skills/bundles.ts";
+import { pluginPackage, post, uploadPackage, versionsOf } from "../../support/plugins.ts";
+import { setTestLimits, testServices } from "../../support/test-services.ts";
+
+const SKILLS = 300;
+const BOUND_MS = 1_000;
+
+afterEach(() => {
+  testServices.lockWaitMs = null;
+  setTestLimits(null);
+});
+
+function bulk(version: string): Record<string, Record<string, string>> {
+  const skills: Record<string, Record<string, string>> = {};
+  for (let i = 0; i < SKILLS; i++) skills[`bulk-${i}`] = { "SKILL.md": skillMd(`bulk-${i}`, `Bulk skill ${i}, release ${version}.`) };
+  return skills;
+}
+
+describe("the workspace lock's bound under a big plugin sync", () => {
+  it("answers a small write queued behind the sync and other syncs with busy within the bound", { timeout: 300_000 }, async () => {
+    setTestLimits({ skills: 5_000 });
+    const ws = await newWorkspace();
+    expect((await uploadPackage(ws.admin, await pluginPackage("bulk", "1", bulk("1")))).status).toBe(200);
+    const enabled = await post(ws.admin, "/api/plugins/bulk/enable");
+    expect(enabled.status).toBe(200);
+    // Upstream moves every skill: the next sync classifies 1,500 updates under the lock.
+    expect((await uploadPackage(ws.admin, await pluginPackage("bulk", "2", bulk("2")))).status).toBe(200);
+
+    let arrived!: () => void;
+    const syncHoldsLock = new Promise<void>((resolve) => (arrived = resolve));
+    const run = WorkspaceDOClass.prototype.run;
+    // The sync meets a free lock and takes it before its run() returns a promise.
+    WorkspaceDOClass.prototype.run = function (this: WorkspaceDO, workspaceId, op, lockCall) {
+      const result = run.call(this, workspaceId, op, lockCall);
+      if (workspaceId === ws.id && op.kind === "sync_plugins") arrived();
+      return result;
+    } as typeof run;
+    onTestFinished(() => {
+      WorkspaceDOClass.prototype.run = run;
+    });
+    testServices.lockWaitMs = BOUND_MS;
+    const t0 = Date.now();
+    const longSync = post(ws.admin, "/api/plugins/sync").then((r) => ({ status: r.status, at: Date.now() - t0 }));
+    await syncHoldsLock;
+    const syncs = [1, 2].map(() => post(ws.admin, "/api/plugins/sync").then((r) => r.status));
+    const sent = Date.now() - t0;
+    const write = call("PUT", "/api/skills/late", {
+      token: ws.member,
+      body: { files: [{ path: "SKILL.md", content: skillMd("late", "Late.") }] },
+    }).then(async (r) => ({ status: r.status, body: await json(r), at: Date.now() - t0 }));
+    const [s, w, ...others] = await Promise.all([longSync, write, ...syncs]);
+    const timing = `long sync answered ${s.status} at ${s.at} ms; write sent at ${sent} ms, answered ${w.status} at ${w.at} ms; others ${others}`;
+    console.log(timing);
+    expect(w.status, timing).toBe(409);
+    expect(w.body).toMatchObject({ error: { code: "busy" } });
+    expect(w.at - sent, timing).toBeLessThan(BOUND_MS + 1_500);
+    expect(await versionsOf(ws.id, "late")).toBe(0);
+  });
+});
