@@ -1,13 +1,14 @@
 /**
  * `GET /api/skills/:name/stats` (docs/learning.md, "Skill stats"): the runs that activated a skill,
  * their success and feedback rates per version, against the same agents' runs without it, with the
- * counts behind every rate. A skill the workspace never had and no run activated is 404.
+ * counts behind every rate. A skill the workspace never had (nor a builtin one) and no run activated is 404.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { getSkill } from "../../../domains/skills/store.ts";
+import { builtinSkills } from "../../../domains/skills/builtin.ts";
 import { skillStats } from "../../../domains/learning/receipts/stats.ts";
 import { notFound } from "../../../kernel/errors.ts";
 
@@ -51,6 +52,7 @@ export const skillStatsRoutes = newRouter().openapi(stats, async (c) => {
   const workspaceId = c.get("principal").workspaceId;
   const db = makeDb(c.env.DB);
   const result = await skillStats(db, workspaceId, name);
-  if (result.runs === 0 && !(await getSkill(db, workspaceId, name))) throw notFound(`Skill '${name}'`);
+  if (result.runs === 0 && !(await getSkill(db, workspaceId, name)) && !(await builtinSkills()).has(name))
+    throw notFound(`Skill '${name}'`);
   return c.json(result, 200);
 });
