@@ -6,6 +6,8 @@ import type { Env } from "../storage/env.ts";
 import { dispatchTaskTypes } from "../domains/tasks/task-type.ts";
 import { runPluginSyncTick } from "../domains/governance/plugin-cron.ts";
 import { runLearningTick } from "../domains/governance/learning-drafts.ts";
+import { runReceiptTick } from "../domains/learning/receipts/job.ts";
+import { runImprovementTick } from "../domains/learning/improvement/job.ts";
 import { TASK_TYPES } from "./tasks.ts";
 
 export interface CronJob {
@@ -18,4 +20,8 @@ export const CRON_JOBS: readonly CronJob[] = [
   { name: "plugins", run: runPluginSyncTick },
   // Three-way plugin updates waiting for their merge (docs/learning.md): a few per workspace per tick.
   { name: "learning", run: (env) => runLearningTick(env) },
+  // Receipts of finished runs, derived from the replicated log in bounded batches (docs/learning.md, "Run receipts").
+  { name: "receipts", run: async (env, now) => void (await runReceiptTick(env, now)) },
+  // Improvement candidates for skills whose recent runs fail or are rated down (docs/learning.md, "Improvement candidates").
+  { name: "improvement", run: async (env, now) => void (await runImprovementTick(env, now)) },
 ];

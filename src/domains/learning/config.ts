@@ -13,8 +13,21 @@ export const AutoPublishSchema = z.strictObject({
   min_confidence: z.number().min(0).max(1).default(0.8),
 });
 
+/**
+ * When the `improvement` cron job proposes an improvement candidate for a skill (docs/learning.md,
+ * "Improvement candidates"): among the last `window_runs` decided runs of its current version, at least
+ * `min_runs`, and a share of at least `bad_share` failed or were rated down.
+ */
+export const ImprovementSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  window_runs: z.number().int().min(1).max(500).default(20),
+  min_runs: z.number().int().min(1).max(500).default(5),
+  bad_share: z.number().min(0).max(1).default(0.5),
+});
+
 export const LearningConfigSchema = z.strictObject({
   auto_publish: AutoPublishSchema.default({ enabled: false, min_confidence: 0.8 }),
+  improvement: ImprovementSchema.default({ enabled: true, window_runs: 20, min_runs: 5, bad_share: 0.5 }),
 });
 
 export type LearningConfig = z.infer<typeof LearningConfigSchema>;

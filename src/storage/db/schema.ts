@@ -7,3 +7,4 @@ export * from "./schema/sessions.ts";
 export * from "./schema/toolchain.ts";
 export * from "./schema/skills.ts";
 export * from "./schema/memory.ts";
+export * from "./schema/receipts.ts";
