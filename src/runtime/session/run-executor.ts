@@ -1,26 +1,24 @@
 /**
- * The agent loop of one run, inside the SessionDO (docs/agent-loop.md, "Shape of a run"): open the run
- * (run_started, system_prompt_snapshotted, the user message), then steps — a model step streamed as
- * transient deltas and persisted as one assistant message, then its tool calls through the executor,
- * each result persisted — until the model answers without calls or `max_tool_iterations` is spent.
+ * The Durable Object adapter of the agent loop (docs/agent-loop.md, "Shape of a run"): it opens the
+ * run (run_started, system_prompt_snapshotted, the user message), hands the loop
+ * (agent/agent-loop.ts) its ports over this session's log — persistence, live frames, the resolved
+ * models, the run's frozen tools, the extensions' hooks and approvals — and persists how the run ended.
  *
- * Every step starts from what the log says (`runProgress`), so a run resumed after an eviction
- * picks up at its last persisted step: a tool whose result is in the log is not run again, and a
- * tool that was started but has no result is answered `interrupted` unless it is idempotent.
+ * Resume, idempotency and approvals stay here: the loop reads where the run stands from the log
+ * (`runProgress`), so a run resumed after an eviction picks up at its last persisted step.
  */
 import type { Env } from "../../storage/env.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
-import type { RunResult, RunStatus } from "./contract.ts";
-import type { AssistantMessage, Message, ToolCall } from "./events.ts";
+import type { RunResult } from "./contract.ts";
+import type { Message, ToolCall } from "./events.ts";
 import type { RunRow } from "./do-storage.ts";
 import type { SessionLog } from "./session-log.ts";
 import { runProgress } from "./run-progress.ts";
 import { buildContext } from "./build-context.ts";
 import { newId } from "../../kernel/ids.ts";
-import { AppError } from "../../kernel/errors.ts";
 import { resolveModels, type ResolvedModels } from "../agent/providers.ts";
-import { runModelStep, isAbortError } from "../agent/model-step.ts";
-import { toModelMessages } from "../agent/model-messages.ts";
+import { runModelStep } from "../agent/model-step.ts";
+import { LoopStop, outcomeOf, runAgentLoop, type LoopOutcome, type LoopPorts, type LoopStore } from "../agent/agent-loop.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
 import { runToolset, type RuntimeServices } from "../services.ts";
@@ -61,15 +59,6 @@ export interface RunDeps {
   approvals: ApprovalWaiters;
 }
 
-class RunEnd extends Error {
-  constructor(
-    readonly status: Exclude<RunStatus, "queued" | "running">,
-    readonly error?: { code: string; message: string },
-  ) {
-    super(error?.message ?? status);
-  }
-}
-
 export class RunExecutor {
   readonly #deps: RunDeps;
   readonly run: RunRow;
@@ -103,7 +92,10 @@ export class RunExecutor {
     let result: RunResult;
     try {
       if (state.attempts > MAX_RUN_ATTEMPTS)
-        throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
+        throw new LoopStop({
+          status: "failed",
+          error: { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` },
+        });
       // Run open (docs/performance.md, "Run open", "Run-open reads"): one D1 query for the config and
       // the workspace revision; the skill catalog and the memory snapshot start beside it and are read
       // again only when the revision changed since their provider last read them.
@@ -132,14 +124,14 @@ export class RunExecutor {
         signal: this.#abort.signal,
       });
       if (facts) await this.#open(config, toolset, await facts);
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
+      if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
       const models = await resolving;
       this.#models = models;
       // The tools assembled when the run opened (frozen in its state), also after a resume.
       const registry = new ToolRegistry(frozenTools(toolset, state.tools));
       result = await this.#loop(config, models, registry);
     } catch (err) {
-      result = this.#end(toRunEnd(err, this.#cancelRequested));
+      result = this.#end(outcomeOf(err, this.#cancelRequested));
     }
     // ---- session title (titles.ts): after the first completed run; never fails the run ----
     if (result.status === "completed")
@@ -277,31 +269,94 @@ export class RunExecutor {
   }
   // --- end memory ---
 
+  /** The loop (agent/agent-loop.ts) over this Durable Object's ports: the session log, the resolved models, the run's tools. */
   async #loop(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<RunResult> {
-    const { log } = this.#deps;
-    for (;;) {
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
-      let progress = runProgress(log.tree, log.leaf, this.run.id);
-      if (progress.next === "tools") {
-        await this.#runTools(progress.pending, registry, config);
-        continue;
-      }
-      if (this.#persistSteers() > 0) progress = { next: "model" };
-      if (progress.next === "done") {
-        this.run.state.output_text = progress.assistant.text;
-        this.run.state.finish_reason = progress.assistant.finish_reason ?? "stop";
-        return this.#end(new RunEnd("completed"));
-      }
-      const limit = this.run.input.max_tool_iterations ?? config.runtime.max_tool_iterations;
-      if (this.run.state.tool_iterations >= limit) {
-        const source = this.run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations";
-        throw new RunEnd("failed", {
-          code: "max_tool_iterations",
-          message: `The run stopped after ${limit} tool iterations (${source}) without a final answer`,
+    const { log, env } = this.#deps;
+    const run = this.run;
+    const store: LoopStore = {
+      progress: () => runProgress(log.tree, log.leaf, run.id),
+      takeSteers: () => this.#persistSteers(),
+      leaf: () => log.leaf,
+      history: () => this.#history(config, models, registry),
+      saveAssistant: (eventId, parentId, message) => {
+        const totals = message.usage ? addUsage(log.store.usageTotals(), message.usage) : log.store.usageTotals();
+        log.appendOne({ type: "message", id: eventId, parent_id: parentId, run_id: run.id, client_id: "assistant", message }, () => {
+          log.store.updateRun(run);
+          log.store.setMeta("usage", totals);
         });
-      }
-      await this.#modelStep(config, models, registry);
-    }
+      },
+      toolStarted: (callId) => log.store.toolStart(callId)?.event_id,
+      markToolStarted: (callId, eventId, at) =>
+        log.store.markToolStarted({ tool_call_id: callId, run_id: run.id, event_id: eventId, started_at: at }),
+      saveToolResult: (eventId, call, content, isError) => this.#persistToolResult(eventId, call, content, isError),
+    };
+    const ports: LoopPorts = {
+      runId: run.id,
+      state: run.state,
+      store,
+      model: {
+        step: ({ messages, tools, signal, callbacks }) =>
+          runModelStep({
+            models,
+            system: run.state.system_prompt ?? "",
+            messages,
+            // Cacheable prefix: a run opened before prefixes were recorded sends no cache hints.
+            ...(run.state.system_prompt_stable_chars !== undefined
+              ? { cache: { stableChars: run.state.system_prompt_stable_chars, key: log.session.id } }
+              : {}),
+            tools,
+            signal,
+            callbacks,
+          }),
+      },
+      tools: {
+        registry,
+        execute: (call, io) =>
+          executeToolCall(registry, call, {
+            env,
+            workspaceId: run.input.workspace_id,
+            sessionId: log.session.id,
+            runId: run.id,
+            toolCallId: call.id,
+            signal: io.signal,
+            data: run.input.tool_data ?? {},
+            // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
+            timezone: config.runtime.timezone,
+            ...(run.input.dry_run ? { dryRun: true } : {}),
+            ...(run.input.skill_overrides ? { skillOverrides: run.input.skill_overrides } : {}),
+            emitUpdate: io.emitUpdate,
+            // A tool that reads this session from D1 first lets the run's debounced replication catch up.
+            replicated: async () => void (await log.replicator.flush()),
+          }),
+      },
+      hooks: {
+        context: (built) => contextThroughHooks(this.#extensions, built, this.#hookContext(config)),
+        gate: (call, known) => this.#gate(call, config, known),
+        afterToolCall: (call, result) =>
+          runAfterToolCall(this.#extensions, { toolCallId: call.id, name: call.name, args: call.args }, result, this.#hookContext(config)),
+      },
+      frames: { emit: (frame) => void log.emit(frame) },
+      clock: { now: () => Date.now() },
+      signal: this.#abort.signal,
+      cancelled: () => this.#cancelRequested,
+      maxToolIterations: {
+        limit: run.input.max_tool_iterations ?? config.runtime.max_tool_iterations,
+        source: run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations",
+      },
+    };
+    const outcome = await runAgentLoop(ports);
+    return this.#end(outcome);
+  }
+
+  /** The history of the next model step: compacted when due, then windowed by `max_context_messages` and the token budget. */
+  async #history(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<Message[]> {
+    const { log } = this.#deps;
+    const maxTokens = historyBudgetTokens(models, this.run.state.system_prompt ?? "", registry.list());
+    await this.#maybeCompact(config, models, maxTokens);
+    return buildContext(log.tree, log.leaf, {
+      maxMessages: config.runtime.max_context_messages,
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+    });
   }
 
   /** Steer messages queued while the run worked join the log between steps. */
@@ -314,104 +369,6 @@ export class RunExecutor {
       () => steers.forEach((s) => log.store.dropSteer(s.id)),
     );
     return steers.length;
-  }
-
-  async #modelStep(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<void> {
-    const { log } = this.#deps;
-    const runId = this.run.id;
-    const turnIndex = this.run.state.steps ?? 0;
-    const system = this.run.state.system_prompt ?? "";
-    // History window: `max_context_messages` and, when known, the context window's token budget.
-    const maxTokens = historyBudgetTokens(models, system, registry.list());
-    await this.#maybeCompact(config, models, maxTokens);
-    const parentId = log.leaf;
-    const messages = toModelMessages(
-      await this.#hookedContext(
-        buildContext(log.tree, parentId, {
-          maxMessages: config.runtime.max_context_messages,
-          ...(maxTokens !== undefined ? { maxTokens } : {}),
-        }),
-        config,
-      ),
-    );
-    let eventId: string | null = null;
-    log.emit({ type: "turn_start", run_id: runId, turn_index: turnIndex });
-    let output;
-    try {
-      output = await runModelStep({
-        models,
-        system,
-        messages,
-        // Cacheable prefix: a run opened before prefixes were recorded sends no cache hints.
-        ...(this.run.state.system_prompt_stable_chars !== undefined
-          ? { cache: { stableChars: this.run.state.system_prompt_stable_chars, key: log.session.id } }
-          : {}),
-        tools: registry,
-        signal: this.#abort.signal,
-        callbacks: {
-          onStart: (info) => {
-            eventId = newId("evt");
-            log.emit({
-              type: "message_start",
-              run_id: runId,
-              event_id: eventId,
-              parent_id: parentId,
-              role: "assistant",
-              model: info.model,
-            });
-          },
-          onTextDelta: (delta) => eventId && log.emit({ type: "text_delta", run_id: runId, event_id: eventId, delta }),
-          onReasoningDelta: (delta) =>
-            eventId && log.emit({ type: "thinking_delta", run_id: runId, event_id: eventId, delta, block_index: 0 }),
-          onToolCallDelta: (d) =>
-            eventId &&
-            log.emit({
-              type: "tool_call_delta",
-              run_id: runId,
-              event_id: eventId,
-              tool_call_id: d.tool_call_id,
-              delta: d.delta,
-              ...(d.tool_name ? { tool_name: d.tool_name } : {}),
-            }),
-          onAbandon: () => {
-            if (eventId) log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: "error" });
-            eventId = null;
-          },
-        },
-      });
-    } catch (err) {
-      if (eventId)
-        log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: this.#cancelRequested ? "user_cancel" : "error" });
-      throw err;
-    }
-
-    const state = this.run.state;
-    const message: AssistantMessage = {
-      role: "assistant",
-      text: output.text,
-      tool_calls: output.tool_calls,
-      provider: output.provider,
-      model: output.model,
-      usage: output.usage,
-      finish_reason: output.finish_reason,
-      ...(output.reasoning !== undefined ? { reasoning: output.reasoning } : {}),
-    };
-    state.usage = addUsage(state.usage, output.usage);
-    state.provider = output.provider;
-    state.model = output.model;
-    state.output_text = output.text;
-    state.finish_reason = output.finish_reason;
-    if (output.tool_calls.length > 0) state.tool_iterations++;
-    state.steps = turnIndex + 1;
-    const totals = addUsage(log.store.usageTotals(), output.usage);
-    log.appendOne(
-      { type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message },
-      () => {
-        log.store.updateRun(this.run);
-        log.store.setMeta("usage", totals);
-      },
-    );
-    log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
 
   // ---- compaction (compaction.ts; docs/sessions.md, "Compaction") ----
@@ -434,87 +391,6 @@ export class RunExecutor {
   }
   // ---- end compaction ----
 
-  async #runTools(pending: ToolCall[], registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
-    for (const call of pending) {
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
-      await this.#runTool(call, registry, config);
-    }
-  }
-
-  async #runTool(call: ToolCall, registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
-    const { log, env } = this.#deps;
-    const runId = this.run.id;
-    const store = log.store;
-    const earlier = store.toolStart(call.id);
-    const eventId = earlier?.event_id ?? newId("evt");
-    const spec = registry.get(call.name);
-
-    if (earlier && !spec?.idempotent) {
-      // Started before a restart, no result: it may or may not have had its effect. Say so.
-      const result = fail(
-        "interrupted",
-        `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`,
-      );
-      this.#persistToolResult(eventId, call, result.content, true);
-      return;
-    }
-
-    // ---- extensions and approval (docs/extensions.md, docs/approvals.md): may refuse, rewrite or wait ----
-    const gate = await this.#gate(call, config, spec !== undefined);
-    if (!gate.run) {
-      this.#persistToolResult(eventId, call, gate.result.content, true);
-      return;
-    }
-    const hooked: ToolCall = { ...call, args: gate.args };
-    // ---- end extensions and approval ----
-    // After the gate: an approval's events, when there were any, come before the result.
-    const parentId = log.leaf!;
-    if (!earlier) store.markToolStarted({ tool_call_id: call.id, run_id: runId, event_id: eventId, started_at: Date.now() });
-    log.emit({
-      type: "tool_execution_start",
-      run_id: runId,
-      event_id: eventId,
-      parent_id: parentId,
-      tool_call_id: call.id,
-      tool_name: call.name,
-      args: hooked.args,
-    });
-    const executed = await executeToolCall(registry, hooked, {
-      env,
-      workspaceId: this.run.input.workspace_id,
-      sessionId: log.session.id,
-      runId,
-      toolCallId: call.id,
-      signal: this.#abort.signal,
-      data: this.run.input.tool_data ?? {},
-      // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
-      timezone: config.runtime.timezone,
-      ...(this.run.input.dry_run ? { dryRun: true } : {}),
-      ...(this.run.input.skill_overrides ? { skillOverrides: this.run.input.skill_overrides } : {}),
-      emitUpdate: (partial) =>
-        log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
-      // A tool that reads this session from D1 first lets the run's debounced replication catch up.
-      replicated: async () => void (await log.replicator.flush()),
-    });
-    const after = await runAfterToolCall(
-      this.#extensions,
-      { toolCallId: call.id, name: call.name, args: hooked.args },
-      executed,
-      this.#hookContext(config),
-    );
-    const result = { ...after, duration_ms: executed.duration_ms };
-    this.#persistToolResult(eventId, call, result.content, !result.ok);
-    log.emit({
-      type: "tool_execution_end",
-      run_id: runId,
-      event_id: eventId,
-      tool_call_id: call.id,
-      tool_name: call.name,
-      duration_ms: result.duration_ms,
-      is_error: !result.ok,
-    });
-  }
-
   // ---- extensions (src/runtime/extensions.ts; docs/extensions.md) ----
   get #extensions(): readonly Extension[] {
     return this.#deps.services.extensions ?? [];
@@ -529,11 +405,6 @@ export class RunExecutor {
       config,
       data: this.run.input.tool_data ?? {},
     };
-  }
-
-  /** The context as built from the log, through `transformContext`, settled for the provider, through `convertToLlm`. */
-  #hookedContext(built: Message[], config: WorkspaceConfig): Promise<Message[]> {
-    return contextThroughHooks(this.#extensions, built, this.#hookContext(config));
   }
 
   /**
@@ -622,7 +493,7 @@ export class RunExecutor {
   }
 
   /** Persists the end of the run (a visible error message first when it failed) and returns its result. */
-  #end(end: RunEnd): RunResult {
+  #end(end: LoopOutcome): RunResult {
     const { log } = this.#deps;
     const run = this.run;
     const state = run.state;
@@ -636,7 +507,7 @@ export class RunExecutor {
       provider: state.provider,
       model: state.model,
       usage: state.usage,
-      ...(end.error ? { error: end.error } : {}),
+      ...(end.status === "failed" ? { error: end.error } : {}),
     };
     run.status = end.status;
     run.ended_at = Date.now();
@@ -658,7 +529,7 @@ export class RunExecutor {
       decided_by: "cancelled" as const,
     }));
     events.push(...lateSteers.flatMap((s) => steerEvents(run.id, s)));
-    if (end.status === "failed" && end.error) {
+    if (end.status === "failed") {
       events.push({
         type: "message",
         run_id: run.id,
@@ -671,7 +542,7 @@ export class RunExecutor {
         type: "run_failed",
         run_id: run.id,
         client_id: clientId,
-        error: end.error ?? { code: "internal", message: "failed" },
+        error: end.error,
         result: { ...result },
       });
     else events.push({ type: "run_completed", run_id: run.id, client_id: clientId, result: { ...result } });
@@ -683,15 +554,6 @@ export class RunExecutor {
     log.inProgress.reset();
     return result;
   }
-}
-
-function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
-  if (err instanceof RunEnd) return err;
-  if (cancelled || isAbortError(err)) return new RunEnd("cancelled");
-  // Typed failures (no model configured, provider errors after the fallback…) keep their code.
-  if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
-  log.error("run failed unexpectedly", errorFields(err));
-  return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
 }
 
 /** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */
