@@ -10,6 +10,7 @@ import { builtinTools } from "../runtime/tools/builtins/index.ts";
 import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
+import { textEmbedder } from "../domains/skills/embeddings.ts";
 import { skillViewTool } from "../domains/skills/skill-view.ts";
 import { sessionSearchTool } from "../runtime/tools/session-search.ts";
 import { memoryTool } from "../domains/memory/tool.ts";
@@ -65,6 +66,8 @@ export function runtimeServices(options: { skills?: SkillProviderOptions } = {})
     toolsets: registeredToolsets(),
     modelFactory: providerModel,
     skills: skillProvider(options.skills),
+    // Tool ranking by the workspace's `embedding_model` (docs/agent-loop.md, "Tool assembly"), with the skills' embedding factory.
+    embedder: textEmbedder(options.skills?.embeddingFactory),
     memory: memoryProvider(),
     // MCP servers of the workspace's `mcp` section (docs/mcp.md): their tools join every tool set when a run opens.
     toolSources: [mcpToolSource],

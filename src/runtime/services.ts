@@ -40,6 +40,18 @@ export type ToolSource = (request: ToolSourceRequest) => Promise<ToolSpec<unknow
 /** The tool set every run gets unless it names another. */
 export const DEFAULT_TOOLSET = "default";
 
+/**
+ * Embeds texts with the workspace's `embedding_model` (one vector per text, in order), or answers null
+ * when none is configured. Tool assembly ranks tools with it (tools/tool-similarity.ts).
+ */
+export type TextEmbedder = (req: {
+  env: Env;
+  workspaceId: string;
+  config: WorkspaceConfig;
+  texts: readonly string[];
+  signal?: AbortSignal;
+}) => Promise<number[][] | null>;
+
 export interface RuntimeServices {
   /** Named tool sets a run may ask for (`SubmitRunInput.toolset`); must hold `default`. */
   toolsets: ReadonlyMap<string, ToolsetFactory>;
@@ -58,6 +70,8 @@ export interface RuntimeServices {
    * (src/runtime/extensions.ts, docs/extensions.md); absent = none.
    */
   extensions?: readonly Extension[];
+  /** Embeds texts for tool ranking (absent, or no `embedding_model`: keyword ranking). */
+  embedder?: TextEmbedder;
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */

@@ -133,9 +133,12 @@ export interface PromptBudgetReport {
 /** One tool a run is offered and why (docs/agent-loop.md, "Tool assembly"). */
 export interface ToolChoice {
   name: string;
-  reason: "always" | "hinted" | "relevant";
-  /** Lexical relevance to the user message (relevant tools only). */
+  /** `always`: the tool marks itself so; `configured`: named by `runtime.always_tools`; `hinted`: by an activated skill; `relevant`: ranked. */
+  reason: "always" | "configured" | "hinted" | "relevant";
+  /** Relevance to the user message (relevant tools only): cosine similarity when `ranked_by` is `embedding`, else BM25. */
   score?: number;
+  /** How relevant tools were ranked: `embedding` (the workspace's `embedding_model`) or `keywords`. */
+  ranked_by?: "embedding" | "keywords";
   /** The activated skills whose `allowed-tools` named it (hinted tools only). */
   hinted_by?: string[];
 }

@@ -26,6 +26,9 @@ import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
+import { skillMessages, withSkillMessages } from "./skill-messages.ts";
+import { estimateMessageTokens } from "../agent/tokens.ts";
+import { toolSimilarity } from "../tools/tool-similarity.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
 import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
 import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills.ts";
@@ -170,21 +173,31 @@ export class RunExecutor {
     const { input } = this.run;
     // Activated skills' `allowed-tools` are hints for the tool assembly (docs/agent-loop.md, "Tool assembly").
     const hinted = hintedToolsOf(activation?.skills ?? []);
+    // Tools the workspace's policy denies are not offered (a call to one is still refused by the policy hook).
+    const specs = toolset.filter((spec) => offeredByPolicy(toolPolicyOf(config), spec.name));
+    // Embedding ranking when an `embedding_model` is configured (null: keywords).
+    const similarity = await toolSimilarity(
+      this.#deps.services.embedder,
+      { env: this.#deps.env, workspaceId: input.workspace_id, config, signal: this.#abort.signal },
+      specs.filter((s) => !s.always),
+      input.content,
+    );
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
     const opening = openRun({
       now: new Date(),
       session: log.session,
       config,
       input,
-      // Tools the workspace's policy denies are not offered (a call to one is still refused by the policy hook).
-      specs: toolset.filter((spec) => offeredByPolicy(toolPolicyOf(config), spec.name)),
+      specs,
+      similarity,
       ...(hinted.size > 0 ? { hintedTools: [...hinted.keys()], hintedBy: hinted } : {}),
-      ...(activation ? { skills: { catalog: activation.catalog, bodies: activation.bodies } } : {}),
+      ...(activation ? { skills: { catalog: activation.catalog } } : {}),
       ...(memory ? { memory } : {}),
     });
     const system = opening.prompt.text;
     this.run.state.system_prompt_stable_chars = opening.prompt.stableChars;
     this.run.state.tools = opening.tools.specs.map((s) => s.name);
+    this.run.state.tool_choices = opening.tools.choices;
     // ---- end prompt budget + tool assembly ----
     const clientId = input.client_id ?? "api";
     const userId = newId("evt");
@@ -192,12 +205,19 @@ export class RunExecutor {
     this.run.started_at = Date.now();
     this.run.state.system_prompt = system;
     this.run.state.user_event_id = userId;
-    if (activation) this.run.state.skills = activation.skills;
+    // No match, no skill: no skill messages and no activation event (seed backend-flow.md §4.5). A run
+    // that asked for skills the workspace does not offer still records which (`unknown`).
+    const activated = activation !== null && activation.skills.length > 0 ? activation : null;
+    const recorded = activated ?? (activation !== null && activation.unknown.length > 0 ? activation : null);
+    if (activated) {
+      this.run.state.skills = activated.skills;
+      this.run.state.skill_bodies = activated.bodies;
+    }
     log.append(
       [
         { type: "run_started", run_id: this.run.id, client_id: clientId, input: describeInput(this.run) },
         { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system, ...openingFacts(opening, config) },
-        ...(activation ? [skillActivationEvent(this.run.id, clientId, activation)] : []),
+        ...(recorded ? [skillActivationEvent(this.run.id, clientId, recorded)] : []),
         ...(input.channel ? [channelInjectEvent(this.run.id, clientId, input.channel)] : []),
         {
           type: "message",
@@ -348,15 +368,23 @@ export class RunExecutor {
     return this.#end(outcome);
   }
 
-  /** The history of the next model step: compacted when due, then windowed by `max_context_messages` and the token budget. */
+  /**
+   * The history of the next model step: compacted when due, windowed by `max_context_messages` and the
+   * token budget, with the run's skill messages before its user message (skill-messages.ts).
+   */
   async #history(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<Message[]> {
     const { log } = this.#deps;
-    const maxTokens = historyBudgetTokens(models, this.run.state.system_prompt ?? "", registry.list());
+    const state = this.run.state;
+    const skills = skillMessages(state.skill_bodies);
+    const budget = historyBudgetTokens(models, state.system_prompt ?? "", registry.list());
+    const maxTokens = budget === undefined ? undefined : Math.max(1, budget - skills.reduce((n, m) => n + estimateMessageTokens(m), 0));
     await this.#maybeCompact(config, models, maxTokens);
-    return buildContext(log.tree, log.leaf, {
+    const history = buildContext(log.tree, log.leaf, {
       maxMessages: config.runtime.max_context_messages,
       ...(maxTokens !== undefined ? { maxTokens } : {}),
     });
+    const anchor = state.user_event_id === undefined ? undefined : log.tree.get(state.user_event_id);
+    return withSkillMessages(history, anchor?.type === "message" ? anchor.message : undefined, skills);
   }
 
   /** Steer messages queued while the run worked join the log between steps. */
