@@ -363,9 +363,7 @@ export class SessionObject extends DurableObject<Env> {
    * Exactly what the model would get now: the running run's system prompt, tools and messages, or
    * those of a run opened now; the messages as `conversationForModel` settles them for the provider.
    */
-  async context(
-    workspaceId: string,
-  ): Promise<
+  async context(workspaceId: string): Promise<
     Outcome<{
       system: string;
       tools: ToolDeclaration[];
