@@ -21,6 +21,7 @@ import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 import { mcpToolSource } from "../domains/mcp/source.ts";
 import type { Extension } from "../runtime/extensions.ts";
 import { toolPolicyExtension } from "../runtime/tools/policy.ts";
+import { skillsCommandExtension } from "../runtime/skills-command.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
@@ -57,7 +58,7 @@ export function alwaysOffered(specs: ToolSpec<unknown>[]): ToolSpec<unknown>[] {
  * so a denied or approval-bound call is decided before any other layer rewrites or runs anything.
  */
 export function registeredExtensions(): Extension[] {
-  return [toolPolicyExtension()];
+  return [{ ...toolPolicyExtension(), required: true }, skillsCommandExtension()];
 }
 
 export function runtimeServices(options: { skills?: SkillProviderOptions } = {}): RuntimeServices {

@@ -11,7 +11,7 @@ import type { MemoryProvider } from "./memory.ts";
 import type { Env } from "../storage/env.ts";
 import type { WorkspaceConfig } from "../storage/config/schema.ts";
 import { errorFields, log } from "../kernel/log.ts";
-import type { Extension } from "./extensions.ts";
+import { enabledExtensions, type Extension } from "./extensions.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
@@ -88,7 +88,11 @@ export async function runToolset(
   services: RuntimeServices,
   request: Omit<ToolSourceRequest, "toolset"> & { toolset?: string | undefined },
 ): Promise<ToolSpec<unknown>[]> {
-  const declared = toolsFor(services, request.toolset);
+  // Tools the workspace's enabled extensions add (docs/extensions.md) join every set.
+  const declared = [
+    ...toolsFor(services, request.toolset),
+    ...enabledExtensions(services.extensions ?? [], request.config).flatMap((e) => e.tools ?? []),
+  ];
   const sources = services.toolSources ?? [];
   if (sources.length === 0) return declared;
   const toolset = request.toolset ?? DEFAULT_TOOLSET;

@@ -156,6 +156,7 @@ async function modelStep(p: LoopPorts): Promise<void> {
   const parentId = store.leaf();
   const messages = toModelMessages(await p.hooks.context(history));
   let eventId: string | null = null;
+  const startedAt = p.clock.now();
   frames.emit({ type: "turn_start", run_id: runId, turn_index: turnIndex });
   let output: StepOutput;
   try {
@@ -197,6 +198,8 @@ async function modelStep(p: LoopPorts): Promise<void> {
   } catch (err) {
     if (eventId)
       frames.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: p.cancelled() ? "user_cancel" : "error" });
+    if (!p.cancelled())
+      frames.emit({ type: "turn_error", run_id: runId, turn_index: turnIndex, error: err instanceof Error ? err.message : String(err) });
     throw err;
   }
   const message: AssistantMessage = {
@@ -219,6 +222,7 @@ async function modelStep(p: LoopPorts): Promise<void> {
   state.steps = turnIndex + 1;
   store.saveAssistant(eventId ?? newId("evt"), parentId, message);
   frames.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
+  frames.emit({ type: "turn_finish", run_id: runId, turn_index: turnIndex, duration_ms: p.clock.now() - startedAt });
 }
 
 async function runTool(p: LoopPorts, call: ToolCall): Promise<void> {

@@ -234,6 +234,10 @@ export type TransientEvent = TransientBase &
     | { type: "runtime_start" }
     | { type: "runtime_end"; reason: "completed" | "cancelled" | "error"; error?: string }
     | { type: "message_cancelled"; event_id: string; reason: "user_cancel" | "error" | "max_tokens" }
+    // The seed's named lifecycle events (docs/extensions.md, "Lifecycle events"): subscribers see them as frames.
+    | { type: "prompt_submit"; content_chars: number }
+    | { type: "turn_finish"; turn_index: number; duration_ms: number }
+    | { type: "turn_error"; turn_index: number; error: string }
   );
 
 /** One frame on the live stream (SSE `data:` / WebSocket message): either kind, tagged. */

@@ -37,7 +37,17 @@ import { KEEP_SHARE, compactSession, historyTokens, shouldCompact, summariserOf 
 import { contextForRun } from "./build-context.ts";
 import { settleTitle } from "./titles.ts";
 // Extensions and tool approval (docs/extensions.md, docs/approvals.md).
-import { contextThroughHooks, runAfterToolCall, runBeforeToolCall, type Extension, type HookContext } from "../extensions.ts";
+import {
+  contextThroughHooks,
+  enabledExtensions,
+  findCommand,
+  parseSlashCommand,
+  runAfterToolCall,
+  runBeforeToolCall,
+  warnOnce,
+  type Extension,
+  type HookContext,
+} from "../extensions.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 import { deniedText, recordDecision, type ApprovalWaiters, type DecisionOutcome } from "./approvals.ts";
 import type { ApprovalRow } from "./do-storage.ts";
@@ -70,6 +80,10 @@ export class RunExecutor {
   #models: ResolvedModels | null = null;
   /** A summary call failed in this run: the rest of it trims instead of trying again each step. */
   #compactionFailed = false;
+  /** The extensions this workspace has on (set once the configuration is read). */
+  #enabled: Extension[] | null = null;
+  /** The skill catalog's names when the run opened here (for `/skills`; empty after a resume). */
+  #catalog: string[] = [];
 
   constructor(deps: RunDeps, run: RunRow) {
     this.#deps = deps;
@@ -126,16 +140,28 @@ export class RunExecutor {
         data: this.run.input.tool_data ?? {},
         signal: this.#abort.signal,
       });
+      this.#enabled = enabledExtensions(this.#deps.services.extensions ?? [], config);
       if (facts) await this.#open(config, toolset, await facts);
       if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
-      const models = await resolving;
-      this.#models = models;
-      // The tools assembled when the run opened (frozen in its state), also after a resume.
-      const registry = new ToolRegistry(frozenTools(toolset, state.tools));
-      result = await this.#loop(config, models, registry);
+      // A slash command (docs/extensions.md, "Slash commands") is answered by its extension, with no model call.
+      const command = this.run.input.source === undefined ? parseSlashCommand(this.run.input.content) : null;
+      if (command) result = await this.#command(command, config);
+      else {
+        const models = await resolving;
+        this.#models = models;
+        // The tools assembled when the run opened (frozen in its state), also after a resume.
+        const registry = new ToolRegistry(frozenTools(toolset, state.tools));
+        result = await this.#loop(config, models, registry);
+      }
     } catch (err) {
       result = this.#end(outcomeOf(err, this.#cancelRequested));
     }
+    return this.#finish(result);
+  }
+
+  /** After the run's end: its title, replication, `runtime_end`. */
+  async #finish(result: RunResult): Promise<RunResult> {
+    const { log } = this.#deps;
     // ---- session title (titles.ts): after the first completed run; never fails the run ----
     if (result.status === "completed")
       await settleTitle({
@@ -173,6 +199,7 @@ export class RunExecutor {
     const { input } = this.run;
     // Activated skills' `allowed-tools` are hints for the tool assembly (docs/agent-loop.md, "Tool assembly").
     const hinted = hintedToolsOf(activation?.skills ?? []);
+    this.#catalog = (activation?.catalog ?? []).map((s) => s.name);
     // Tools the workspace's policy denies are not offered (a call to one is still refused by the policy hook).
     const specs = toolset.filter((spec) => offeredByPolicy(toolPolicyOf(config), spec.name));
     // Embedding ranking when an `embedding_model` is configured (null: keywords).
@@ -229,6 +256,8 @@ export class RunExecutor {
       ],
       () => log.store.updateRun(this.run),
     );
+    // Lifecycle (docs/extensions.md, "Lifecycle events"): the prompt is in the log.
+    log.emit({ type: "prompt_submit", run_id: this.run.id, content_chars: input.content.length });
   }
 
   // --- skills (src/runtime/skills.ts): chosen once when the run opens, frozen with it ---
@@ -421,7 +450,67 @@ export class RunExecutor {
 
   // ---- extensions (src/runtime/extensions.ts; docs/extensions.md) ----
   get #extensions(): readonly Extension[] {
-    return this.#deps.services.extensions ?? [];
+    return this.#enabled ?? this.#deps.services.extensions ?? [];
+  }
+
+  /**
+   * Runs a slash command: its text becomes a `custom_message` (kind `command:<name>`) and the run's
+   * answer. An unknown command, or one that throws, is answered the same way with what went wrong.
+   * A resumed run whose answer is already logged ends with it.
+   */
+  async #command(command: { name: string; args: string }, config: WorkspaceConfig): Promise<RunResult> {
+    const { log } = this.#deps;
+    const run = this.run;
+    const leaf = log.leaf ? log.tree.get(log.leaf) : undefined;
+    if (leaf?.type === "custom_message" && leaf.run_id === run.id && leaf.message.role === "assistant") {
+      run.state.output_text = leaf.message.text;
+      run.state.finish_reason = "command";
+      return this.#end({ status: "completed" });
+    }
+    const found = findCommand(this.#extensions, command.name);
+    let text: string;
+    let data: unknown;
+    let kind = `command:${command.name}`;
+    if (!found) {
+      const known = this.#extensions.flatMap((e) => (e.commands ?? []).map((c) => `/${c.name} — ${c.description}`));
+      kind = "command:unknown";
+      text = [`There is no command /${command.name}.`, ...(known.length > 0 ? ["Commands:", ...known] : [])].join("\n");
+    } else {
+      try {
+        const out = await found.command.run({
+          ...this.#hookContext(config),
+          runId: run.id,
+          args: command.args,
+          activatedSkills: run.state.skills ?? [],
+          catalog: this.#catalog,
+          record: (recordKind, recordData) =>
+            log.appendOne({
+              type: "custom",
+              run_id: run.id,
+              client_id: found.extension,
+              kind: `${found.extension}:${recordKind}`,
+              data: recordData,
+            }),
+        });
+        text = out.text;
+        data = out.data;
+      } catch (err) {
+        warnOnce(found.extension, `command /${command.name}`, err);
+        text = `The command /${command.name} failed: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    }
+    const message = { role: "assistant" as const, text, tool_calls: [], finish_reason: "command" };
+    log.appendOne({
+      type: "custom_message",
+      run_id: run.id,
+      client_id: "assistant",
+      kind,
+      message,
+      ...(data !== undefined ? { data } : {}),
+    });
+    run.state.output_text = text;
+    run.state.finish_reason = "command";
+    return this.#end({ status: "completed" });
   }
 
   #hookContext(config: WorkspaceConfig): HookContext {

@@ -65,6 +65,10 @@ export const RuntimeConfigSchema = z.strictObject({
 });
 
 const coreShape = {
+  /** Extensions turned on or off for this workspace by name (docs/extensions.md); one not named is on. */
+  extensions: z
+    .record(z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "must be an extension name"), z.strictObject({ enabled: z.boolean() }))
+    .optional(),
   model: ModelEntrySchema.optional(),
   fallback_model: ModelEntrySchema.optional(),
   auxiliary_model: ModelEntrySchema.optional(),

@@ -42,7 +42,9 @@ describe("agent loop", () => {
     const h = loopHarness({ models: models(scriptedModel([textParts("Hel", "lo")])) });
     await expect(h.run()).resolves.toEqual({ status: "completed" });
     expect(h.state).toMatchObject({ output_text: "Hello", finish_reason: "stop", steps: 1, tool_iterations: 0, model: "main-model" });
-    expect(h.frames.map((f) => f.type)).toEqual(["turn_start", "message_start", "text_delta", "text_delta", "turn_end"]);
+    expect(h.frames.map((f) => f.type)).toEqual(["turn_start", "message_start", "text_delta", "text_delta", "turn_end", "turn_finish"]);
+    // The clock port is the harness's fixed 1,000 ms: the turn's duration is measured with it.
+    expect(h.frames.at(-1)).toMatchObject({ type: "turn_finish", turn_index: 0, duration_ms: 0 });
     const start = h.frames.find((f) => f.type === "message_start")!;
     const last = h.messages().at(-1)!;
     expect(last).toMatchObject({ role: "assistant", text: "Hello" });
@@ -142,6 +144,7 @@ describe("agent loop", () => {
     expect(h.state).toMatchObject({ output_text: "from fallback", model: "fallback-model", provider: "anthropic" });
     const types = h.frames.map((f) => f.type);
     expect(types.slice(0, 4)).toEqual(["turn_start", "message_start", "message_cancelled", "message_start"]);
+    expect(types).not.toContain("turn_error");
     const persisted = h.messages().at(-1);
     const lastStart = h.frames.filter((f) => f.type === "message_start").at(-1)!;
     expect(persisted).toMatchObject({ role: "assistant", model: "fallback-model" });
