@@ -8,6 +8,7 @@ import {
   DEFAULT_TOOLSET,
   providerModel,
   sessionSearchTool,
+  skillsCommandExtension,
   toolPolicyExtension,
   type Extension,
   type RuntimeServices,
@@ -17,6 +18,7 @@ import {
 import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
+import { textEmbedder } from "../domains/skills/embeddings.ts";
 import { skillViewTool } from "../domains/skills/skill-view.ts";
 import { memoryTool } from "../domains/memory/tool.ts";
 import { memoryProvider } from "../domains/memory/provider.ts";
@@ -60,7 +62,7 @@ export function alwaysOffered(specs: ToolSpec<unknown>[]): ToolSpec<unknown>[] {
  * so a denied or approval-bound call is decided before any other layer rewrites or runs anything.
  */
 export function registeredExtensions(): Extension[] {
-  return [toolPolicyExtension()];
+  return [{ ...toolPolicyExtension(), required: true }, skillsCommandExtension()];
 }
 
 export function runtimeServices(options: { skills?: SkillProviderOptions } = {}): RuntimeServices {
@@ -69,6 +71,8 @@ export function runtimeServices(options: { skills?: SkillProviderOptions } = {})
     toolsets: registeredToolsets(),
     modelFactory: providerModel,
     skills: skillProvider(options.skills),
+    // Tool ranking by the workspace's `embedding_model` (docs/agent-loop.md, "Tool assembly"), with the skills' embedding factory.
+    embedder: textEmbedder(options.skills?.embeddingFactory),
     memory: memoryProvider(),
     // MCP servers of the workspace's `mcp` section (docs/mcp.md): their tools join every tool set when a run opens.
     toolSources: [mcpToolSource],

@@ -13,7 +13,8 @@
 import type { WorkspaceConfig } from "../storage/config/schema.ts";
 import type { Env } from "../storage/env.ts";
 import type { Message, StreamFrame } from "./session/events.ts";
-import type { ToolResult } from "./tools/spec.ts";
+import type { ToolResult, ToolSpec } from "./tools/spec.ts";
+import type { ActivatedSkill } from "./skills.ts";
 import { errorFields, log } from "../kernel/log.ts";
 import { conversationForModel } from "./agent/model-messages.ts";
 
@@ -48,9 +49,35 @@ export type BeforeToolCallDecision =
   | { action: "block"; reason: string; code?: string }
   | { action: "require_approval"; reason?: string };
 
-export interface Extension {
-  /** Names the extension in logs. */
+/** Where a slash command runs: the run it answers, what the run activated, and a way to record state. */
+export interface CommandContext extends HookContext {
+  runId: string;
+  /** The text after `/name` (trimmed; "" when none). */
+  args: string;
+  /** The skills this run activated when it opened. */
+  activatedSkills: readonly ActivatedSkill[];
+  /** The names of every skill the run could use (the catalog). */
+  catalog: readonly string[];
+  /** Records the extension's own state as a `custom` event of the session (kind `<extension>:<kind>`). */
+  record(kind: string, data: unknown): void;
+}
+
+/** `/name args` in a user message runs `run` instead of a model call; its text becomes a `custom_message`. */
+export interface SlashCommand {
   name: string;
+  description: string;
+  run(ctx: CommandContext): Promise<{ text: string; data?: unknown }> | { text: string; data?: unknown };
+}
+
+export interface Extension {
+  /** Names the extension in logs and in the workspace's `extensions` config. */
+  name: string;
+  /** Always on: `extensions.<name>.enabled: false` does not turn it off (the workspace tool policy). */
+  required?: boolean;
+  /** Tools this extension adds to every tool set. */
+  tools?: readonly ToolSpec<unknown>[];
+  /** Slash commands (`/name args` in a user message). */
+  commands?: readonly SlashCommand[];
   beforeToolCall?(call: ToolCallInfo, ctx: HookContext): BeforeToolCallDecision | void | Promise<BeforeToolCallDecision | void>;
   /** May rewrite the result; returning nothing keeps it. */
   afterToolCall?(call: ToolCallInfo, result: ToolResult, ctx: HookContext): ToolResult | void | Promise<ToolResult | void>;
@@ -60,6 +87,35 @@ export interface Extension {
   convertToLlm?(messages: Message[], ctx: HookContext): Message[] | Promise<Message[]>;
   /** Every stream frame of every session (persistent and transient); notified, never awaited. */
   onEvent?(frame: StreamFrame, ctx: { sessionId: string; workspaceId: string }): void | Promise<void>;
+}
+
+/** The extensions a workspace has on: every registered one unless its config says `enabled: false` (required ones always). */
+export function enabledExtensions(extensions: readonly Extension[], config: Pick<WorkspaceConfig, "extensions">): Extension[] {
+  return extensions.filter((e) => e.required === true || config.extensions?.[e.name]?.enabled !== false);
+}
+
+/** A slash command in a user message: `/name` then optional text. A path such as `/etc/hosts` is not one. */
+export function parseSlashCommand(content: string): { name: string; args: string } | null {
+  const match = /^\/([a-z][a-z0-9_-]{0,63})(?:\s+([^]*))?$/.exec(content.trim());
+  return match ? { name: match[1]!, args: (match[2] ?? "").trim() } : null;
+}
+
+/** The command of that name among the enabled extensions, with its extension's name. */
+export function findCommand(extensions: readonly Extension[], name: string): { extension: string; command: SlashCommand } | null {
+  for (const ext of extensions) {
+    const command = ext.commands?.find((c) => c.name === name);
+    if (command) return { extension: ext.name, command };
+  }
+  return null;
+}
+
+const warned = new Set<string>();
+/** Logs an extension's failure once per isolate and place, so a broken extension does not flood the log. */
+export function warnOnce(extension: string, where: string, err: unknown): void {
+  const key = `${extension}\n${where}`;
+  if (warned.has(key)) return;
+  warned.add(key);
+  log.warn(`extension ${where} failed; it is skipped`, { extension, ...errorFields(err) });
 }
 
 /** The outcome of the whole `beforeToolCall` chain. */

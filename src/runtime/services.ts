@@ -11,7 +11,7 @@ import type { MemoryProvider } from "./memory.ts";
 import type { Env } from "../storage/env.ts";
 import type { WorkspaceConfig } from "../storage/config/schema.ts";
 import { errorFields, log } from "../kernel/log.ts";
-import type { Extension } from "./extensions.ts";
+import { enabledExtensions, type Extension } from "./extensions.ts";
 
 /** Builds the tools of one run (fresh objects per run). */
 export type ToolsetFactory = () => ToolSpec<unknown>[];
@@ -40,6 +40,18 @@ export type ToolSource = (request: ToolSourceRequest) => Promise<ToolSpec<unknow
 /** The tool set every run gets unless it names another. */
 export const DEFAULT_TOOLSET = "default";
 
+/**
+ * Embeds texts with the workspace's `embedding_model` (one vector per text, in order), or answers null
+ * when none is configured. Tool assembly ranks tools with it (tools/tool-similarity.ts).
+ */
+export type TextEmbedder = (req: {
+  env: Env;
+  workspaceId: string;
+  config: WorkspaceConfig;
+  texts: readonly string[];
+  signal?: AbortSignal;
+}) => Promise<number[][] | null>;
+
 export interface RuntimeServices {
   /** Named tool sets a run may ask for (`SubmitRunInput.toolset`); must hold `default`. */
   toolsets: ReadonlyMap<string, ToolsetFactory>;
@@ -58,6 +70,8 @@ export interface RuntimeServices {
    * (src/runtime/extensions.ts, docs/extensions.md); absent = none.
    */
   extensions?: readonly Extension[];
+  /** Embeds texts for tool ranking (absent, or no `embedding_model`: keyword ranking). */
+  embedder?: TextEmbedder;
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */
@@ -74,7 +88,11 @@ export async function runToolset(
   services: RuntimeServices,
   request: Omit<ToolSourceRequest, "toolset"> & { toolset?: string | undefined },
 ): Promise<ToolSpec<unknown>[]> {
-  const declared = toolsFor(services, request.toolset);
+  // Tools the workspace's enabled extensions add (docs/extensions.md) join every set.
+  const declared = [
+    ...toolsFor(services, request.toolset),
+    ...enabledExtensions(services.extensions ?? [], request.config).flatMap((e) => e.tools ?? []),
+  ];
   const sources = services.toolSources ?? [];
   if (sources.length === 0) return declared;
   const toolset = request.toolset ?? DEFAULT_TOOLSET;

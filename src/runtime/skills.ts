@@ -2,9 +2,10 @@
  * How skills reach a run (docs/skills-and-plugins.md, "Skills in a run"): the runtime knows only this
  * interface. A domain implements it and the composition root hands it over in `RuntimeServices.skills`
  * (docs/layering.md, "Registration instead of imports"); absent, runs get no skills. The run asks once,
- * when it opens, and freezes the answer with the run: the catalog and the activated bodies become two
- * sections of the snapshotted system prompt, the choice becomes the hidden `skill_activation_snapshotted`
- * event and part of the run's state.
+ * when it opens, and freezes the answer with the run: the catalog becomes the `skills` section of the
+ * snapshotted system prompt, each activated body its own message before the run's user message
+ * (session/skill-messages.ts; docs/agent-loop.md, "Skill messages"), and a choice that activated
+ * something the hidden `skill_activation_snapshotted` event and part of the run's state.
  */
 import type { Env } from "../storage/env.ts";
 import type { WorkspaceConfig } from "../storage/config/schema.ts";
@@ -132,7 +133,7 @@ export function renderSkillCatalog(catalog: readonly { name: string; description
   if (catalog.length === 0) return "";
   const head = [
     "# Skills",
-    "Skills are folders of instructions and files for particular tasks. Activated skills are included below in full; " +
+    "Skills are folders of instructions and files for particular tasks. A skill activated for a request arrives in full as its own message before it; " +
       "read any other with the skill_view tool (skill_view({ name }) for its SKILL.md, skill_view({ name, path }) for a file it mentions).",
   ];
   const lines: string[] = [];
@@ -150,14 +151,11 @@ export function renderSkillCatalog(catalog: readonly { name: string; description
   return [...head, ...lines].join("\n");
 }
 
-/** The `activated_skills` prompt section: the SKILL.md bodies this run activated. */
-export function renderActivatedSkills(bodies: readonly { name: string; body: string }[]): string {
-  if (bodies.length === 0) return "";
-  const parts = bodies.map((b) => `<skill name="${b.name}">\n${b.body.trim()}\n</skill>`);
+/** The text of one skill message: the SKILL.md body this run activated, with how to use it. */
+export function renderActivatedSkill(skill: { name: string; body: string }): string {
   return [
-    "# Activated skills",
-    "These skills were activated for this request. Follow their instructions where they apply; read files they mention with skill_view.",
-    ...parts,
+    `The skill "${skill.name}" was activated for the request that follows. Follow its instructions where they apply; read files it mentions with skill_view.`,
+    `<skill name="${skill.name}">\n${skill.body.trim()}\n</skill>`,
   ].join("\n\n");
 }
 

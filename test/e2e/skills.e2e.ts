@@ -121,7 +121,7 @@ describe("wrangler dev: skills and plugins", () => {
     expect(await en.json()).toMatchObject({ mirrored: [{ skill: "remote-skill", version: "v0001" }] });
   });
 
-  it("activates a skill the message needs: its body in the model's system message, scores in the hidden event; skill_view reads its files", async () => {
+  it("activates a skill the message needs: its body in a skill message, scores in the hidden event; skill_view reads its files", async () => {
     const { token } = await newWorkspace();
     const model = `echo:skills-${Date.now()}`;
     const config = { model: { provider: "openai-compatible", id: model, base_url: `${modelUrl}/v1` } };
@@ -154,6 +154,11 @@ describe("wrangler dev: skills and plugins", () => {
       const first = r?.body.messages[0];
       return first?.role === "system" && typeof first.content === "string" ? first.content : "";
     };
+    /** The user messages' texts as sent (skill messages are user messages wrapped as system reminders). */
+    const usersOf = (r: RecordedRequest | undefined) =>
+      (r?.body.messages ?? []).flatMap((m) =>
+        m.role === "user" ? [typeof m.content === "string" ? m.content : JSON.stringify(m.content)] : [],
+      );
     interface Activation {
       type: string;
       run_id: string;
@@ -171,8 +176,9 @@ describe("wrangler dev: skills and plugins", () => {
     // A message that plainly needs the skill.
     const first = await send("Please draw me a comic strip about two cats");
     const [req1] = await models.requests(model);
-    expect(systemOf(req1)).toContain("# Activated skills");
-    expect(systemOf(req1)).toContain("MARKER-E2E-COMIC");
+    // The body is a skill message right before the user's (docs/agent-loop.md, "Skill messages"), not the system prompt.
+    expect(systemOf(req1)).not.toContain("MARKER-E2E-COMIC");
+    expect(usersOf(req1)).toEqual([expect.stringContaining("MARKER-E2E-COMIC"), "Please draw me a comic strip about two cats"]);
     const a1 = await activationOf(first);
     expect(a1?.skills.map((s) => [s.name, s.version, s.reason])).toEqual([["comic-toolkit", "v0001", "bm25_threshold"]]);
     expect(a1?.skills[0]?.scores.bm25).toBeGreaterThan(0);
@@ -184,7 +190,8 @@ describe("wrangler dev: skills and plugins", () => {
     const req2 = (await models.requests(model))[1];
     expect(systemOf(req2)).not.toContain("MARKER-E2E-COMIC");
     expect(systemOf(req2)).toContain("- comic-toolkit:");
-    expect((await activationOf(second))?.skills).toEqual([]);
+    expect(usersOf(req2).join("")).not.toContain("MARKER-E2E-COMIC");
+    expect(await activationOf(second)).toBeUndefined();
 
     // The model reads a supporting file with skill_view: the exact text comes back.
     await models.script(model, [

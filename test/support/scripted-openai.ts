@@ -47,6 +47,26 @@ export interface RecordedRequest {
   body: ChatRequest;
 }
 
+/** A scripted embedding: texts containing `contains` embed as `vector`. */
+export interface EmbeddingRule {
+  contains: string;
+  vector: number[];
+}
+
+function isEmbeddingRules(v: unknown): v is EmbeddingRule[] {
+  return (
+    Array.isArray(v) &&
+    v.every(
+      (r) =>
+        typeof r === "object" &&
+        r !== null &&
+        typeof (r as EmbeddingRule).contains === "string" &&
+        Array.isArray((r as EmbeddingRule).vector) &&
+        (r as EmbeddingRule).vector.every((n) => typeof n === "number"),
+    )
+  );
+}
+
 export interface ScriptedModelServer {
   /** `http://127.0.0.1:<port>`; the OpenAI base URL is `${url}/v1`. */
   url: string;
@@ -74,6 +94,8 @@ const MAX_BODY = 8 * 1024 * 1024;
 export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
   const scripts = new Map<string, ScriptedStep[]>();
   let requests: RecordedRequest[] = [];
+  const embeddingRules = new Map<string, EmbeddingRule[]>();
+  let embeddingRequests: { model: string; input: string[] }[] = [];
   let callCounter = 0;
   /** Open streaming responses, ended on stop so `server.close()` never waits on a slow script. */
   const open = new Set<ServerResponse>();
@@ -91,7 +113,41 @@ export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
       const model = url.searchParams.get("model");
       return sendJson(res, 200, { requests: model ? requests.filter((r) => r.model === model) : requests });
     }
+    if (req.method === "POST" && url.pathname === "/__embeddings") {
+      const body = (await readJson(req)) as { model?: unknown; rules?: unknown };
+      if (typeof body.model !== "string" || !isEmbeddingRules(body.rules))
+        return sendJson(res, 400, { error: "expected {model: string, rules: {contains: string, vector: number[]}[]}" });
+      embeddingRules.set(body.model, body.rules);
+      return sendJson(res, 200, { ok: true });
+    }
+    if (req.method === "POST" && url.pathname === "/v1/embeddings") {
+      // OpenAI's embeddings API: each input gets the vector of the first rule its text contains (case-insensitive)
+      // among the rules scripted for the model, else a vector orthogonal to every rule's.
+      const body = (await readJson(req)) as { model?: unknown; input?: unknown };
+      const inputs = typeof body.input === "string" ? [body.input] : body.input;
+      if (typeof body.model !== "string" || !Array.isArray(inputs) || !inputs.every((i) => typeof i === "string"))
+        return sendJson(res, 400, openAiError("expected {model, input: string | string[]}", "invalid_request_error"));
+      embeddingRequests.push({ model: body.model, input: inputs });
+      const rules = embeddingRules.get(body.model) ?? [];
+      const dims = Math.max(1, ...rules.map((r) => r.vector.length)) + 1;
+      const vectorOf = (text: string) => {
+        const rule = rules.find((r) => text.toLowerCase().includes(r.contains.toLowerCase()));
+        const v = Array.from({ length: dims }, (_, i) => (rule ? (rule.vector[i] ?? 0) : i === dims - 1 ? 1 : 0));
+        return v;
+      };
+      return sendJson(res, 200, {
+        object: "list",
+        model: body.model,
+        data: inputs.map((text, index) => ({ object: "embedding", index, embedding: vectorOf(text) })),
+        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+      });
+    }
+    if (req.method === "GET" && url.pathname === "/__embedding_requests") {
+      return sendJson(res, 200, { requests: embeddingRequests });
+    }
     if (req.method === "POST" && url.pathname === "/__reset") {
+      embeddingRules.clear();
+      embeddingRequests = [];
       scripts.clear();
       requests = [];
       return sendJson(res, 200, { ok: true });
@@ -155,6 +211,20 @@ export function scriptedModelClient(url: string) {
         body: JSON.stringify({ model, steps }),
       });
       if (!res.ok) throw new Error(`__script failed: ${res.status} ${await res.text()}`);
+    },
+    /** Vectors `/v1/embeddings` answers for `model`: the first rule whose `contains` the text holds. */
+    async embeddings(model: string, rules: EmbeddingRule[]): Promise<void> {
+      const res = await fetch(`${url}/__embeddings`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ model, rules }),
+      });
+      if (!res.ok) throw new Error(`__embeddings failed: ${res.status} ${await res.text()}`);
+    },
+    async embeddingRequests(model: string): Promise<string[][]> {
+      const res = await fetch(`${url}/__embedding_requests`);
+      const { requests } = (await res.json()) as { requests: { model: string; input: string[] }[] };
+      return requests.filter((r) => r.model === model).map((r) => r.input);
     },
     async requests(model?: string): Promise<RecordedRequest[]> {
       const res = await fetch(`${url}/__requests${model ? `?model=${encodeURIComponent(model)}` : ""}`);

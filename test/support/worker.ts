@@ -29,6 +29,7 @@ function servicesForTests(): RuntimeServices {
     ...(base.skills ? { skills: base.skills } : {}),
     ...(base.memory ? { memory: base.memory } : {}),
     ...(base.toolSources ? { toolSources: base.toolSources } : {}),
+    ...(base.embedder ? { embedder: base.embedder } : {}),
     get extensions() {
       return [...(base.extensions ?? []), ...testServices.extensions];
     },

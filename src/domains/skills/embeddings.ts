@@ -18,6 +18,7 @@ import { resolveSecret } from "../../storage/secrets/store.ts";
 import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import type { CatalogSkill } from "./selection.ts";
+import type { TextEmbedder } from "../../runtime/index.ts";
 
 /** Builds an `ai` SDK embedding model for a config entry (the provider packages in production). */
 export type EmbeddingFactory = (entry: ModelEntry, build: { env: Env; apiKey: string | undefined }) => EmbeddingModel;
@@ -41,6 +42,25 @@ export const providerEmbeddingModel: EmbeddingFactory = (entry, { env, apiKey })
       throw new AppError("unprocessable", "embedding_model: provider 'anthropic' has no embedding models");
   }
 };
+
+/**
+ * The runtime's text embedder over the workspace's `embedding_model` (tool ranking; docs/agent-loop.md,
+ * "Tool assembly"), registered at the composition root; null when no embedding model is configured.
+ */
+export function textEmbedder(factory: EmbeddingFactory = providerEmbeddingModel): TextEmbedder {
+  return async ({ env, workspaceId, config, texts, signal }) => {
+    const entry = config.embedding_model;
+    if (!entry || texts.length === 0) return null;
+    const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
+    const { embeddings } = await embedMany({
+      model: factory(entry, { env, apiKey }),
+      values: [...texts],
+      maxRetries: 1,
+      ...(signal ? { abortSignal: signal } : {}),
+    });
+    return embeddings;
+  };
+}
 
 /** The text a skill is embedded as: what lexical recall sees too. */
 export const embeddingText = (s: CatalogSkill) => [s.name.replace(/-/g, " "), s.description, s.keywords.join(" ")].join("\n").trim();

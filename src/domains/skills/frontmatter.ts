@@ -114,32 +114,38 @@ export function parseSkillMd(bytes: Uint8Array, file: string, folderName: string
       for (const [k, v] of Object.entries(fm.metadata)) if (typeof v !== "string") err(`metadata.${k}`, "must be a string");
     }
   }
-  const tools = fm["allowed-tools"];
-  if (tools !== undefined && typeof tools !== "string" && !(Array.isArray(tools) && tools.every((t) => typeof t === "string"))) {
-    err("allowed-tools", "must be a space-separated string (or a list of strings)");
+  for (const key of TOOL_HINT_KEYS) {
+    const tools = fm[key];
+    if (tools !== undefined && typeof tools !== "string" && !(Array.isArray(tools) && tools.every((t) => typeof t === "string"))) {
+      err(key, "must be a space-separated string (or a list of strings)");
+    }
   }
   for (const key of Object.keys(fm)) {
-    if (!SPEC_KEYS.has(key) && !CLAUDE_CODE_KEYS.has(key))
+    if (!SPEC_KEYS.has(key) && !CLAUDE_CODE_KEYS.has(key) && !TOOL_HINT_KEYS.includes(key))
       warnings.push(problem(file, "not an Agent Skills specification key; kept as is", `frontmatter.${key}`));
   }
   if (errors.length > 0) return { ok: false, errors, warnings };
   return { ok: true, frontmatter: fm as Frontmatter, body: text.slice(match[0].length), warnings };
 }
 
+/** Keys naming tools a skill wants offered (seed tools-blueprint: skill tool hints): the specification's, and `tools`. */
+const TOOL_HINT_KEYS = ["allowed-tools", "tools"];
+
 /**
- * The tool names a frontmatter's `allowed-tools` names, in order and without repeats. The
+ * The tool names a frontmatter's `allowed-tools` (and `tools`) names, in order and without repeats. The
  * specification's form is a space-separated string; a YAML list and Claude Code's comma-separated
  * form work too. A permission pattern (`Bash(git:*)`) names its tool (`Bash`). Names are not checked
  * here: tool assembly ignores those the run's tool set lacks (docs/agent-loop.md, "Tool assembly").
  */
 export function allowedToolsOf(frontmatter: Record<string, unknown>): string[] {
-  const raw = frontmatter["allowed-tools"];
-  const items =
-    typeof raw === "string"
+  const items = TOOL_HINT_KEYS.flatMap((key) => {
+    const raw = frontmatter[key];
+    return typeof raw === "string"
       ? (raw.match(/[^\s,(]+(?:\([^)]*\))?/g) ?? [])
       : Array.isArray(raw)
         ? raw.filter((t): t is string => typeof t === "string")
         : [];
+  });
   const names = items.map((t) => t.replace(/\(.*$/s, "").trim()).filter((t) => t.length > 0);
   return [...new Set(names)].slice(0, 64);
 }

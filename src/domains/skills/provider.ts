@@ -30,7 +30,6 @@ import {
   MAX_AUTO_ACTIVATED,
   TOP_K,
   cachedIndex,
-  catalogOrder,
   cosine,
   describeThreshold,
   keywordsOf,
@@ -271,7 +270,9 @@ export function skillProvider(options: SkillProviderOptions = {}): SkillProvider
         skills,
         candidates: ranked.map((r) => ({ name: r.name, version: r.version, scores: r.scores })),
         rationale,
-        catalog: catalogOrder(catalog, ranked).map((s) => ({ name: s.name, description: s.description })),
+        // The catalog's own order (by name), never this message's ranking: the `skills` section is part of the
+        // system prompt's stable prefix, the same for every run of a session (docs/agent-loop.md, "Skill messages").
+        catalog: catalog.map((s) => ({ name: s.name, description: s.description })),
         bodies,
         unknown,
       };

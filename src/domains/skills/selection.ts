@@ -128,17 +128,7 @@ export function lexicalRecall(index: SkillIndex, message: string): { name: strin
   return results.map((r) => ({ name: String(r.id), bm25: r.score, matched_terms: new Set(r.queryTerms).size }));
 }
 
-export function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
+export { cosine } from "../../kernel/vectors.ts";
 
 /** Reciprocal-rank fusion constant (the usual 60). */
 const RRF_K = 60;
@@ -210,12 +200,6 @@ export function describeThreshold(): string {
     `threshold rule: at least ${THRESHOLD.MIN_MATCHED_TERMS} matched terms covering >= ${THRESHOLD.MIN_COVERAGE} of the message's, BM25 >= ${THRESHOLD.MIN_BM25} and >= ` +
     `${THRESHOLD.MIN_RELATIVE} x the best score, or embedding cosine >= ${THRESHOLD.MIN_COSINE}; at most ${MAX_AUTO_ACTIVATED}`
   );
-}
-
-/** The catalog's order in the prompt: recalled candidates first (best first), then the rest by name. */
-export function catalogOrder(catalog: readonly CatalogSkill[], ranked: readonly RankedSkill[]): CatalogSkill[] {
-  const rank = new Map(ranked.map((r, i) => [r.name, i]));
-  return [...catalog].sort((a, b) => (rank.get(a.name) ?? Infinity) - (rank.get(b.name) ?? Infinity) || a.name.localeCompare(b.name));
 }
 
 /** Keywords from `metadata.keywords` (a string, by the specification: comma- or space-separated). */

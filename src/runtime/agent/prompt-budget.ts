@@ -13,7 +13,7 @@ import { charsForTokens, estimateTokens } from "./tokens.ts";
 export type { PromptBudgetReport };
 
 export type PromptSectionId =
-  "base" | "system_reminder" | "tools" | "skills" | "workspace" | `extra_${number}` | "session" | "memory" | "activated_skills" | "runtime";
+  "base" | "system_reminder" | "tools" | "skills" | "workspace" | `extra_${number}` | "session" | "memory" | "runtime";
 
 export interface PromptSection {
   /** Stable identifier, for tests and for callers that want to inspect or replace one section. */
@@ -34,7 +34,7 @@ export interface SectionPolicy {
   shortenable: boolean;
 }
 
-/** The policy of every section kind (`skills` and `activated_skills` are filled by skill selection). */
+/** The policy of every section kind (`skills` is filled by skill selection; activated skills are messages, never a section). */
 export const SECTION_POLICY: Record<SectionKind, SectionPolicy> = {
   base: { order: 0, priority: 100, stable: true, shortenable: false },
   system_reminder: { order: 1, priority: 95, stable: true, shortenable: false },
@@ -45,7 +45,6 @@ export const SECTION_POLICY: Record<SectionKind, SectionPolicy> = {
   session: { order: 6, priority: 75, stable: true, shortenable: true },
   // Volatile from here on: they may change between runs of one session.
   memory: { order: 7, priority: 30, stable: false, shortenable: true },
-  activated_skills: { order: 8, priority: 70, stable: false, shortenable: true },
   runtime: { order: 9, priority: 90, stable: false, shortenable: false },
 };
 

@@ -1,6 +1,6 @@
 /**
  * The system prompt, assembled from sections kept as data (base prompt, the <system-reminder>
- * note, tools guidance, skills, workspace, task extras, session, memory, runtime; docs/agent-loop.md,
+ * note, tools guidance, the skill catalog, workspace, task extras, session, memory, runtime; docs/agent-loop.md,
  * "The system prompt") so each section can be tested, snapshotted, budgeted and extended on its own.
  * Sections are ordered by the policy table in prompt-budget.ts: the stable ones first (a cacheable
  * prefix), the volatile ones (the clock) last. Pure: the same input and `now` always give the same text.
@@ -19,7 +19,7 @@ import {
 } from "./prompt-budget.ts";
 
 export type { PromptSection } from "./prompt-budget.ts";
-import { renderActivatedSkills, renderSkillCatalog } from "../skills.ts";
+import { renderSkillCatalog } from "../skills.ts";
 
 export interface SystemPromptInput {
   now: Date;
@@ -37,8 +37,6 @@ export interface SystemPromptInput {
   // --- skills (src/runtime/skills.ts; docs/skills-and-plugins.md, "Skills in a run") ---
   /** Every skill the run may use: listed compactly (section `skills`). */
   skillCatalog?: readonly { name: string; description: string }[];
-  /** The run's activated skills' SKILL.md bodies (section `activated_skills`). */
-  activatedSkills?: readonly { name: string; body: string }[];
 }
 
 export const BASE_PROMPT = [
@@ -64,8 +62,6 @@ export function systemPromptSections(input: SystemPromptInput): PromptSection[] 
   // --- skills: after the workspace, before extras ---
   const catalog = renderSkillCatalog(input.skillCatalog ?? []);
   if (catalog) sections.push({ id: "skills", text: catalog });
-  const activated = renderActivatedSkills(input.activatedSkills ?? []);
-  if (activated) sections.push({ id: "activated_skills", text: activated });
   (input.extraSections ?? []).forEach((extra, i) => {
     const text = extra.trim();
     if (text) sections.push({ id: `extra_${i}`, text });
@@ -93,8 +89,8 @@ export interface RunPromptArgs {
   extra?: string | undefined;
   /** The main model's `context_window`; without it the prompt is not budgeted. */
   contextWindow?: number | undefined;
-  /** The run's skill activation (catalog and bodies); absent = no skill sections. */
-  skills?: { catalog: SystemPromptInput["skillCatalog"]; bodies: SystemPromptInput["activatedSkills"] } | undefined;
+  /** The run's skill catalog (section `skills`); activated bodies are messages, never the prompt (docs/agent-loop.md, "Skill messages"). */
+  skills?: { catalog: SystemPromptInput["skillCatalog"] } | undefined;
   /** The run's memory snapshot (section `memory`; docs/memory.md). */
   memory?: string | undefined;
 }
@@ -119,7 +115,7 @@ export function runSystemPromptSnapshot(args: RunPromptArgs): SystemPromptSnapsh
     session: args.session,
     ...(args.runtime.system_prompt !== undefined ? { workspacePrompt: args.runtime.system_prompt } : {}),
     ...(args.extra !== undefined ? { extraSections: [args.extra] } : {}),
-    ...(args.skills ? { skillCatalog: args.skills.catalog ?? [], activatedSkills: args.skills.bodies ?? [] } : {}),
+    ...(args.skills ? { skillCatalog: args.skills.catalog ?? [] } : {}),
     ...(args.memory ? { memory: args.memory } : {}),
   });
   if (args.contextWindow === undefined) {

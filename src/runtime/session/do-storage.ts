@@ -5,7 +5,7 @@
  * towards clients comes from the Durable Object output gate, which holds any reply or broadcast
  * until these writes are on disk.
  */
-import type { PersistentEvent, Usage } from "./events.ts";
+import type { PersistentEvent, ToolChoice, Usage } from "./events.ts";
 import type { ChannelOrigin, RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import type { ActivatedSkill } from "../skills.ts";
@@ -34,6 +34,8 @@ export interface RunState {
   system_prompt_stable_chars?: number;
   /** The run's assembled tools, frozen when it opened, so a resumed run is offered the same ones. */
   tools?: string[];
+  /** Why each was chosen (as on `system_prompt_snapshotted`), shown by `GET …/context`. */
+  tool_choices?: ToolChoice[];
   tool_iterations: number;
   /** Model steps taken (the `turn_index` of the next one). */
   steps?: number;
@@ -48,8 +50,14 @@ export interface RunState {
   cancel_requested?: boolean;
   /** Executions started (1 + resumes); a run that keeps crashing is failed, not resumed forever. */
   attempts?: number;
-  /** The skills this run activated when it opened (frozen; their bodies are in `system_prompt`). */
+  /** The skills this run activated when it opened (frozen). */
   skills?: ActivatedSkill[];
+  /**
+   * Their SKILL.md bodies, frozen when the run opened: each becomes a message before the run's user
+   * message in every model step (skill-messages.ts). Runs opened before skills were messages have
+   * the bodies in `system_prompt` instead.
+   */
+  skill_bodies?: { name: string; body: string }[];
 }
 
 export interface RunRow {

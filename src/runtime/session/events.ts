@@ -133,9 +133,12 @@ export interface PromptBudgetReport {
 /** One tool a run is offered and why (docs/agent-loop.md, "Tool assembly"). */
 export interface ToolChoice {
   name: string;
-  reason: "always" | "hinted" | "relevant";
-  /** Lexical relevance to the user message (relevant tools only). */
+  /** `always`: the tool marks itself so; `configured`: named by `runtime.always_tools`; `hinted`: by an activated skill; `relevant`: ranked. */
+  reason: "always" | "configured" | "hinted" | "relevant";
+  /** Relevance to the user message (relevant tools only): cosine similarity when `ranked_by` is `embedding`, else BM25. */
   score?: number;
+  /** How relevant tools were ranked: `embedding` (the workspace's `embedding_model`) or `keywords`. */
+  ranked_by?: "embedding" | "keywords";
   /** The activated skills whose `allowed-tools` named it (hinted tools only). */
   hinted_by?: string[];
 }
@@ -231,6 +234,10 @@ export type TransientEvent = TransientBase &
     | { type: "runtime_start" }
     | { type: "runtime_end"; reason: "completed" | "cancelled" | "error"; error?: string }
     | { type: "message_cancelled"; event_id: string; reason: "user_cancel" | "error" | "max_tokens" }
+    // The seed's named lifecycle events (docs/extensions.md, "Lifecycle events"): subscribers see them as frames.
+    | { type: "prompt_submit"; content_chars: number }
+    | { type: "turn_finish"; turn_index: number; duration_ms: number }
+    | { type: "turn_error"; turn_index: number; error: string }
   );
 
 /** One frame on the live stream (SSE `data:` / WebSocket message): either kind, tagged. */

@@ -26,11 +26,13 @@ export function openRun(args: {
   input: SubmitRunInput;
   /** The run's whole tool set. */
   specs: readonly ToolSpec<unknown>[];
+  /** Embedding similarity of each tool to the message (tool-similarity.ts); absent = keyword ranking. */
+  similarity?: ReadonlyMap<string, number> | null;
   /** Tools named by activated skills' `allowed-tools` (skill selection feeds these). */
   hintedTools?: readonly string[];
   /** The skills that named each hinted tool (recorded as the tool choice's `hinted_by`). */
   hintedBy?: ReadonlyMap<string, readonly string[]>;
-  /** The run's skill activation: the catalog listed and the bodies activated (section ids `skills`, `activated_skills`). */
+  /** The run's skill catalog (section `skills`). */
   skills?: RunPromptArgs["skills"];
   /** The run's memory snapshot (section `memory`; docs/memory.md). */
   memory?: string;
@@ -49,6 +51,8 @@ export function openRun(args: {
     query: input.content,
     maxTools: config.runtime.max_tools,
     budgetTokens: config.runtime.tool_budget_tokens,
+    alwaysTools: config.runtime.always_tools,
+    ...(args.similarity ? { similarity: args.similarity } : {}),
     ...(args.hintedTools ? { hintedTools: args.hintedTools } : {}),
     ...(args.hintedBy ? { hintedBy: args.hintedBy } : {}),
   });

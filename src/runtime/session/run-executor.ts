@@ -1,26 +1,24 @@
 /**
- * The agent loop of one run, inside the SessionDO (docs/agent-loop.md, "Shape of a run"): open the run
- * (run_started, system_prompt_snapshotted, the user message), then steps — a model step streamed as
- * transient deltas and persisted as one assistant message, then its tool calls through the executor,
- * each result persisted — until the model answers without calls or `max_tool_iterations` is spent.
+ * The Durable Object adapter of the agent loop (docs/agent-loop.md, "Shape of a run"): it opens the
+ * run (run_started, system_prompt_snapshotted, the user message), hands the loop
+ * (agent/agent-loop.ts) its ports over this session's log — persistence, live frames, the resolved
+ * models, the run's frozen tools, the extensions' hooks and approvals — and persists how the run ended.
  *
- * Every step starts from what the log says (`runProgress`), so a run resumed after an eviction
- * picks up at its last persisted step: a tool whose result is in the log is not run again, and a
- * tool that was started but has no result is answered `interrupted` unless it is idempotent.
+ * Resume, idempotency and approvals stay here: the loop reads where the run stands from the log
+ * (`runProgress`), so a run resumed after an eviction picks up at its last persisted step.
  */
 import type { Env } from "../../storage/env.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
-import type { RunResult, RunStatus } from "./contract.ts";
-import type { AssistantMessage, Message, ToolCall } from "./events.ts";
+import type { RunResult } from "./contract.ts";
+import type { Message, ToolCall } from "./events.ts";
 import type { RunRow } from "./do-storage.ts";
 import type { SessionLog } from "./session-log.ts";
 import { runProgress } from "./run-progress.ts";
 import { buildContext } from "./build-context.ts";
 import { newId } from "../../kernel/ids.ts";
-import { AppError } from "../../kernel/errors.ts";
 import { resolveModels, type ResolvedModels } from "../agent/providers.ts";
-import { runModelStep, isAbortError } from "../agent/model-step.ts";
-import { toModelMessages } from "../agent/model-messages.ts";
+import { runModelStep } from "../agent/model-step.ts";
+import { LoopStop, outcomeOf, runAgentLoop, type LoopOutcome, type LoopPorts, type LoopStore } from "../agent/agent-loop.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
 import { runToolset, type RuntimeServices } from "../services.ts";
@@ -29,6 +27,9 @@ import { errorFields, log } from "../../kernel/log.ts";
 import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
 import { logRunEnd } from "./run-log-line.ts";
+import { skillMessages, withSkillMessages } from "./skill-messages.ts";
+import { estimateMessageTokens } from "../agent/tokens.ts";
+import { toolSimilarity } from "../tools/tool-similarity.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
 import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
 import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills.ts";
@@ -37,7 +38,17 @@ import { KEEP_SHARE, compactSession, historyTokens, shouldCompact, summariserOf 
 import { contextForRun } from "./build-context.ts";
 import { settleTitle } from "./titles.ts";
 // Extensions and tool approval (docs/extensions.md, docs/approvals.md).
-import { contextThroughHooks, runAfterToolCall, runBeforeToolCall, type Extension, type HookContext } from "../extensions.ts";
+import {
+  contextThroughHooks,
+  enabledExtensions,
+  findCommand,
+  parseSlashCommand,
+  runAfterToolCall,
+  runBeforeToolCall,
+  warnOnce,
+  type Extension,
+  type HookContext,
+} from "../extensions.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 import { deniedText, recordDecision, type ApprovalWaiters, type DecisionOutcome } from "./approvals.ts";
 import type { ApprovalRow } from "./do-storage.ts";
@@ -62,15 +73,6 @@ export interface RunDeps {
   approvals: ApprovalWaiters;
 }
 
-class RunEnd extends Error {
-  constructor(
-    readonly status: Exclude<RunStatus, "queued" | "running">,
-    readonly error?: { code: string; message: string },
-  ) {
-    super(error?.message ?? status);
-  }
-}
-
 export class RunExecutor {
   readonly #deps: RunDeps;
   readonly run: RunRow;
@@ -79,6 +81,10 @@ export class RunExecutor {
   #models: ResolvedModels | null = null;
   /** A summary call failed in this run: the rest of it trims instead of trying again each step. */
   #compactionFailed = false;
+  /** The extensions this workspace has on (set once the configuration is read). */
+  #enabled: Extension[] | null = null;
+  /** The skill catalog's names when the run opened here (for `/skills`; empty after a resume). */
+  #catalog: string[] = [];
 
   constructor(deps: RunDeps, run: RunRow) {
     this.#deps = deps;
@@ -104,7 +110,10 @@ export class RunExecutor {
     let result: RunResult;
     try {
       if (state.attempts > MAX_RUN_ATTEMPTS)
-        throw new RunEnd("failed", { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` });
+        throw new LoopStop({
+          status: "failed",
+          error: { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` },
+        });
       // Run open (docs/performance.md, "Run open", "Run-open reads"): one D1 query for the config and
       // the workspace revision; the skill catalog and the memory snapshot start beside it and are read
       // again only when the revision changed since their provider last read them.
@@ -132,16 +141,28 @@ export class RunExecutor {
         data: this.run.input.tool_data ?? {},
         signal: this.#abort.signal,
       });
+      this.#enabled = enabledExtensions(this.#deps.services.extensions ?? [], config);
       if (facts) await this.#open(config, toolset, await facts);
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
-      const models = await resolving;
-      this.#models = models;
-      // The tools assembled when the run opened (frozen in its state), also after a resume.
-      const registry = new ToolRegistry(frozenTools(toolset, state.tools));
-      result = await this.#loop(config, models, registry);
+      if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
+      // A slash command (docs/extensions.md, "Slash commands") is answered by its extension, with no model call.
+      const command = this.run.input.source === undefined ? parseSlashCommand(this.run.input.content) : null;
+      if (command) result = await this.#command(command, config);
+      else {
+        const models = await resolving;
+        this.#models = models;
+        // The tools assembled when the run opened (frozen in its state), also after a resume.
+        const registry = new ToolRegistry(frozenTools(toolset, state.tools));
+        result = await this.#loop(config, models, registry);
+      }
     } catch (err) {
-      result = this.#end(toRunEnd(err, this.#cancelRequested));
+      result = this.#end(outcomeOf(err, this.#cancelRequested));
     }
+    return this.#finish(result);
+  }
+
+  /** After the run's end: its title, replication, `runtime_end`. */
+  async #finish(result: RunResult): Promise<RunResult> {
+    const { log } = this.#deps;
     // ---- session title (titles.ts): after the first completed run; never fails the run ----
     if (result.status === "completed")
       await settleTitle({
@@ -179,21 +200,32 @@ export class RunExecutor {
     const { input } = this.run;
     // Activated skills' `allowed-tools` are hints for the tool assembly (docs/agent-loop.md, "Tool assembly").
     const hinted = hintedToolsOf(activation?.skills ?? []);
+    this.#catalog = (activation?.catalog ?? []).map((s) => s.name);
+    // Tools the workspace's policy denies are not offered (a call to one is still refused by the policy hook).
+    const specs = toolset.filter((spec) => offeredByPolicy(toolPolicyOf(config), spec.name));
+    // Embedding ranking when an `embedding_model` is configured (null: keywords).
+    const similarity = await toolSimilarity(
+      this.#deps.services.embedder,
+      { env: this.#deps.env, workspaceId: input.workspace_id, config, signal: this.#abort.signal },
+      specs.filter((s) => !s.always),
+      input.content,
+    );
     // ---- prompt budget + tool assembly (run-assembly.ts) ----
     const opening = openRun({
       now: new Date(),
       session: log.session,
       config,
       input,
-      // Tools the workspace's policy denies are not offered (a call to one is still refused by the policy hook).
-      specs: toolset.filter((spec) => offeredByPolicy(toolPolicyOf(config), spec.name)),
+      specs,
+      similarity,
       ...(hinted.size > 0 ? { hintedTools: [...hinted.keys()], hintedBy: hinted } : {}),
-      ...(activation ? { skills: { catalog: activation.catalog, bodies: activation.bodies } } : {}),
+      ...(activation ? { skills: { catalog: activation.catalog } } : {}),
       ...(memory ? { memory } : {}),
     });
     const system = opening.prompt.text;
     this.run.state.system_prompt_stable_chars = opening.prompt.stableChars;
     this.run.state.tools = opening.tools.specs.map((s) => s.name);
+    this.run.state.tool_choices = opening.tools.choices;
     // ---- end prompt budget + tool assembly ----
     const clientId = input.client_id ?? "api";
     const userId = newId("evt");
@@ -201,12 +233,19 @@ export class RunExecutor {
     this.run.started_at = Date.now();
     this.run.state.system_prompt = system;
     this.run.state.user_event_id = userId;
-    if (activation) this.run.state.skills = activation.skills;
+    // No match, no skill: no skill messages and no activation event (seed backend-flow.md §4.5). A run
+    // that asked for skills the workspace does not offer still records which (`unknown`).
+    const activated = activation !== null && activation.skills.length > 0 ? activation : null;
+    const recorded = activated ?? (activation !== null && activation.unknown.length > 0 ? activation : null);
+    if (activated) {
+      this.run.state.skills = activated.skills;
+      this.run.state.skill_bodies = activated.bodies;
+    }
     log.append(
       [
         { type: "run_started", run_id: this.run.id, client_id: clientId, input: describeInput(this.run) },
         { type: "system_prompt_snapshotted", run_id: this.run.id, client_id: clientId, prompt: system, ...openingFacts(opening, config) },
-        ...(activation ? [skillActivationEvent(this.run.id, clientId, activation)] : []),
+        ...(recorded ? [skillActivationEvent(this.run.id, clientId, recorded)] : []),
         ...(input.channel ? [channelInjectEvent(this.run.id, clientId, input.channel)] : []),
         {
           type: "message",
@@ -218,6 +257,8 @@ export class RunExecutor {
       ],
       () => log.store.updateRun(this.run),
     );
+    // Lifecycle (docs/extensions.md, "Lifecycle events"): the prompt is in the log.
+    log.emit({ type: "prompt_submit", run_id: this.run.id, content_chars: input.content.length });
   }
 
   // --- skills (src/runtime/skills.ts): chosen once when the run opens, frozen with it ---
@@ -278,31 +319,102 @@ export class RunExecutor {
   }
   // --- end memory ---
 
+  /** The loop (agent/agent-loop.ts) over this Durable Object's ports: the session log, the resolved models, the run's tools. */
   async #loop(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<RunResult> {
-    const { log } = this.#deps;
-    for (;;) {
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
-      let progress = runProgress(log.tree, log.leaf, this.run.id);
-      if (progress.next === "tools") {
-        await this.#runTools(progress.pending, registry, config);
-        continue;
-      }
-      if (this.#persistSteers() > 0) progress = { next: "model" };
-      if (progress.next === "done") {
-        this.run.state.output_text = progress.assistant.text;
-        this.run.state.finish_reason = progress.assistant.finish_reason ?? "stop";
-        return this.#end(new RunEnd("completed"));
-      }
-      const limit = this.run.input.max_tool_iterations ?? config.runtime.max_tool_iterations;
-      if (this.run.state.tool_iterations >= limit) {
-        const source = this.run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations";
-        throw new RunEnd("failed", {
-          code: "max_tool_iterations",
-          message: `The run stopped after ${limit} tool iterations (${source}) without a final answer`,
+    const { log, env } = this.#deps;
+    const run = this.run;
+    const store: LoopStore = {
+      progress: () => runProgress(log.tree, log.leaf, run.id),
+      takeSteers: () => this.#persistSteers(),
+      leaf: () => log.leaf,
+      history: () => this.#history(config, models, registry),
+      saveAssistant: (eventId, parentId, message) => {
+        const totals = message.usage ? addUsage(log.store.usageTotals(), message.usage) : log.store.usageTotals();
+        log.appendOne({ type: "message", id: eventId, parent_id: parentId, run_id: run.id, client_id: "assistant", message }, () => {
+          log.store.updateRun(run);
+          log.store.setMeta("usage", totals);
         });
-      }
-      await this.#modelStep(config, models, registry);
-    }
+      },
+      toolStarted: (callId) => log.store.toolStart(callId)?.event_id,
+      markToolStarted: (callId, eventId, at) =>
+        log.store.markToolStarted({ tool_call_id: callId, run_id: run.id, event_id: eventId, started_at: at }),
+      saveToolResult: (eventId, call, content, isError) => this.#persistToolResult(eventId, call, content, isError),
+    };
+    const ports: LoopPorts = {
+      runId: run.id,
+      state: run.state,
+      store,
+      model: {
+        step: ({ messages, tools, signal, callbacks }) =>
+          runModelStep({
+            models,
+            system: run.state.system_prompt ?? "",
+            messages,
+            // Cacheable prefix: a run opened before prefixes were recorded sends no cache hints.
+            ...(run.state.system_prompt_stable_chars !== undefined
+              ? { cache: { stableChars: run.state.system_prompt_stable_chars, key: log.session.id } }
+              : {}),
+            tools,
+            signal,
+            callbacks,
+          }),
+      },
+      tools: {
+        registry,
+        execute: (call, io) =>
+          executeToolCall(registry, call, {
+            env,
+            workspaceId: run.input.workspace_id,
+            sessionId: log.session.id,
+            runId: run.id,
+            toolCallId: call.id,
+            signal: io.signal,
+            data: run.input.tool_data ?? {},
+            // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
+            timezone: config.runtime.timezone,
+            ...(run.input.dry_run ? { dryRun: true } : {}),
+            ...(run.input.skill_overrides ? { skillOverrides: run.input.skill_overrides } : {}),
+            emitUpdate: io.emitUpdate,
+            // A tool that reads this session from D1 first lets the run's debounced replication catch up.
+            replicated: async () => void (await log.replicator.flush()),
+          }),
+      },
+      hooks: {
+        context: (built) => contextThroughHooks(this.#extensions, built, this.#hookContext(config)),
+        gate: (call, known) => this.#gate(call, config, known),
+        afterToolCall: (call, result) =>
+          runAfterToolCall(this.#extensions, { toolCallId: call.id, name: call.name, args: call.args }, result, this.#hookContext(config)),
+      },
+      frames: { emit: (frame) => void log.emit(frame) },
+      clock: { now: () => Date.now() },
+      signal: this.#abort.signal,
+      cancelled: () => this.#cancelRequested,
+      maxToolIterations: {
+        limit: run.input.max_tool_iterations ?? config.runtime.max_tool_iterations,
+        source: run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations",
+      },
+    };
+    const outcome = await runAgentLoop(ports);
+    return this.#end(outcome);
+  }
+
+  /**
+   * The history of the next model step: compacted when due, windowed by `max_context_messages` and the
+   * token budget, with the run's skill messages before its user message (skill-messages.ts).
+   */
+  async #history(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<Message[]> {
+    const { log } = this.#deps;
+    const state = this.run.state;
+    const skills = skillMessages(state.skill_bodies);
+    const budget = historyBudgetTokens(models, state.system_prompt ?? "", registry.list());
+    const maxTokens = budget === undefined ? undefined : Math.max(1, budget - skills.reduce((n, m) => n + estimateMessageTokens(m), 0));
+    await this.#maybeCompact(config, models, maxTokens);
+    const history = buildContext(log.tree, log.leaf, {
+      maxMessages: config.runtime.max_context_messages,
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+    });
+    const anchor = state.user_event_id === undefined ? undefined : log.tree.get(state.user_event_id);
+    return withSkillMessages(history, anchor?.type === "message" ? anchor.message : undefined, skills);
   }
 
   /** Steer messages queued while the run worked join the log between steps. */
@@ -315,104 +427,6 @@ export class RunExecutor {
       () => steers.forEach((s) => log.store.dropSteer(s.id)),
     );
     return steers.length;
-  }
-
-  async #modelStep(config: WorkspaceConfig, models: ResolvedModels, registry: ToolRegistry): Promise<void> {
-    const { log } = this.#deps;
-    const runId = this.run.id;
-    const turnIndex = this.run.state.steps ?? 0;
-    const system = this.run.state.system_prompt ?? "";
-    // History window: `max_context_messages` and, when known, the context window's token budget.
-    const maxTokens = historyBudgetTokens(models, system, registry.list());
-    await this.#maybeCompact(config, models, maxTokens);
-    const parentId = log.leaf;
-    const messages = toModelMessages(
-      await this.#hookedContext(
-        buildContext(log.tree, parentId, {
-          maxMessages: config.runtime.max_context_messages,
-          ...(maxTokens !== undefined ? { maxTokens } : {}),
-        }),
-        config,
-      ),
-    );
-    let eventId: string | null = null;
-    log.emit({ type: "turn_start", run_id: runId, turn_index: turnIndex });
-    let output;
-    try {
-      output = await runModelStep({
-        models,
-        system,
-        messages,
-        // Cacheable prefix: a run opened before prefixes were recorded sends no cache hints.
-        ...(this.run.state.system_prompt_stable_chars !== undefined
-          ? { cache: { stableChars: this.run.state.system_prompt_stable_chars, key: log.session.id } }
-          : {}),
-        tools: registry,
-        signal: this.#abort.signal,
-        callbacks: {
-          onStart: (info) => {
-            eventId = newId("evt");
-            log.emit({
-              type: "message_start",
-              run_id: runId,
-              event_id: eventId,
-              parent_id: parentId,
-              role: "assistant",
-              model: info.model,
-            });
-          },
-          onTextDelta: (delta) => eventId && log.emit({ type: "text_delta", run_id: runId, event_id: eventId, delta }),
-          onReasoningDelta: (delta) =>
-            eventId && log.emit({ type: "thinking_delta", run_id: runId, event_id: eventId, delta, block_index: 0 }),
-          onToolCallDelta: (d) =>
-            eventId &&
-            log.emit({
-              type: "tool_call_delta",
-              run_id: runId,
-              event_id: eventId,
-              tool_call_id: d.tool_call_id,
-              delta: d.delta,
-              ...(d.tool_name ? { tool_name: d.tool_name } : {}),
-            }),
-          onAbandon: () => {
-            if (eventId) log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: "error" });
-            eventId = null;
-          },
-        },
-      });
-    } catch (err) {
-      if (eventId)
-        log.emit({ type: "message_cancelled", run_id: runId, event_id: eventId, reason: this.#cancelRequested ? "user_cancel" : "error" });
-      throw err;
-    }
-
-    const state = this.run.state;
-    const message: AssistantMessage = {
-      role: "assistant",
-      text: output.text,
-      tool_calls: output.tool_calls,
-      provider: output.provider,
-      model: output.model,
-      usage: output.usage,
-      finish_reason: output.finish_reason,
-      ...(output.reasoning !== undefined ? { reasoning: output.reasoning } : {}),
-    };
-    state.usage = addUsage(state.usage, output.usage);
-    state.provider = output.provider;
-    state.model = output.model;
-    state.output_text = output.text;
-    state.finish_reason = output.finish_reason;
-    if (output.tool_calls.length > 0) state.tool_iterations++;
-    state.steps = turnIndex + 1;
-    const totals = addUsage(log.store.usageTotals(), output.usage);
-    log.appendOne(
-      { type: "message", id: eventId ?? newId("evt"), parent_id: parentId, run_id: runId, client_id: "assistant", message },
-      () => {
-        log.store.updateRun(this.run);
-        log.store.setMeta("usage", totals);
-      },
-    );
-    log.emit({ type: "turn_end", run_id: runId, turn_index: turnIndex, usage: output.usage, stop_reason: output.finish_reason });
   }
 
   // ---- compaction (compaction.ts; docs/sessions.md, "Compaction") ----
@@ -435,90 +449,69 @@ export class RunExecutor {
   }
   // ---- end compaction ----
 
-  async #runTools(pending: ToolCall[], registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
-    for (const call of pending) {
-      if (this.#cancelRequested) throw new RunEnd("cancelled");
-      await this.#runTool(call, registry, config);
-    }
-  }
-
-  async #runTool(call: ToolCall, registry: ToolRegistry, config: WorkspaceConfig): Promise<void> {
-    const { log, env } = this.#deps;
-    const runId = this.run.id;
-    const store = log.store;
-    const earlier = store.toolStart(call.id);
-    const eventId = earlier?.event_id ?? newId("evt");
-    const spec = registry.get(call.name);
-
-    if (earlier && !spec?.idempotent) {
-      // Started before a restart, no result: it may or may not have had its effect. Say so.
-      const result = fail(
-        "interrupted",
-        `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`,
-      );
-      this.#persistToolResult(eventId, call, result.content, true);
-      return;
-    }
-
-    // ---- extensions and approval (docs/extensions.md, docs/approvals.md): may refuse, rewrite or wait ----
-    const gate = await this.#gate(call, config, spec !== undefined);
-    if (!gate.run) {
-      this.#persistToolResult(eventId, call, gate.result.content, true);
-      return;
-    }
-    const hooked: ToolCall = { ...call, args: gate.args };
-    // ---- end extensions and approval ----
-    // After the gate: an approval's events, when there were any, come before the result.
-    const parentId = log.leaf!;
-    if (!earlier) store.markToolStarted({ tool_call_id: call.id, run_id: runId, event_id: eventId, started_at: Date.now() });
-    log.emit({
-      type: "tool_execution_start",
-      run_id: runId,
-      event_id: eventId,
-      parent_id: parentId,
-      tool_call_id: call.id,
-      tool_name: call.name,
-      args: hooked.args,
-    });
-    const executed = await executeToolCall(registry, hooked, {
-      env,
-      workspaceId: this.run.input.workspace_id,
-      sessionId: log.session.id,
-      runId,
-      toolCallId: call.id,
-      signal: this.#abort.signal,
-      data: this.run.input.tool_data ?? {},
-      // The run's own configuration (what its system prompt told the model), not a fresh D1 read.
-      timezone: config.runtime.timezone,
-      ...(this.run.input.dry_run ? { dryRun: true } : {}),
-      ...(this.run.input.skill_overrides ? { skillOverrides: this.run.input.skill_overrides } : {}),
-      emitUpdate: (partial) =>
-        log.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
-      // A tool that reads this session from D1 first lets the run's debounced replication catch up.
-      replicated: async () => void (await log.replicator.flush()),
-    });
-    const after = await runAfterToolCall(
-      this.#extensions,
-      { toolCallId: call.id, name: call.name, args: hooked.args },
-      executed,
-      this.#hookContext(config),
-    );
-    const result = { ...after, duration_ms: executed.duration_ms };
-    this.#persistToolResult(eventId, call, result.content, !result.ok);
-    log.emit({
-      type: "tool_execution_end",
-      run_id: runId,
-      event_id: eventId,
-      tool_call_id: call.id,
-      tool_name: call.name,
-      duration_ms: result.duration_ms,
-      is_error: !result.ok,
-    });
-  }
-
   // ---- extensions (src/runtime/extensions.ts; docs/extensions.md) ----
   get #extensions(): readonly Extension[] {
-    return this.#deps.services.extensions ?? [];
+    return this.#enabled ?? this.#deps.services.extensions ?? [];
+  }
+
+  /**
+   * Runs a slash command: its text becomes a `custom_message` (kind `command:<name>`) and the run's
+   * answer. An unknown command, or one that throws, is answered the same way with what went wrong.
+   * A resumed run whose answer is already logged ends with it.
+   */
+  async #command(command: { name: string; args: string }, config: WorkspaceConfig): Promise<RunResult> {
+    const { log } = this.#deps;
+    const run = this.run;
+    const leaf = log.leaf ? log.tree.get(log.leaf) : undefined;
+    if (leaf?.type === "custom_message" && leaf.run_id === run.id && leaf.message.role === "assistant") {
+      run.state.output_text = leaf.message.text;
+      run.state.finish_reason = "command";
+      return this.#end({ status: "completed" });
+    }
+    const found = findCommand(this.#extensions, command.name);
+    let text: string;
+    let data: unknown;
+    let kind = `command:${command.name}`;
+    if (!found) {
+      const known = this.#extensions.flatMap((e) => (e.commands ?? []).map((c) => `/${c.name} — ${c.description}`));
+      kind = "command:unknown";
+      text = [`There is no command /${command.name}.`, ...(known.length > 0 ? ["Commands:", ...known] : [])].join("\n");
+    } else {
+      try {
+        const out = await found.command.run({
+          ...this.#hookContext(config),
+          runId: run.id,
+          args: command.args,
+          activatedSkills: run.state.skills ?? [],
+          catalog: this.#catalog,
+          record: (recordKind, recordData) =>
+            log.appendOne({
+              type: "custom",
+              run_id: run.id,
+              client_id: found.extension,
+              kind: `${found.extension}:${recordKind}`,
+              data: recordData,
+            }),
+        });
+        text = out.text;
+        data = out.data;
+      } catch (err) {
+        warnOnce(found.extension, `command /${command.name}`, err);
+        text = `The command /${command.name} failed: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    }
+    const message = { role: "assistant" as const, text, tool_calls: [], finish_reason: "command" };
+    log.appendOne({
+      type: "custom_message",
+      run_id: run.id,
+      client_id: "assistant",
+      kind,
+      message,
+      ...(data !== undefined ? { data } : {}),
+    });
+    run.state.output_text = text;
+    run.state.finish_reason = "command";
+    return this.#end({ status: "completed" });
   }
 
   #hookContext(config: WorkspaceConfig): HookContext {
@@ -530,11 +523,6 @@ export class RunExecutor {
       config,
       data: this.run.input.tool_data ?? {},
     };
-  }
-
-  /** The context as built from the log, through `transformContext`, settled for the provider, through `convertToLlm`. */
-  #hookedContext(built: Message[], config: WorkspaceConfig): Promise<Message[]> {
-    return contextThroughHooks(this.#extensions, built, this.#hookContext(config));
   }
 
   /**
@@ -623,7 +611,7 @@ export class RunExecutor {
   }
 
   /** Persists the end of the run (a visible error message first when it failed) and returns its result. */
-  #end(end: RunEnd): RunResult {
+  #end(end: LoopOutcome): RunResult {
     const { log } = this.#deps;
     const run = this.run;
     const state = run.state;
@@ -637,7 +625,7 @@ export class RunExecutor {
       provider: state.provider,
       model: state.model,
       usage: state.usage,
-      ...(end.error ? { error: end.error } : {}),
+      ...(end.status === "failed" ? { error: end.error } : {}),
     };
     run.status = end.status;
     run.ended_at = Date.now();
@@ -659,7 +647,7 @@ export class RunExecutor {
       decided_by: "cancelled" as const,
     }));
     events.push(...lateSteers.flatMap((s) => steerEvents(run.id, s)));
-    if (end.status === "failed" && end.error) {
+    if (end.status === "failed") {
       events.push({
         type: "message",
         run_id: run.id,
@@ -672,7 +660,7 @@ export class RunExecutor {
         type: "run_failed",
         run_id: run.id,
         client_id: clientId,
-        error: end.error ?? { code: "internal", message: "failed" },
+        error: end.error,
         result: { ...result },
       });
     else events.push({ type: "run_completed", run_id: run.id, client_id: clientId, result: { ...result } });
@@ -693,15 +681,6 @@ export class RunExecutor {
     });
     return result;
   }
-}
-
-function toRunEnd(err: unknown, cancelled: boolean): RunEnd {
-  if (err instanceof RunEnd) return err;
-  if (cancelled || isAbortError(err)) return new RunEnd("cancelled");
-  // Typed failures (no model configured, provider errors after the fallback…) keep their code.
-  if (err instanceof AppError) return new RunEnd("failed", { code: err.code, message: err.message });
-  log.error("run failed unexpectedly", errorFields(err));
-  return new RunEnd("failed", { code: "internal", message: err instanceof Error ? err.message : String(err) });
 }
 
 /** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */

@@ -10,7 +10,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../storage/env.ts";
 import type { SubmitRunInput, RunResult } from "./contract.ts";
-import type { Message, PersistentEvent, Usage, VisibleEvent } from "./events.ts";
+import type { Message, PersistentEvent, ToolChoice, Usage, VisibleEvent } from "./events.ts";
 import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
@@ -50,6 +50,7 @@ import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
 import { ApprovalWaiters, recordDecision, type ApprovalDecision } from "./approvals.ts";
 import { handleClientFrame } from "./live-channel.ts";
 import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
+import { skillMessages, withSkillMessages } from "./skill-messages.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
@@ -422,9 +423,16 @@ export class SessionObject extends DurableObject<Env> {
    * Exactly what the model would get now: the running run's system prompt, tools and messages, or
    * those of a run opened now; the messages as `conversationForModel` settles them for the provider.
    */
-  async context(
-    workspaceId: string,
-  ): Promise<Outcome<{ system: string; tools: ToolDeclaration[]; messages: Message[]; active_leaf: string | null }>> {
+  async context(workspaceId: string): Promise<
+    Outcome<{
+      system: string;
+      tools: ToolDeclaration[];
+      /** Why the running run was offered each tool (docs/agent-loop.md, "Tool assembly"); null when idle. */
+      tool_choices: ToolChoice[] | null;
+      messages: Message[];
+      active_leaf: string | null;
+    }>
+  > {
     return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
       const config = await this.#config(workspaceId);
@@ -447,9 +455,12 @@ export class SessionObject extends DurableObject<Env> {
         ),
       ).declarations();
       // The same hooks as the run's model step (docs/extensions.md), so this stays what the model gets.
+      // A running run's skill messages sit before its user message, as in its model steps (skill-messages.ts).
+      const built = buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages });
+      const anchor = running?.state.user_event_id === undefined ? undefined : log.tree.get(running.state.user_event_id);
       const hooked = await contextThroughHooks(
         this.#services.extensions ?? [],
-        buildContext(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages }),
+        withSkillMessages(built, anchor?.type === "message" ? anchor.message : undefined, skillMessages(running?.state.skill_bodies)),
         {
           env: this.env,
           workspaceId,
@@ -460,7 +471,7 @@ export class SessionObject extends DurableObject<Env> {
         },
       );
       const messages = conversationForModel(hooked);
-      return { system, tools, messages, active_leaf: log.leaf };
+      return { system, tools, tool_choices: running?.state.tool_choices ?? null, messages, active_leaf: log.leaf };
     });
   }
 

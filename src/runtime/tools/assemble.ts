@@ -1,8 +1,10 @@
 /**
- * Which of a tool set's tools a run is offered (docs/agent-loop.md, "Tool assembly"): every tool
- * marked `always`, then the tools named by hints (activated skills' `allowed-tools`), then the most
- * relevant of the rest to the run's user message, up to `max_tools` and a token budget for the
- * declarations. Always and hinted tools are never cut by either limit. The choice, with the reason
+ * Which of a tool set's tools a run is offered (docs/agent-loop.md, "Tool assembly"; seed
+ * tools-blueprint): every tool marked `always` and every tool `runtime.always_tools` names, then the
+ * tools named by hints (activated skills' `allowed-tools` / `tools`), then the most relevant of the
+ * rest to the run's user message — by embedding similarity when the caller has it, else by keywords —
+ * up to `max_tools` and a token budget for the declarations. Always, configured and hinted tools are
+ * never cut by either limit. The choice, with the reason
  * for each tool, is recorded as a run fact and frozen in the run's state, so a resumed run is offered
  * the same tools. Pure: the same specs, hints and message always give the same choice.
  */
@@ -15,6 +17,13 @@ export type { ToolChoice };
 export interface AssemblyOptions {
   /** The run's user message: relevance is measured against it. */
   query: string;
+  /** Names every run gets (`runtime.always_tools`); names the tool set lacks are ignored. */
+  alwaysTools?: readonly string[];
+  /**
+   * Embedding similarity of each candidate tool's description to the message (name → cosine), when an
+   * embedding model is configured; candidates are ranked by it instead of keywords.
+   */
+  similarity?: ReadonlyMap<string, number>;
   /** Tool names a hint asks for (activated skills' `allowed-tools`); unknown names are ignored. */
   hintedTools?: readonly string[];
   /** Who asked for each hinted tool (the activated skills' names), recorded with the choice. */
@@ -97,12 +106,26 @@ export function relevanceScores(tools: readonly { name: string; description: str
   });
 }
 
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** The text a tool is embedded as for ranking (its name's words and its description). */
+export function toolEmbeddingText(tool: { name: string; description: string }): string {
+  return `${tool.name.replace(/[_-]+/g, " ")}\n${tool.description}`.trim();
+}
+
 export function assembleTools(specs: readonly ToolSpec<unknown>[], opts: AssemblyOptions): ToolAssembly {
   const hinted = new Set(opts.hintedTools ?? []);
+  const configured = new Set(opts.alwaysTools ?? []);
   const reasons = new Map<string, ToolChoice>();
   let tokens = 0;
   for (const spec of specs) {
-    const reason: ToolChoiceReason | null = spec.always ? "always" : hinted.has(spec.name) ? "hinted" : null;
+    const reason: ToolChoiceReason | null = spec.always
+      ? "always"
+      : configured.has(spec.name)
+        ? "configured"
+        : hinted.has(spec.name)
+          ? "hinted"
+          : null;
     if (!reason) continue;
     const by = reason === "hinted" ? opts.hintedBy?.get(spec.name) : undefined;
     reasons.set(spec.name, { name: spec.name, reason, ...(by && by.length > 0 ? { hinted_by: [...by] } : {}) });
@@ -110,14 +133,16 @@ export function assembleTools(specs: readonly ToolSpec<unknown>[], opts: Assembl
   }
 
   const rest = specs.filter((s) => !reasons.has(s.name));
-  const scores = relevanceScores(rest, opts.query);
+  const similarity = opts.similarity;
+  const rankedBy = similarity ? "embedding" : "keywords";
+  const scores = similarity ? rest.map((s) => round(similarity.get(s.name) ?? 0)) : relevanceScores(rest, opts.query);
   // Highest score first; ties keep tool-set order, so tools nothing points at still fill free slots.
   const ranked = rest.map((spec, i) => ({ spec, score: scores[i]!, i })).sort((a, b) => b.score - a.score || a.i - b.i);
   for (const { spec, score } of ranked) {
     if (reasons.size >= opts.maxTools) break;
     const cost = estimateToolTokens(spec);
     if (tokens + cost > opts.budgetTokens) continue;
-    reasons.set(spec.name, { name: spec.name, reason: "relevant", score });
+    reasons.set(spec.name, { name: spec.name, reason: "relevant", score, ranked_by: rankedBy });
     tokens += cost;
   }
 

@@ -35,6 +35,14 @@ export const RuntimeConfigSchema = z.strictObject({
   system_prompt: z.string().max(20_000).optional(),
   /** Share of the model's `context_window` the system prompt may take (docs/agent-loop.md, "Prompt budget"). */
   system_prompt_budget_share: z.number().min(0.01).max(0.9).default(0.15),
+  /**
+   * Tools every run is offered whatever the limits, when its tool set has them (docs/agent-loop.md,
+   * "Tool assembly"; seed tools-blueprint: the configured default always names).
+   */
+  always_tools: z
+    .array(z.string().min(1).max(128))
+    .max(64)
+    .default(() => ["memory", "session_search", "skill_view"]),
   /** At most this many tools are offered to the model per run (always and hinted tools count, and are never cut). */
   max_tools: z.number().int().min(1).max(256).default(24),
   /** Estimated tokens the selected tools' declarations may take (always and hinted tools are never cut). */
@@ -57,6 +65,10 @@ export const RuntimeConfigSchema = z.strictObject({
 });
 
 const coreShape = {
+  /** Extensions turned on or off for this workspace by name (docs/extensions.md); one not named is on. */
+  extensions: z
+    .record(z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "must be an extension name"), z.strictObject({ enabled: z.boolean() }))
+    .optional(),
   model: ModelEntrySchema.optional(),
   fallback_model: ModelEntrySchema.optional(),
   auxiliary_model: ModelEntrySchema.optional(),

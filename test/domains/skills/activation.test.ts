@@ -1,7 +1,7 @@
 /**
  * Skills reach the agent (docs/skills-and-plugins.md, "Skills in a run"): per-run selection over the
- * workspace's current skills, the hidden `skill_activation_snapshotted` event, the `skills` and
- * `activated_skills` prompt sections as the scripted model received them, explicit activation, the
+ * workspace's current skills, the hidden `skill_activation_snapshotted` event, the `skills` prompt
+ * section and the skill messages as the scripted model received them, explicit activation, the
  * `skill_view` tool, isolation (disabled, other workspaces), `allowed-tools` as tool-assembly hints,
  * session pins, and freezing for the run (also across an eviction). Real D1, R2 and DOs.
  */
@@ -74,13 +74,28 @@ const systemOf = (model: ScriptedModel, i: number): string => {
   return first?.role === "system" ? first.content : "";
 };
 
+/** The texts of the user messages model call `i` received (skill messages and the user's own). */
+const userTextsOf = (model: ScriptedModel, i: number): string[] =>
+  (model.calls[i]?.prompt ?? []).flatMap((m) =>
+    m.role === "user" ? [m.content.map((p) => (p.type === "text" ? p.text : "")).join("")] : [],
+  );
+
+/** The skill messages of model call `i`, joined ("" when there are none; docs/agent-loop.md, "Skill messages"). */
+const skillTextOf = (model: ScriptedModel, i: number): string =>
+  userTextsOf(model, i)
+    .filter((t) => t.includes("<skill name="))
+    .join("\n");
+
+const hasActivation = async (ws: TestWorkspace, sessionId: string, runId: string): Promise<boolean> =>
+  (await doEvents(sessionId, ws.id)).some((e) => e.type === "skill_activation_snapshotted" && e.run_id === runId);
+
 const toolResults = async (ws: TestWorkspace, sessionId: string) =>
   (await doEvents(sessionId, ws.id)).flatMap((e) =>
     e.type === "message" && e.message.role === "tool_result" ? [e.message as ToolResultMessage] : [],
   );
 
 describe("skills in a run", () => {
-  it("activates a skill whose description matches the message: scores in the hidden event, body in the model's system prompt", async () => {
+  it("activates a skill whose description matches the message: scores in the hidden event, body in a skill message", async () => {
     const main = new ScriptedModel([text("ok")]);
     const ws = await scriptedWorkspace(main);
     await putSkill(ws, "comic-toolkit", {
@@ -107,12 +122,16 @@ describe("skills in a run", () => {
     expect(system).toContain("# Skills");
     expect(system).toContain("- tax-forms: Fills in German tax declarations");
     expect(system).toContain("- beaver-skill-authoring:"); // builtins are listed too
-    expect(system).toContain("# Activated skills");
-    expect(system).toContain("MARKER-COMIC-BODY");
-    expect(system).not.toContain("description: Draws four-panel"); // frontmatter stripped
-    // The activation is in the system prompt, never a user message of the transcript.
-    const userTexts = main.calls[0]!.prompt.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
-    expect(userTexts.join("")).not.toContain("MARKER-COMIC-BODY");
+    // The body is its own message right before the user's, never in the system prompt (seed backend-flow.md §4.5).
+    expect(system).not.toContain("MARKER-COMIC-BODY");
+    const users = userTextsOf(main, 0);
+    expect(users).toHaveLength(2);
+    expect(users[0]).toMatch(/^<system-reminder>\n[^]*<skill name="comic-toolkit">[^]*MARKER-COMIC-BODY/);
+    expect(users[0]).not.toContain("description: Draws four-panel"); // frontmatter stripped
+    expect(users[1]).toBe("Please draw me a comic strip about two cats");
+    // Never logged: the transcript holds the user's message only.
+    const logged = (await doEvents(sid, ws.id)).filter((e) => e.type === "message" && e.message.role === "user");
+    expect(JSON.stringify(logged)).not.toContain("MARKER-COMIC-BODY");
   });
 
   it("activates nothing when nothing matches, and activates an explicitly named skill", async () => {
@@ -123,17 +142,17 @@ describe("skills in a run", () => {
     });
     const sid = await newSession(ws);
 
+    // No match: no skill message and no activation event (seed backend-flow.md §4.5).
     const none = await send(ws, sid, { content: "What time is it in Berlin?" });
-    const e1 = await activationOf(ws, sid, none.run_id);
-    expect(e1.skills).toEqual([]);
-    expect(systemOf(main, 0)).not.toContain("# Activated skills");
+    expect(await hasActivation(ws, sid, none.run_id)).toBe(false);
+    expect(userTextsOf(main, 0)).toEqual(["What time is it in Berlin?"]);
     expect(systemOf(main, 0)).toContain("- comic-toolkit:");
 
     const explicit = await send(ws, sid, { content: "What time is it in Berlin?", skills: ["comic-toolkit", "no-such-skill"] });
     const e2 = await activationOf(ws, sid, explicit.run_id);
     expect(e2.skills.map((s) => [s.name, s.reason])).toEqual([["comic-toolkit", "explicit"]]);
     expect(e2.unknown).toEqual(["no-such-skill"]);
-    expect(systemOf(main, 1)).toContain("MARKER-COMIC-BODY");
+    expect(skillTextOf(main, 1)).toContain("MARKER-COMIC-BODY");
 
     // POST /api/chat takes `skills` too.
     const chat = await call("POST", "/api/chat", {
@@ -141,9 +160,55 @@ describe("skills in a run", () => {
       body: { message: "hello there", session_id: sid, skills: ["comic-toolkit"] },
     });
     expect(chat.status).toBe(200);
-    expect(systemOf(main, 2)).toContain("MARKER-COMIC-BODY");
+    expect(skillTextOf(main, 2)).toContain("MARKER-COMIC-BODY");
     const bad = await call("POST", "/api/chat", { token: ws.member, body: { message: "hi", skills: ["Not A Name"] } });
     expect(bad.status).toBe(400);
+  });
+
+  it("two runs of one session activating different skills get the same system prompt; the bodies only in skill messages", async () => {
+    const main = new ScriptedModel([text("one"), text("two"), text("three")]);
+    const ws = await scriptedWorkspace(main);
+    await putSkill(ws, "comic-toolkit", {
+      "SKILL.md": skillMd("comic-toolkit", "Draws four-panel comics from a short script. Use when asked for a comic strip.", COMIC_BODY),
+    });
+    await putSkill(ws, "tax-forms", {
+      "SKILL.md": skillMd("tax-forms", "Fills in German tax declarations (ELSTER). Use for income tax questions.", "MARKER-TAX-BODY"),
+    });
+    const sid = await newSession(ws, { title: "fixed title" });
+    const comic = await send(ws, sid, { content: "Please draw me a comic strip about two cats" });
+    const tax = await send(ws, sid, { content: "Help me with my income tax declaration (ELSTER)" });
+    const none = await send(ws, sid, { content: "What time is it in Berlin?" });
+    expect((await activationOf(ws, sid, comic.run_id)).skills.map((s) => s.name)).toEqual(["comic-toolkit"]);
+    expect((await activationOf(ws, sid, tax.run_id)).skills.map((s) => s.name)).toEqual(["tax-forms"]);
+
+    // Identical but for the volatile tail, the runtime clock, which holds no skill.
+    const [s0, s1, s2] = [0, 1, 2].map((i) => systemOf(main, i));
+    const tail = (s: string) => s.slice(s.indexOf("# Runtime context"));
+    const head = (s: string) => s.slice(0, s.indexOf("# Runtime context"));
+    expect(head(s0!).length).toBeGreaterThan(0);
+    expect(head(s1!)).toBe(head(s0!));
+    expect(head(s2!)).toBe(head(s0!));
+    for (const s of [s0!, s1!, s2!]) {
+      expect(s).not.toContain("MARKER-COMIC-BODY");
+      expect(s).not.toContain("MARKER-TAX-BODY");
+      expect(tail(s).split("\n")[0]).toBe("# Runtime context");
+      expect(tail(s)).not.toMatch(/skill/i);
+    }
+    const snapshots = (await doEvents(sid, ws.id)).filter((e): e is SystemPromptSnapshottedEvent => e.type === "system_prompt_snapshotted");
+    expect(new Set(snapshots.map((e) => e.stable_chars)).size).toBe(1);
+
+    // The second run's request: the first run's exchange, then its own skill message, then its user message.
+    expect(skillTextOf(main, 0)).toContain("MARKER-COMIC-BODY");
+    expect(skillTextOf(main, 0)).not.toContain("MARKER-TAX-BODY");
+    expect(userTextsOf(main, 1)).toEqual([
+      "Please draw me a comic strip about two cats",
+      expect.stringContaining("MARKER-TAX-BODY"),
+      "Help me with my income tax declaration (ELSTER)",
+    ]);
+    expect(skillTextOf(main, 1)).not.toContain("MARKER-COMIC-BODY");
+    // A run matching no skill: no skill message, no activation event.
+    expect(skillTextOf(main, 2)).toBe("");
+    expect(await hasActivation(ws, sid, none.run_id)).toBe(false);
   });
 
   it("skill_view returns a supporting file byte-identical to the upload, describes binaries and lists close matches", async () => {
@@ -246,14 +311,14 @@ describe("skills in a run", () => {
     expect(run.status).toBe("completed");
     expect(main.calls).toHaveLength(2);
     expect(systemOf(main, 1)).toBe(systemOf(main, 0));
-    expect(systemOf(main, 1)).toContain("MARKER-V1");
-    expect(systemOf(main, 1)).not.toContain("MARKER-V2");
+    expect(skillTextOf(main, 1)).toContain("MARKER-V1");
+    expect(skillTextOf(main, 1)).not.toContain("MARKER-V2");
     expect(systemOf(main, 1)).not.toContain("comic-colours");
     const event = await activationOf(ws, sid, run.run_id);
     expect(event.skills.map((s) => [s.name, s.version])).toEqual([["comic-toolkit", "v0001"]]);
 
     const next = await send(ws, sid, { content: "draw a comic strip" });
-    expect(systemOf(main, 2)).toContain("MARKER-V2");
+    expect(skillTextOf(main, 2)).toContain("MARKER-V2");
     expect((await activationOf(ws, sid, next.run_id)).skills.find((s) => s.name === "comic-toolkit")?.version).toBe("v0002");
   });
 
@@ -307,7 +372,7 @@ describe("skills in a run", () => {
     const event = await activationOf(ws, sid, run.run_id);
     expect(event.skills.map((s) => [s.name, s.reason])).toEqual([["tax-forms", "auxiliary_model"]]);
     expect(event.rationale).toContain("the user asks about taxes");
-    expect(systemOf(main, 0)).toContain("MARKER-TAX");
+    expect(skillTextOf(main, 0)).toContain("MARKER-TAX");
     const auxPrompt = JSON.stringify(auxCalls[0]);
     expect(auxPrompt).toContain("tax-forms");
   });
@@ -341,7 +406,9 @@ describe("skills in a run", () => {
       expect(event.skills.map((s) => s.name)).toContain("tax-forms");
       const firstCount = embedded.length;
       await send(ws, sid, { content: "my tax again" });
-      expect(embedded.length - firstCount).toBe(1); // only the message; the skills' vectors came from D1
+      // Only the message (for skill recall and for tool ranking, docs/agent-loop.md "Tool assembly"): the skills'
+      // vectors came from D1, the tool descriptions' from the isolate.
+      expect(embedded.slice(firstCount)).toEqual(["my tax again", "my tax again"]);
     } finally {
       testServices.embeddingFactory = null;
     }
@@ -368,7 +435,7 @@ describe("skills in a run", () => {
     // Relevance alone (nothing matches): the first three of the tool set; zebra_sort is left out.
     const plain = await submitRun(env, sid, { workspace_id: ws.id, content: "What time is it in Berlin?", toolset });
     expect((await waitForRun(env, sid, plain.run_id, 30_000, ws.id)).status).toBe("completed");
-    expect((await activationOf(ws, sid, plain.run_id)).skills).toEqual([]);
+    expect(await hasActivation(ws, sid, plain.run_id)).toBe(false);
     expect((await toolsOf(plain.run_id))?.left_out).toContain("zebra_sort");
     expect(offered(0)).not.toContain("zebra_sort");
 
@@ -409,9 +476,10 @@ describe("skills in a run", () => {
     expect(run).toMatchObject({ status: "completed", output_text: "resumed answer" });
     expect(once.state.runs).toBe(1);
     expect(main.calls).toHaveLength(3);
-    expect(systemOf(main, 0)).toContain("MARKER-V1");
+    expect(skillTextOf(main, 0)).toContain("MARKER-V1");
     expect(systemOf(main, 2)).toBe(systemOf(main, 0));
-    expect(systemOf(main, 2)).not.toContain("MARKER-V2");
+    expect(skillTextOf(main, 2)).toBe(skillTextOf(main, 0));
+    expect(skillTextOf(main, 2)).not.toContain("MARKER-V2");
     const toolNames = (i: number) => (main.calls[i]?.tools ?? []).map((t) => t.name);
     expect(toolNames(0)).toContain("zebra_sort");
     expect(toolNames(2)).toEqual(toolNames(0));
@@ -426,7 +494,7 @@ describe("skills in a run", () => {
     // The next run selects afresh: the disabled skill is gone.
     const next = await submitRun(env, sid, { workspace_id: ws.id, content: "draw a comic strip", toolset });
     await waitForRun(env, sid, next.run_id, 30_000, ws.id);
-    expect((await activationOf(ws, sid, next.run_id)).skills).toEqual([]);
+    expect(await hasActivation(ws, sid, next.run_id)).toBe(false);
   });
 
   it("activates the session's metadata.skills for each of its runs, as pinned", async () => {
@@ -441,7 +509,7 @@ describe("skills in a run", () => {
       const event = await activationOf(ws, sid, run.run_id);
       expect(event.skills.map((s) => [s.name, s.reason])).toEqual([["comic-toolkit", "pinned"]]);
       expect(event.unknown).toEqual(["not-offered"]);
-      expect(systemOf(main, i)).toContain("MARKER-COMIC-BODY");
+      expect(skillTextOf(main, i)).toContain("MARKER-COMIC-BODY");
     }
   });
 });

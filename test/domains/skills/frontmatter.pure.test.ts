@@ -82,5 +82,16 @@ describe("SKILL.md frontmatter", () => {
     expect(allowedToolsOf({ "allowed-tools": "Read, Grep, Bash(git status:*) Bash(npm:*)" })).toEqual(["Read", "Grep", "Bash"]);
     expect(allowedToolsOf({})).toEqual([]);
     expect(allowedToolsOf({ "allowed-tools": 3 })).toEqual([]);
+    // `tools` hints too (seed tools-blueprint), after `allowed-tools`, without repeats.
+    expect(allowedToolsOf({ tools: ["web_fetch", "echo"], "allowed-tools": "echo" })).toEqual(["echo", "web_fetch"]);
+    expect(allowedToolsOf({ tools: "memory session_search" })).toEqual(["memory", "session_search"]);
+  });
+
+  it("accepts `tools` as a hint key without a warning and refuses a malformed one", () => {
+    const good = parseSkillMd(md("name: s\ndescription: d\ntools: web_fetch echo"), "s/SKILL.md", "s");
+    expect(good.ok).toBe(true);
+    expect(good.warnings).toEqual([]);
+    const bad = parseSkillMd(md("name: s\ndescription: d\ntools: 3"), "s/SKILL.md", "s");
+    expect(bad.ok).toBe(false);
   });
 });

@@ -114,8 +114,11 @@ describe("a reporting agent: the task is done", () => {
     await dispatchWorkspace(env, ws.id);
     expect((await getTask(ws.read, task_ids[0]!)).task.status).toBe("done");
 
+    // A skill message before the task's message, not the system prompt (docs/agent-loop.md, "Skill messages").
     const system = jony.calls[0]?.prompt[0];
-    expect(system?.role === "system" ? system.content : "").toContain("MARKER-MERGE-ETIQUETTE");
+    expect(system?.role === "system" ? system.content : "").not.toContain("MARKER-MERGE-ETIQUETTE");
+    const users = (jony.calls[0]?.prompt ?? []).filter((m) => m.role === "user");
+    expect(JSON.stringify(users[0])).toContain("MARKER-MERGE-ETIQUETTE");
     const events = await doEvents(sessionIdOf(task_ids[0]!), ws.id);
     const activation = events.find((e) => e.type === "skill_activation_snapshotted");
     expect(activation && activation.type === "skill_activation_snapshotted" ? activation.skills : []).toEqual([

@@ -20,7 +20,6 @@ const words = (n: number, word = "lorem") => Array.from({ length: n }, () => wor
 function allSections(): PromptSection[] {
   return [
     { id: "runtime", text: "# Runtime context\nnow" },
-    { id: "activated_skills", text: `# Activated skills\n${words(200, "skillbody")}` },
     { id: "memory", text: `# Memory\n${words(200, "memo")}` },
     { id: "session", text: "# Session\nSession id: ses_abc" },
     { id: "extra_0", text: `# Task\n${words(200, "task")}` },
@@ -33,22 +32,11 @@ function allSections(): PromptSection[] {
 }
 
 describe("section order and the cacheable prefix", () => {
-  it("puts stable sections first and volatile ones (memory, activated skills, the clock) last", () => {
+  it("puts stable sections first and volatile ones (memory, the clock) last", () => {
     const ids = orderSections(allSections()).map((s) => s.id);
-    expect(ids).toEqual([
-      "base",
-      "system_reminder",
-      "tools",
-      "skills",
-      "workspace",
-      "extra_0",
-      "session",
-      "memory",
-      "activated_skills",
-      "runtime",
-    ]);
+    expect(ids).toEqual(["base", "system_reminder", "tools", "skills", "workspace", "extra_0", "session", "memory", "runtime"]);
     const firstVolatile = ids.findIndex((id) => !SECTION_POLICY[id.startsWith("extra_") ? "extra" : (id as "base")].stable);
-    expect(ids.slice(firstVolatile).every((id) => ["memory", "activated_skills", "runtime"].includes(id))).toBe(true);
+    expect(ids.slice(firstVolatile).every((id) => ["memory", "runtime"].includes(id))).toBe(true);
   });
 
   it("stablePrefixLength ends right where the first volatile section starts", () => {

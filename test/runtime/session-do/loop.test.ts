@@ -47,7 +47,7 @@ describe("agent loop: a turn", () => {
     expect(events.map((e) => e.type)).toEqual([
       "run_started",
       "system_prompt_snapshotted",
-      "skill_activation_snapshotted",
+      // No skill matched "hi": no skill_activation_snapshotted (seed backend-flow.md §4.5).
       "message",
       "message",
       "run_completed",

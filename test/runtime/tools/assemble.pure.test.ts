@@ -20,6 +20,35 @@ const catalogue = [
 ];
 
 describe("assembleTools", () => {
+  it("offers the tools runtime.always_tools names (reason `configured`) whatever the limits; unknown names are ignored", () => {
+    const out = assembleTools(catalogue, {
+      query: "Will it rain in Berlin tomorrow?",
+      alwaysTools: ["calendar_events", "gitea_issue", "no_such_tool"],
+      maxTools: 1,
+      budgetTokens: 10_000,
+    });
+    expect(out.choices).toEqual([
+      { name: "echo", reason: "always" },
+      { name: "gitea_issue", reason: "configured" },
+      { name: "calendar_events", reason: "configured" },
+    ]);
+  });
+
+  it("ranks by embedding similarity when given, over keywords: a tool that shares no word with the message can win", () => {
+    const query = "Check the weather forecast";
+    const keywords = assembleTools(catalogue, { query, maxTools: 2, budgetTokens: 10_000 });
+    expect(keywords.choices[1]).toMatchObject({ name: "weather_forecast", ranked_by: "keywords" });
+    const similarity = new Map([
+      ["weather_forecast", 0.1],
+      ["calendar_events", 0.9123456],
+    ]);
+    const out = assembleTools(catalogue, { query, similarity, maxTools: 2, budgetTokens: 10_000 });
+    expect(out.choices).toEqual([
+      { name: "echo", reason: "always" },
+      { name: "calendar_events", reason: "relevant", score: 0.912, ranked_by: "embedding" },
+    ]);
+  });
+
   it("offers always tools, then hinted ones, then the most relevant to the user message", () => {
     const out = assembleTools(catalogue, {
       query: "Will it rain in Berlin tomorrow? Check the weather.",
@@ -29,7 +58,7 @@ describe("assembleTools", () => {
     });
     expect(out.choices).toEqual([
       { name: "echo", reason: "always" },
-      { name: "weather_forecast", reason: "relevant", score: expect.any(Number) },
+      { name: "weather_forecast", reason: "relevant", score: expect.any(Number), ranked_by: "keywords" },
       { name: "send_mail", reason: "hinted" },
     ]);
     expect(out.specs.map((s) => s.name)).toEqual(["echo", "weather_forecast", "send_mail"]);
