@@ -20,6 +20,7 @@ import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 import { mcpToolSource } from "../domains/mcp/source.ts";
 import type { Extension } from "../runtime/extensions.ts";
 import { toolPolicyExtension } from "../runtime/tools/policy.ts";
+import { workspaceTools } from "../runtime/workspace/tools/index.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
@@ -35,6 +36,8 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
     [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
+    // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
+    ["code", () => [...commonTools(), ...alwaysOffered(workspaceTools())]],
   ]);
 }
 

@@ -15,6 +15,7 @@ import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { loadConfigAndRevision } from "../../storage/config/store.ts";
+import { SessionWorkspace } from "../workspace/session-workspace.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
@@ -142,10 +143,17 @@ export class SessionObject extends DurableObject<Env> {
         services: this.#services,
         approvals: this.#approvals,
         loadConfig: () => this.#runInputs(session.workspace_id),
+        // ---- workspace (docs/workspace.md): the session's files, following its event tree ----
+        workspace: this.#workspace(log),
         onRunEnded: (runId) => this.#live.endRun(runId),
       });
     }
     return { log: this.#log, queue: this.#queue! };
+  }
+
+  /** The session's file workspace (docs/workspace.md); its tree at any event follows the log, so rewind/branch need no hook. */
+  #workspace(log: SessionLog): SessionWorkspace {
+    return new SessionWorkspace({ storage: this.ctx.storage, env: this.env, workspaceId: log.session.workspace_id, log });
   }
 
   /** The session, if it exists and belongs to `workspaceId` (else 404: no existence leak). */
