@@ -82,7 +82,10 @@ export class SessionWorkspace {
   async stage(path: string, bytes: Uint8Array): Promise<StagedBlob> {
     const max = this.limits.workspace_file_bytes;
     if (bytes.byteLength > max)
-      throw new AppError("payload_too_large", `'${path}' would be ${bytes.byteLength} bytes; one file may hold ${max} (workspace_file_bytes)`);
+      throw new AppError(
+        "payload_too_large",
+        `'${path}' would be ${bytes.byteLength} bytes; one file may hold ${max} (workspace_file_bytes)`,
+      );
     return this.objects.stage(bytes);
   }
 

@@ -85,7 +85,7 @@ export class WorkspaceShellFs implements IFileSystem {
 
   #isRemoved(rel: string): boolean {
     if (this.#removed.size === 0) return false;
-    for (let p = rel; ; ) {
+    for (let p = rel; ;) {
       if (this.#removed.has(p)) return true;
       const i = p.lastIndexOf("/");
       if (i === -1) return false;
@@ -121,7 +121,8 @@ export class WorkspaceShellFs implements IFileSystem {
     if (written) return { kind: "file", size: written.byteLength, hash: null };
     if (this.#dirs.has(rel)) return { kind: "dir", size: 0, hash: null };
     const stored = this.#stored(rel);
-    if (stored) return { kind: stored.kind, size: stored.kind === "file" ? stored.size : 0, hash: stored.kind === "file" ? stored.hash : null };
+    if (stored)
+      return { kind: stored.kind, size: stored.kind === "file" ? stored.size : 0, hash: stored.kind === "file" ? stored.hash : null };
     if (this.#hasOverlayChildren(rel)) return { kind: "dir", size: 0, hash: null };
     return null;
   }

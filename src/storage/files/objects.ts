@@ -170,10 +170,7 @@ export class FileObjects {
     if (files > limits.maxFiles)
       throw new AppError("payload_too_large", `The workspace would hold ${files} files; the limit is ${limits.maxFiles} (workspace_files)`);
     if (bytes > limits.maxBytes)
-      throw new AppError(
-        "payload_too_large",
-        `The workspace would hold ${bytes} bytes; the limit is ${limits.maxBytes} (workspace_bytes)`,
-      );
+      throw new AppError("payload_too_large", `The workspace would hold ${bytes} bytes; the limit is ${limits.maxBytes} (workspace_bytes)`);
     const blobs = changes.flatMap((c) => (c.blob ? [c.blob] : []));
     return { root, bytes, files, trees, blobs };
   }

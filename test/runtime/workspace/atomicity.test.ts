@@ -10,7 +10,6 @@ import { workspaceTools } from "../../../src/runtime/workspace/tools/index.ts";
 import { EMPTY_TREE_HASH, FileObjects } from "../../../src/storage/files/objects.ts";
 import {
   ScriptedModel,
-  deferred,
   doEvents,
   registerToolset,
   runInDurableObject,
@@ -18,6 +17,7 @@ import {
   stub,
   text,
   toolCalls,
+  until,
 } from "../../support/sessions.ts";
 
 const toolResults = (events: PersistentEvent[]) =>
@@ -27,11 +27,12 @@ const toolResults = (events: PersistentEvent[]) =>
 
 describe("workspace atomicity", () => {
   it("an eviction in the middle of a multi-file shell command leaves none of its files", async () => {
-    const entered = deferred();
+    // Polled, not awaited: a promise resolved inside the object and awaited here would cross I/O contexts.
+    const entered = { at: 0 };
     // `hang` never returns: the command has written two files (one large, so already in R2) when the object dies.
-    const hang = defineCommand("hang", async () => {
-      entered.resolve();
-      await new Promise(() => undefined);
+    const hang = defineCommand("hang", async (_args, ctx) => {
+      entered.at = Date.now();
+      await new Promise((resolve) => ctx.signal?.addEventListener("abort", resolve, { once: true }));
       return { stdout: "", stderr: "", exitCode: 0 };
     });
     const toolset = registerToolset("ws-evict", workspaceTools({ commands: () => [hang] }));
@@ -43,7 +44,7 @@ describe("workspace atomicity", () => {
     const ws = await scriptedWorkspace(main);
     const session = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "go", toolset });
-    await entered.promise;
+    await until(() => entered.at > 0, 10_000, "the command to hang");
     await abortAllDurableObjects();
     expect(await runDurableObjectAlarm(stub(session.id))).toBe(true);
     const result = await waitForRun(env, session.id, run_id, 15_000);
@@ -66,7 +67,14 @@ describe("workspace atomicity", () => {
       const a = await objects.stage(new TextEncoder().encode("one"));
       const b = await objects.stage(new TextEncoder().encode("two"));
       const limits = { maxBytes: 1_000, maxFiles: 10 };
-      const prepared = await objects.prepare(EMPTY_TREE_HASH, [{ path: "x/one.txt", blob: a }, { path: "x/y/two.txt", blob: b }], limits);
+      const prepared = await objects.prepare(
+        EMPTY_TREE_HASH,
+        [
+          { path: "x/one.txt", blob: a },
+          { path: "x/y/two.txt", blob: b },
+        ],
+        limits,
+      );
       expect(prepared.files).toBe(2);
       expect(() =>
         objects.write(prepared, () => {

@@ -39,7 +39,12 @@ async function run(calls: Call[], session?: Target) {
   target.script.steps = calling(calls);
   target.script.offset = target.script.model.calls.length;
   const before = toolResults(await doEvents(target.id, target.ws.id)).length;
-  const { run_id } = await submitRun(env, target.id, { workspace_id: target.ws.id, content: "work", toolset: "code", max_tool_iterations: 50 });
+  const { run_id } = await submitRun(env, target.id, {
+    workspace_id: target.ws.id,
+    content: "work",
+    toolset: "code",
+    max_tool_iterations: 50,
+  });
   const result = await waitForRun(env, target.id, run_id, 20_000);
   expect(result.status).toBe("completed");
   const events = await doEvents(target.id, target.ws.id);
@@ -142,9 +147,19 @@ describe("workspace shell", () => {
   it("runs bash over the workspace: pipes, exit codes, file changes kept, /tmp discarded", async () => {
     const { results } = await run([
       { name: "write_file", args: { path: "notes/a.txt", content: "beta\nalpha\ngamma\n" } },
-      { name: "bash", args: { command: "sort notes/a.txt | head -2 > notes/sorted.txt && cat notes/sorted.txt && echo tmp > /tmp/x && wc -l < notes/a.txt" } },
+      {
+        name: "bash",
+        args: {
+          command: "sort notes/a.txt | head -2 > notes/sorted.txt && cat notes/sorted.txt && echo tmp > /tmp/x && wc -l < notes/a.txt",
+        },
+      },
       { name: "bash", args: { command: "ls notes; exit 3" } },
-      { name: "bash", args: { command: "mkdir -p lib/deep && echo 'export const x = 1;' > lib/deep/x.ts && mv notes/a.txt notes/b.txt && rm notes/sorted.txt" } },
+      {
+        name: "bash",
+        args: {
+          command: "mkdir -p lib/deep && echo 'export const x = 1;' > lib/deep/x.ts && mv notes/a.txt notes/b.txt && rm notes/sorted.txt",
+        },
+      },
       { name: "list_files", args: {} },
       { name: "bash", args: { command: "ls /tmp; find . -name '*.ts'; grep -rn alpha ." } },
       { name: "bash", args: { command: "cat does-not-exist.txt" } },
@@ -180,12 +195,24 @@ describe("the workspace follows the session tree", () => {
     const first = await run([{ name: "write_file", args: { path: "f.txt", content: "v1" } }]);
     const session = first.session;
     const afterV1 = first.events.filter((e) => e.type === "message").at(-1)!.id; // the final answer of run 1
-    await run([{ name: "write_file", args: { path: "f.txt", content: "v2" } }, { name: "write_file", args: { path: "g.txt", content: "g" } }], session);
+    await run(
+      [
+        { name: "write_file", args: { path: "f.txt", content: "v2" } },
+        { name: "write_file", args: { path: "g.txt", content: "g" } },
+      ],
+      session,
+    );
     const v2Leaf = (await doEvents(session.id, session.ws.id)).filter((e) => e.type === "message").at(-1)!.id;
 
     const rewound = await rpc("rewind", stub(session.id).rewind(session.ws.id, afterV1, "test"));
     expect(rewound.ok).toBe(true);
-    const onV1 = await run([{ name: "read_file", args: { path: "f.txt" } }, { name: "list_files", args: {} }], session);
+    const onV1 = await run(
+      [
+        { name: "read_file", args: { path: "f.txt" } },
+        { name: "list_files", args: {} },
+      ],
+      session,
+    );
     expect(onV1.results[0]!.content).toBe("     1\tv1");
     expect(onV1.results[1]!.content).toBe("f.txt");
     // A change on this branch does not touch the other.
@@ -193,7 +220,13 @@ describe("the workspace follows the session tree", () => {
 
     const switched = await rpc("branch", stub(session.id).branch(session.ws.id, v2Leaf, "test"));
     expect(switched.ok).toBe(true);
-    const onV2 = await run([{ name: "read_file", args: { path: "f.txt" } }, { name: "list_files", args: {} }], session);
+    const onV2 = await run(
+      [
+        { name: "read_file", args: { path: "f.txt" } },
+        { name: "list_files", args: {} },
+      ],
+      session,
+    );
     expect(onV2.results[0]!.content).toBe("     1\tv2");
     expect(onV2.results[1]!.content).toBe("f.txt\ng.txt");
   });

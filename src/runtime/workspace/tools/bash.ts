@@ -42,7 +42,10 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
         const base = ws.head();
         const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
         const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: WORKSPACE_MOUNT, filesystem: files }] });
-        const timeout = AbortSignal.timeout(limits.shell_time_ms);
+        // A plain timer cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call).
+        const deadline = new AbortController();
+        const timer = setTimeout(() => deadline.abort(new DOMException("shell time limit", "TimeoutError")), limits.shell_time_ms);
+        const timeout = deadline.signal;
         const bash = new Bash({
           fs,
           cwd: WORKSPACE_MOUNT,
@@ -50,7 +53,15 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
           executionLimits: { maxExecutionTimeMs: limits.shell_time_ms, maxOutputSize: MAX_SHELL_OUTPUT_BYTES },
           customCommands: options.commands?.(ctx, ws, files) ?? [],
         });
-        const result = await bash.exec(args.command, { signal: AbortSignal.any([ctx.signal, timeout]) });
+        const onCancel = () => deadline.abort(ctx.signal.reason);
+        ctx.signal.addEventListener("abort", onCancel, { once: true });
+        let result: Awaited<ReturnType<Bash["exec"]>>;
+        try {
+          result = await bash.exec(args.command, { signal: timeout });
+        } finally {
+          clearTimeout(timer);
+          ctx.signal.removeEventListener("abort", onCancel);
+        }
         if (ctx.signal.aborted) return fail("cancelled", "Tool 'bash' was cancelled");
         const max = limits.workspace_tool_output_bytes;
         if (stopped(result, timeout))

@@ -42,8 +42,7 @@ export const readFileTool = defineTool({
         if (!out.push(`${String(n).padStart(6)}\t${clip(lines[n - 1]!, MAX_LINE_CHARS)}`)) break;
         shown = n;
       }
-      if (shown < lines.length)
-        out.lines.push(`[showing lines ${first}-${shown} of ${lines.length}; continue with offset=${shown + 1}]`);
+      if (shown < lines.length) out.lines.push(`[showing lines ${first}-${shown} of ${lines.length}; continue with offset=${shown + 1}]`);
       return ok(out.lines.join("\n"));
     }),
 });
@@ -100,10 +99,15 @@ export const editFileTool = defineTool({
         );
       }
       if (args.old_text === args.new_text) return fail("no_change", "old_text and new_text are the same");
-      const after = args.replace_all === true ? before.split(args.old_text).join(args.new_text) : replaceAt(before, at[0]!, args.old_text, args.new_text);
+      const after =
+        args.replace_all === true
+          ? before.split(args.old_text).join(args.new_text)
+          : replaceAt(before, at[0]!, args.old_text, args.new_text);
       const blob = await ws.stage(path, utf8(after));
       await ws.commit(base, [{ path, blob }], { runId: ctx.runId, toolCallId: ctx.toolCallId });
-      return ok(`Edited ${path}: replaced ${at.length === 1 ? "1 occurrence" : `${at.length} occurrences`} (line ${lineOf(before, at[0]!)})`);
+      return ok(
+        `Edited ${path}: replaced ${at.length === 1 ? "1 occurrence" : `${at.length} occurrences`} (line ${lineOf(before, at[0]!)})`,
+      );
     }),
 });
 

@@ -102,7 +102,8 @@ export const grepTool = defineTool({
         }
       }
       if (matches === 0) return ok(`No matches${skipped > 0 ? ` (${skipped} binary files skipped)` : ""}`);
-      if (out.lines.length < matches) out.lines.push(`[${matches - out.lines.length} more matches not shown; narrow pattern, path or glob]`);
+      if (out.lines.length < matches)
+        out.lines.push(`[${matches - out.lines.length} more matches not shown; narrow pattern, path or glob]`);
       return ok(out.lines.join("\n"));
     }),
 });
