@@ -16,6 +16,7 @@ import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { loadConfigAndRevision } from "../../storage/config/store.ts";
 import { SessionWorkspace } from "../workspace/session-workspace.ts";
+import { fileBytes, filesArchive, listFiles, type FilesListing } from "../workspace/files-view.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
@@ -418,6 +419,36 @@ export class SessionObject extends DurableObject<Env> {
       return { active_leaf: log.leaf, items: buildTranscript(log.tree, log.leaf, limit !== undefined ? { limit } : {}) };
     });
   }
+
+  // ---- workspace files (docs/workspace.md, "API"): the tree at the active leaf or at an event ----
+  /** The event whose tree is asked for: the given one (404 when the session lacks it) or the active leaf. */
+  #filesAt(workspaceId: string, eventId: string | undefined): { log: SessionLog; at: string | null } {
+    const { log } = this.#require(workspaceId);
+    if (eventId !== undefined && !log.tree.contains(eventId)) throw notFound("Event");
+    return { log, at: eventId ?? log.leaf };
+  }
+
+  files(workspaceId: string, eventId?: string): Outcome<FilesListing> {
+    return attempt(() => {
+      const { log, at } = this.#filesAt(workspaceId, eventId);
+      return listFiles(this.#workspace(log), at);
+    });
+  }
+
+  async fileContent(workspaceId: string, path: string, eventId?: string): Promise<Outcome<Uint8Array>> {
+    return attemptAsync(async () => {
+      const { log, at } = this.#filesAt(workspaceId, eventId);
+      return fileBytes(this.#workspace(log), at, path);
+    });
+  }
+
+  filesArchive(workspaceId: string, eventId?: string): Outcome<ReadableStream<Uint8Array>> {
+    return attempt(() => {
+      const { log, at } = this.#filesAt(workspaceId, eventId);
+      return filesArchive(this.#workspace(log), at);
+    });
+  }
+  // ---- end workspace files ----
 
   tree(workspaceId: string): Outcome<{ active_leaf: string | null; event_count: number; leaves: TreeLeaf[] }> {
     return attempt(() => {

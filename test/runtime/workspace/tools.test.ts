@@ -7,6 +7,8 @@ import { createSession, rpc, submitRun, waitForRun } from "../../../src/runtime/
 import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
 import { ScriptedModel, doEvents, scriptedWorkspace, stub, text, toolCalls, type ScriptStep } from "../../support/sessions.ts";
 import { setTestLimits } from "../../support/test-services.ts";
+import { call, json, newWorkspace } from "../../support/api.ts";
+import { unpackTar } from "modern-tar";
 
 type Call = { name: string; args: unknown };
 
@@ -21,7 +23,7 @@ function calling(calls: Call[]): ScriptStep[] {
 }
 
 interface Target {
-  ws: { id: string };
+  ws: { id: string; read: string };
   id: string;
   /** What the session's scripted model answers next: `steps[i - offset]` on its i-th call. */
   script: { steps: ScriptStep[]; offset: number; model: ScriptedModel };
@@ -229,5 +231,47 @@ describe("the workspace follows the session tree", () => {
     );
     expect(onV2.results[0]!.content).toBe("     1\tv2");
     expect(onV2.results[1]!.content).toBe("f.txt\ng.txt");
+  });
+});
+
+describe("workspace files API", () => {
+  it("lists, serves and archives the tree at the leaf or at an event; 404 for other workspaces, events and paths", async () => {
+    const first = await run([
+      { name: "write_file", args: { path: "src/a.ts", content: "export const a = 1;\n" } },
+      { name: "write_file", args: { path: "docs/read me.md", content: "# hi\n" } },
+    ]);
+    const s = first.session;
+    const firstLeaf = first.events.filter((e) => e.type === "message").at(-1)!.id;
+    await run([{ name: "bash", args: { command: "rm docs/read\\ me.md && echo 2 > two.txt" } }], s);
+    const get = (path: string, token = s.ws.read) => call("GET", `/api/sessions/${s.id}${path}`, { token });
+
+    const leaf = await json<{ files: { path: string; size: number }[]; file_count: number; tree_hash: string }>(await get("/files"));
+    expect(leaf.files.map((f) => f.path)).toEqual(["src/a.ts", "two.txt"]);
+    const earlier = await json<{ files: { path: string }[]; total_bytes: number }>(await get(`/files?event=${firstLeaf}`));
+    expect(earlier.files.map((f) => f.path)).toEqual(["docs/read me.md", "src/a.ts"]);
+    expect(earlier.total_bytes).toBe(25);
+
+    const file = await get("/files/src%2Fa.ts");
+    expect(file.status).toBe(200);
+    const decoded = async (res: Response) => new TextDecoder().decode(await res.arrayBuffer());
+    expect(await decoded(file)).toBe("export const a = 1;\n");
+    expect(await decoded(await get(`/files/docs%2Fread%20me.md?event=${firstLeaf}`))).toBe("# hi\n");
+    expect((await get("/files/docs%2Fread%20me.md")).status).toBe(404);
+    expect((await get("/files/src")).status).toBe(404);
+    expect((await get("/files/..%2F..%2Fetc%2Fpasswd")).status).toBe(404);
+    expect((await get("/files?event=evt_nope")).status).toBe(404);
+
+    const tgz = await get(`/files.tar.gz?event=${firstLeaf}`);
+    expect(tgz.status).toBe(200);
+    expect(tgz.headers.get("content-type")).toBe("application/gzip");
+    const tar = new Uint8Array(await new Response(tgz.body!.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+    const entries = await unpackTar(tar);
+    expect(entries.map((e) => [e.header.name, new TextDecoder().decode(e.data)])).toEqual([
+      ["docs/read me.md", "# hi\n"],
+      ["src/a.ts", "export const a = 1;\n"],
+    ]);
+
+    const other = await newWorkspace();
+    for (const path of ["/files", "/files/src%2Fa.ts", "/files.tar.gz"]) expect((await get(path, other.read)).status).toBe(404);
   });
 });
