@@ -811,6 +811,7 @@ export interface Paths {
         client_id?: string;
         source?: "steer" | "followUp";
         skills?: Array<string>;
+        toolset?: "default" | "code";
       };
       response: Schemas["RunResult"];
     };

@@ -180,15 +180,15 @@ describe("workspace shell", () => {
 
   it("stops a command that loops and keeps none of its changes; its description says it is not Linux", async () => {
     setTestLimits({ shell_time_ms: 500 });
-    const { results, events } = await run([
+    const { results, session } = await run([
       { name: "bash", args: { command: "echo partial > p.txt; i=0; while true; do i=$((i+1)); done" } },
       { name: "list_files", args: {} },
     ]);
     expect(results[0]!.is_error).toBe(true);
     expect(results[0]!.content).toMatch(/timeout|stopped|limit/i);
     expect(results[1]!.content).toBe("(the workspace is empty)");
-    const prompt = events.find((e) => e.type === "system_prompt_snapshotted");
-    expect(JSON.stringify(prompt)).toContain("bash");
+    const offered = (session.script.model.calls[session.script.offset]?.tools ?? []) as { name: string; description?: string }[];
+    expect(offered.find((t) => t.name === "bash")?.description).toContain("NOT a Linux machine");
   });
 });
 
@@ -273,5 +273,24 @@ describe("workspace files API", () => {
 
     const other = await newWorkspace();
     for (const path of ["/files", "/files/src%2Fa.ts", "/files.tar.gz"]) expect((await get(path, other.read)).status).toBe(404);
+  });
+
+  it("POST /messages with toolset code gives a chat run the workspace tools", async () => {
+    const main = new ScriptedModel([
+      toolCalls({ id: "w", name: "write_file", args: { path: "hello.txt", content: "hi" } }),
+      text("written"),
+    ]);
+    const ws = await scriptedWorkspace(main);
+    const id = (await createSession(env, { workspaceId: ws.id })).id;
+    const res = await call("POST", `/api/sessions/${id}/messages?wait=true`, {
+      token: ws.member,
+      body: { content: "write", toolset: "code" },
+    });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ status: "completed", output_text: "written" });
+    const listing = await json<{ files: { path: string }[] }>(await call("GET", `/api/sessions/${id}/files`, { token: ws.read }));
+    expect(listing.files.map((f) => f.path)).toEqual(["hello.txt"]);
+    const bad = await call("POST", `/api/sessions/${id}/messages`, { token: ws.member, body: { content: "x", toolset: "toolchain" } });
+    expect(bad.status).toBe(400);
   });
 });
