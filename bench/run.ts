@@ -16,6 +16,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "session-search", load: () => import("./session-search.ts") },
   { name: "memory", load: () => import("./memory.ts") },
   { name: "evaluation", load: () => import("./evaluation.ts") },
+  { name: "workspace", load: () => import("./workspace.ts") },
 ];
 
 const args = process.argv.slice(2);
