@@ -52,7 +52,7 @@ export default defineConfig({
     globalSetup: ["./test/support/build-console.ts"],
     // node-html-markdown (web_fetch) reaches css-what through extensionless ESM imports workerd's module
     // loader cannot resolve; pre-bundling it with Vite resolves them (as wrangler's bundler does in production).
-    deps: { optimizer: { ssr: { enabled: true, include: ["node-html-markdown"] } } },
+    deps: { optimizer: { ssr: { enabled: true, include: ["node-html-markdown", "turndown"] } } },
     testTimeout: 30_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],
     hookTimeout: 30_000,

@@ -14,6 +14,7 @@ import {
   type RuntimeServices,
   type ToolsetFactory,
   type ToolSpec,
+  workspaceTools,
 } from "../runtime/index.ts";
 import { toolchainTools } from "../domains/toolchain/tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
@@ -41,6 +42,8 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
     [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
+    // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
+    ["code", () => [...commonTools(), ...alwaysOffered(workspaceTools())]],
   ]);
 }
 

@@ -30,6 +30,7 @@ export { providerModel, redactSecrets, resolveModels, type ModelFactory, type Mo
 export { defineTool, fail, ok, type ToolContext, type ToolResult, type ToolSpec } from "./tools/spec.ts";
 export { builtinTools } from "./tools/builtins/index.ts";
 export { sessionSearchTool } from "./tools/session-search.ts";
+export { workspaceTools } from "./workspace/tools/index.ts";
 export { TOOL_POLICY_KEY, ToolPolicySchema, toolPolicyExtension } from "./tools/policy.ts";
 
 // ---- extension points the composition root fills (docs/layering.md, "Registration instead of imports") --

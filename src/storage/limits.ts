@@ -62,6 +62,16 @@ export const DEFAULT_LIMITS = {
   schedules: 100,
   /** `Retry-After` of a 429 `rate_limited`: the period of the rate limit bindings in wrangler.toml. */
   rate_limit_period_seconds: 60,
+  /** A session workspace's total file bytes (docs/workspace.md): a 50 MB repository fits. */
+  workspace_bytes: 200 * MiB,
+  /** Files in a session workspace. */
+  workspace_files: 20_000,
+  /** One file in a session workspace. */
+  workspace_file_bytes: 10 * MiB,
+  /** What one workspace tool (`read_file`, `grep`, `list_files`, `bash` stdout and stderr each) hands the model. */
+  workspace_tool_output_bytes: 32 * KiB,
+  /** Wall time of one `bash` command in a session workspace, in milliseconds. */
+  shell_time_ms: 20_000,
 } as const;
 
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
@@ -92,6 +102,19 @@ const OverrideSchema = z
     memory_profile_chars: z.number().int().min(1).max(100_000),
     schedules: count,
     rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
+    workspace_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(4 * 1024 * MiB),
+    workspace_files: z.number().int().min(1).max(1_000_000),
+    workspace_file_bytes: bytes,
+    workspace_tool_output_bytes: z
+      .number()
+      .int()
+      .min(1 * KiB)
+      .max(1 * MiB),
+    shell_time_ms: z.number().int().min(100).max(300_000),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
 

@@ -61,6 +61,18 @@ export interface Schemas {
     steered: boolean;
   };
   SessionEvent: Record<string, unknown>;
+  WorkspaceFiles: {
+    tree_hash: string;
+    event_id: string | null;
+    file_count: number;
+    total_bytes: number;
+    files: Array<{
+      path: string;
+      size: number;
+      sha256: string;
+    }>;
+    truncated: boolean;
+  };
   Session: {
     id: string;
     workspace_id: string;
@@ -809,6 +821,7 @@ export interface Paths {
         client_id?: string;
         source?: "steer" | "followUp";
         skills?: Array<string>;
+        toolset?: "default" | "code";
       };
       response: Schemas["RunResult"];
     };
@@ -828,6 +841,30 @@ export interface Paths {
         decision: "approve" | "deny";
         event: Schemas["SessionEvent"];
       };
+    };
+  };
+  "/api/sessions/{id}/files": {
+    get: {
+      params: { id: string };
+      query: { event?: string | number | boolean };
+      body: never;
+      response: Schemas["WorkspaceFiles"];
+    };
+  };
+  "/api/sessions/{id}/files.tar.gz": {
+    get: {
+      params: { id: string };
+      query: { event?: string | number | boolean };
+      body: never;
+      response: unknown;
+    };
+  };
+  "/api/sessions/{id}/files/{path}": {
+    get: {
+      params: { id: string; path: string };
+      query: { event?: string | number | boolean };
+      body: never;
+      response: unknown;
     };
   };
   "/api/sessions": {

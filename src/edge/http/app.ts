@@ -27,6 +27,7 @@ import { sessionAdminRoutes } from "./routes/session-admin.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
 import { approvalRoutes } from "./routes/session-approvals.ts";
+import { fileRoutes } from "./routes/session-files.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { agentRoutes } from "./routes/agents.ts";
@@ -79,6 +80,7 @@ export function createApp() {
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", approvalRoutes);
   app.route("/api/sessions", runReceiptRoutes);
+  app.route("/api/sessions", fileRoutes);
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", sessionAdminRoutes);
   app.route("/api/chat", chatRoutes);

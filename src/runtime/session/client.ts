@@ -40,7 +40,10 @@ export type SessionRpcMethod =
   | "compact"
   | "useTicket"
   | "update"
-  | "purge";
+  | "purge"
+  | "files"
+  | "fileContent"
+  | "filesArchive";
 
 /**
  * What a SessionDO RPC method answers, taken from the DO's own signature and unwrapped from its
@@ -196,6 +199,21 @@ export class SessionClient {
   /** Deletes the session's log in its Durable Object; the caller removes the D1 copy (`deleteSessionRows`). */
   purge(workspaceId: string): Promise<SessionResult<"purge">> {
     return this.#call("purge", workspaceId);
+  }
+
+  /** The workspace's files at the active leaf or at `eventId` (docs/workspace.md, "API"). */
+  files(workspaceId: string, eventId?: string): Promise<SessionResult<"files">> {
+    return this.#call("files", workspaceId, eventId);
+  }
+
+  /** One workspace file's bytes at the active leaf or at `eventId`. */
+  fileContent(workspaceId: string, path: string, eventId?: string): Promise<SessionResult<"fileContent">> {
+    return this.#call("fileContent", workspaceId, path, eventId);
+  }
+
+  /** The workspace's files as a gzip-compressed tar stream. */
+  filesArchive(workspaceId: string, eventId?: string): Promise<SessionResult<"filesArchive">> {
+    return this.#call("filesArchive", workspaceId, eventId);
   }
 
   compact(workspaceId: string, clientId: string, keepTokens?: number): Promise<SessionResult<"compact">> {

@@ -7,6 +7,7 @@
  */
 import type { PersistentEvent, ToolChoice, Usage } from "./events.ts";
 import type { ChannelOrigin, RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
+import { WORKSPACE_FILES_SCHEMA } from "../../storage/files/schema.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import type { ActivatedSkill } from "../skills.ts";
 
@@ -180,6 +181,12 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: "runs_dirty: replication looks up changed runs on every step, which scanned every run the session ever had",
     up: (sql) => void sql.exec(`CREATE INDEX IF NOT EXISTS runs_dirty ON runs(pos) WHERE dirty = 1`),
+  },
+  // ---- session workspace (docs/workspace.md): its own tables, added by the workspace change ----
+  {
+    version: 6,
+    name: "session workspace: content-addressed files, trees and the tree after each file-changing tool call",
+    up: (sql) => WORKSPACE_FILES_SCHEMA.forEach((stmt) => void sql.exec(stmt)),
   },
 ];
 

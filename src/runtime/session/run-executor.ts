@@ -55,6 +55,7 @@ import type { ApprovalRow } from "./do-storage.ts";
 import type { ChannelOrigin } from "./contract.ts";
 import type { NewPersistent } from "./events.ts";
 import type { ToolResult } from "../tools/spec.ts";
+import type { SessionWorkspace } from "../workspace/session-workspace.ts";
 
 /** A run restarted this many times without finishing is failed instead of resumed again. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -71,6 +72,8 @@ export interface RunDeps {
   loadConfig(): Promise<{ config: WorkspaceConfig; revision: string | null }>;
   /** Runs waiting for a tool approval, resolved by the SessionDO when a decision comes in. */
   approvals: ApprovalWaiters;
+  /** The session's workspace, handed to every tool call (docs/workspace.md). */
+  workspace?: SessionWorkspace;
 }
 
 export class RunExecutor {
@@ -374,6 +377,8 @@ export class RunExecutor {
             timezone: config.runtime.timezone,
             ...(run.input.dry_run ? { dryRun: true } : {}),
             ...(run.input.skill_overrides ? { skillOverrides: run.input.skill_overrides } : {}),
+            // ---- workspace (docs/workspace.md): file tools read and commit the session's files ----
+            ...(this.#deps.workspace ? { workspace: this.#deps.workspace } : {}),
             emitUpdate: io.emitUpdate,
             // A tool that reads this session from D1 first lets the run's debounced replication catch up.
             replicated: async () => void (await log.replicator.flush()),

@@ -15,6 +15,8 @@ import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { loadConfigAndRevision } from "../../storage/config/store.ts";
+import { SessionWorkspace } from "../workspace/session-workspace.ts";
+import { fileBytes, filesArchive, listFiles, type FilesListing } from "../workspace/files-view.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
@@ -152,10 +154,17 @@ export class SessionObject extends DurableObject<Env> {
         services: this.#services,
         approvals: this.#approvals,
         loadConfig: () => this.#runInputs(session.workspace_id),
+        // ---- workspace (docs/workspace.md): the session's files, following its event tree ----
+        workspace: this.#workspace(log),
         onRunEnded: (runId) => this.#live.endRun(runId),
       });
     }
     return { log: this.#log, queue: this.#queue! };
+  }
+
+  /** The session's file workspace (docs/workspace.md); its tree at any event follows the log, so rewind/branch need no hook. */
+  #workspace(log: SessionLog): SessionWorkspace {
+    return new SessionWorkspace({ storage: this.ctx.storage, env: this.env, workspaceId: log.session.workspace_id, log });
   }
 
   /** The session, if it exists and belongs to `workspaceId` (else 404: no existence leak). */
@@ -481,6 +490,36 @@ export class SessionObject extends DurableObject<Env> {
       return { active_leaf: log.leaf, items: buildTranscript(log.tree, log.leaf, limit !== undefined ? { limit } : {}) };
     });
   }
+
+  // ---- workspace files (docs/workspace.md, "API"): the tree at the active leaf or at an event ----
+  /** The event whose tree is asked for: the given one (404 when the session lacks it) or the active leaf. */
+  #filesAt(workspaceId: string, eventId: string | undefined): { log: SessionLog; at: string | null } {
+    const { log } = this.#require(workspaceId);
+    if (eventId !== undefined && !log.tree.contains(eventId)) throw notFound("Event");
+    return { log, at: eventId ?? log.leaf };
+  }
+
+  files(workspaceId: string, eventId?: string): Outcome<FilesListing> {
+    return attempt(() => {
+      const { log, at } = this.#filesAt(workspaceId, eventId);
+      return listFiles(this.#workspace(log), at);
+    });
+  }
+
+  async fileContent(workspaceId: string, path: string, eventId?: string): Promise<Outcome<Uint8Array>> {
+    return attemptAsync(async () => {
+      const { log, at } = this.#filesAt(workspaceId, eventId);
+      return fileBytes(this.#workspace(log), at, path);
+    });
+  }
+
+  filesArchive(workspaceId: string, eventId?: string): Outcome<ReadableStream<Uint8Array>> {
+    return attempt(() => {
+      const { log, at } = this.#filesAt(workspaceId, eventId);
+      return filesArchive(this.#workspace(log), at);
+    });
+  }
+  // ---- end workspace files ----
 
   tree(workspaceId: string): Outcome<{ active_leaf: string | null; event_count: number; leaves: TreeLeaf[] }> {
     return attempt(() => {

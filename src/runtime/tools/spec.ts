@@ -5,6 +5,7 @@
 import type { ZodType } from "zod";
 import type { Env } from "../../storage/env.ts";
 import type { SkillOverride } from "../skills.ts";
+import type { SessionWorkspace } from "../workspace/session-workspace.ts";
 
 export interface ToolResult {
   ok: boolean;
@@ -37,6 +38,8 @@ export interface ToolContext {
   dryRun?: boolean;
   /** The run's `skill_overrides`: tools that read skills read these at the override's tree. */
   skillOverrides?: readonly SkillOverride[];
+  /** The session's workspace (files, shell, git; docs/workspace.md) when the run has one. */
+  workspace?: SessionWorkspace;
 }
 
 export interface ToolSpec<I = unknown> {

@@ -27,3 +27,12 @@ export function hashOfKey(key: string): string | null {
   const m = /([0-9a-f]{64})(\.json)?$/.exec(key);
   return m?.[1] ?? null;
 }
+
+/**
+ * A session workspace's large file (docs/workspace.md): under `files/`, not `blobs/`, so the skill
+ * store's orphan collector (which deletes unindexed objects under `blobs/`) never sees it. Shared by
+ * the workspace's sessions: the same content is stored once.
+ */
+export function fileBlobKey(workspaceId: string, sha256: string): string {
+  return `${workspacePrefix(workspaceId)}files/${sha256.slice(0, 2)}/${sha256}`;
+}

@@ -24,6 +24,10 @@ export const MessageBody = z.strictObject({
   client_id: z.string().min(1).max(100).optional(),
   source: z.enum(["steer", "followUp"]).optional().describe("steer: join the running run; followUp: queue as a follow-up task"),
   skills: RequestedSkills.optional(),
+  toolset: z
+    .enum(["default", "code"])
+    .optional()
+    .describe("code: the run also gets the session workspace's file tools and shell (docs/workspace.md); default: the chat tool set"),
 });
 
 const post = createRoute({
@@ -60,6 +64,7 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     ...(body.client_id !== undefined ? { client_id: body.client_id } : {}),
     ...(body.source !== undefined ? { source: body.source } : {}),
     ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
+    ...(body.toolset !== undefined ? { toolset: body.toolset } : {}),
     ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey, idempotency_fingerprint: await messageFingerprint(body) } : {}),
   };
 

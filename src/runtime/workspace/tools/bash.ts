@@ -1,0 +1,102 @@
+/**
+ * `bash {command}`: a simulated shell over the session workspace (docs/workspace.md, "The shell").
+ * Workers cannot spawn processes, so the shell is just-bash (vercel-labs/just-bash, its browser build:
+ * no node:fs, no worker threads): bash syntax with coreutils, grep, sed, awk, find, jq, diff… in
+ * JavaScript. The workspace is mounted at /workspace through WorkspaceShellFs; the command's file
+ * changes are committed as one workspace change after it ends. A command that runs out of time
+ * commits nothing. Extra commands (`git`, added by the app) come from `commands`.
+ */
+import { z } from "zod";
+import { Bash, InMemoryFs, MountableFs, type CustomCommand } from "just-bash/browser";
+import { defineTool, fail, ok, type ToolContext } from "../../tools/spec.ts";
+import { WorkspaceShellFs } from "../shell-fs.ts";
+import type { SessionWorkspace } from "../session-workspace.ts";
+import { capText, withWorkspace } from "./common.ts";
+import type { FileChange } from "../../../storage/files/objects.ts";
+
+export const WORKSPACE_MOUNT = "/workspace";
+/** Most bytes a command may hold in its overlay of written files (memory; the workspace limits still apply at commit). */
+const MAX_OVERLAY_BYTES = 48 * 1024 * 1024;
+/** Total output a command may produce before the shell stops it (each stream is then capped for the model). */
+const MAX_SHELL_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+/** Makes the extra commands for one call (for example `git`, bound to this session's workspace). */
+export type ShellCommands = (ctx: ToolContext, ws: SessionWorkspace, fs: WorkspaceShellFs) => CustomCommand[];
+
+export const BASH_DESCRIPTION =
+  "Run a command in a simulated bash shell whose working directory /workspace holds this session's files. " +
+  "This is NOT a Linux machine: it is just-bash, an interpreter written in JavaScript with bash syntax (pipes, redirects, " +
+  "variables, loops, functions) and common tools (ls, cat, head, tail, grep, sed, awk, find, xargs, sort, uniq, wc, diff, jq, " +
+  "cut, tr, tee, mkdir, cp, mv, rm, touch…). There are no processes, no network, no package managers, and no compilers or " +
+  "language runtimes (no node, npm, python, make, gcc): you cannot build or run tests here. Files you change under /workspace are " +
+  "kept; anything elsewhere (e.g. /tmp) is discarded after the command. Output is capped and a command is stopped after a time limit.";
+
+export function bashTool(options: { commands?: ShellCommands; description?: string } = {}) {
+  return defineTool({
+    name: "bash",
+    description: options.description ?? BASH_DESCRIPTION,
+    input: z.strictObject({ command: z.string().min(1).max(65_536).describe("The bash command line to run in /workspace") }),
+    execute: (args, ctx) =>
+      withWorkspace(ctx, async (ws) => {
+        const limits = ws.limits;
+        const base = ws.head();
+        const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
+        const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: WORKSPACE_MOUNT, filesystem: files }] });
+        // A plain timer cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call).
+        const deadline = new AbortController();
+        const timer = setTimeout(() => deadline.abort(new DOMException("shell time limit", "TimeoutError")), limits.shell_time_ms);
+        const timeout = deadline.signal;
+        const bash = new Bash({
+          fs,
+          cwd: WORKSPACE_MOUNT,
+          env: { HOME: WORKSPACE_MOUNT, USER: "agent", PWD: WORKSPACE_MOUNT },
+          executionLimits: { maxExecutionTimeMs: limits.shell_time_ms, maxOutputSize: MAX_SHELL_OUTPUT_BYTES },
+          customCommands: options.commands?.(ctx, ws, files) ?? [],
+        });
+        const onCancel = () => deadline.abort(ctx.signal.reason);
+        ctx.signal.addEventListener("abort", onCancel, { once: true });
+        let result: Awaited<ReturnType<Bash["exec"]>>;
+        try {
+          result = await bash.exec(args.command, { signal: timeout });
+        } finally {
+          clearTimeout(timer);
+          ctx.signal.removeEventListener("abort", onCancel);
+        }
+        if (ctx.signal.aborted) return fail("cancelled", "Tool 'bash' was cancelled");
+        const max = limits.workspace_tool_output_bytes;
+        if (stopped(result, timeout))
+          return fail(
+            "timeout",
+            `The command was stopped (time limit ${limits.shell_time_ms} ms, or one of the shell's execution limits); none of its file changes were kept.\n` +
+              streams(result.stdout, result.stderr, max),
+          );
+        const changes: FileChange[] = [];
+        for (const change of files.changes())
+          changes.push({ path: change.path, blob: change.bytes === null ? null : await ws.stage(change.path, change.bytes) });
+        let note = "";
+        if (changes.length > 0) {
+          const committed = await ws.commit(base, changes, { runId: ctx.runId, toolCallId: ctx.toolCallId });
+          if (committed.changed) note = `\n[workspace: ${changes.length} path${changes.length === 1 ? "" : "s"} changed]`;
+        }
+        const body = `exit code: ${result.exitCode}\n${streams(result.stdout, result.stderr, max)}${note}`;
+        // A non-zero exit is the command's answer, not a tool failure: the model reads the code and the streams.
+        return ok(body);
+      }),
+  });
+}
+
+/**
+ * Whether the shell stopped the command rather than the command ending: our deadline, or just-bash's
+ * own (exit 124, "execution exceeded…") or one of its execution limits (exit 126, "…limit exceeded").
+ */
+function stopped(result: { exitCode: number; stderr: string }, timeout: AbortSignal): boolean {
+  if (timeout.aborted) return true;
+  return (result.exitCode === 124 || result.exitCode === 126) && /exceeded/i.test(result.stderr);
+}
+
+function streams(stdout: string, stderr: string, max: number): string {
+  const parts: string[] = [];
+  if (stdout !== "") parts.push(`stdout:\n${capText(stdout, max, "stdout")}`);
+  if (stderr !== "") parts.push(`stderr:\n${capText(stderr, max, "stderr")}`);
+  return parts.length === 0 ? "(no output)" : parts.join("\n");
+}
