@@ -30,6 +30,34 @@ export interface Schemas {
     created_at: number;
     updated_at: number;
   };
+  SkillStats: {
+    skill: string;
+    runs: number;
+    overall: Schemas["RunCounts"];
+    versions: Array<(Schemas["RunCounts"]) & ({
+      version: string;
+    })>;
+    baseline: Schemas["RunCounts"];
+    by_agent: Array<{
+      agent_id: string | null;
+      with_skill: Schemas["RunCounts"];
+      without_skill: Schemas["RunCounts"];
+    }>;
+  };
+  RunCounts: {
+    runs: number;
+    success: number;
+    failure: number;
+    cancelled: number;
+    pending: number;
+    success_rate: number | null;
+    feedback: {
+      up: number;
+      down: number;
+      none: number;
+      up_rate: number | null;
+    };
+  };
   RunResult: {
     session_id: string;
     run_id: string;
@@ -61,6 +89,10 @@ export interface Schemas {
     steered: boolean;
   };
   SessionEvent: Record<string, unknown>;
+  RunFeedback: {
+    rating: "up" | "down";
+    comment?: string;
+  };
   WorkspaceFiles: {
     tree_hash: string;
     event_id: string | null;
@@ -598,6 +630,14 @@ export interface Paths {
       };
     };
   };
+  "/api/skills/{name}/stats": {
+    get: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: Schemas["SkillStats"];
+    };
+  };
   "/api/plugins": {
     get: {
       params: never;
@@ -840,6 +880,31 @@ export interface Paths {
         tool_name: string;
         decision: "approve" | "deny";
         event: Schemas["SessionEvent"];
+      };
+    };
+  };
+  "/api/sessions/{id}/runs/{run_id}/receipt": {
+    get: {
+      params: { id: string; run_id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/sessions/{id}/runs/{run_id}/feedback": {
+    post: {
+      params: { id: string; run_id: string };
+      query: never;
+      body: Schemas["RunFeedback"];
+      response: {
+        run_id: string;
+        rating: "up" | "down";
+        comment: string | null;
+        receipt: {
+          [key: string]: unknown | undefined;
+        } | null;
       };
     };
   };
