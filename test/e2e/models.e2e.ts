@@ -13,8 +13,7 @@ import { toModelMessages } from "../../src/runtime/agent/model-messages.ts";
 import { ToolRegistry } from "../../src/runtime/tools/registry.ts";
 import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
 import { executeToolCall } from "../../src/runtime/tools/executor.ts";
-import type { ModelEntry } from "../../src/storage/config/schema.ts";
-import { WorkspaceConfigSchema } from "../../src/app/config.ts";
+import { composeConfigSchema, type ModelEntry } from "../../src/storage/config/schema.ts";
 import type { Env } from "../../src/storage/env.ts";
 import type { Message } from "../../src/runtime/session/events.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
@@ -27,8 +26,12 @@ const noBindings = { BEAVER_ALLOW_PRIVATE_EGRESS: "true" } as Env;
 
 const entry = (id: string): ModelEntry => ({ provider: "openai-compatible", id, base_url: `${modelUrl}/v1` });
 
+// The core configuration schema (model sections, defaults): the app's composed schema imports the runtime's
+// entry, whose Durable Object class needs `cloudflare:workers`, which Node cannot load.
+const CoreConfigSchema = composeConfigSchema([]);
+
 async function models(main: string, fallback?: string): Promise<ResolvedModels> {
-  const config = WorkspaceConfigSchema.parse({ model: entry(main), ...(fallback ? { fallback_model: entry(fallback) } : {}) });
+  const config = CoreConfigSchema.parse({ model: entry(main), ...(fallback ? { fallback_model: entry(fallback) } : {}) });
   return resolveModels(noBindings, "ws-e2e", config);
 }
 
