@@ -10,9 +10,10 @@
  * no result is answered `interrupted` unless it is idempotent.
  */
 import type { ModelMessage } from "ai";
-import type { AssistantMessage, Message, ToolCall, Usage } from "../session/events.ts";
+import type { AssistantMessage, Message, ToolCall } from "../session/events.ts";
 import type { RunProgress } from "../session/run-progress.ts";
 import type { TransientInput } from "../session/session-log.ts";
+import type { RunState } from "../session/do-storage.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ExecutedToolCall } from "../tools/executor.ts";
 import type { ToolResult } from "../tools/spec.ts";
@@ -45,16 +46,8 @@ export function outcomeOf(err: unknown, cancelled: boolean): Exclude<LoopOutcome
   return { status: "failed", error: { code: "internal", message: err instanceof Error ? err.message : String(err) } };
 }
 
-/** The run facts the loop advances; the store persists them with each step (the run row's state fits). */
-export interface LoopState {
-  tool_iterations: number;
-  steps?: number;
-  usage: Usage;
-  provider: string | null;
-  model: string | null;
-  output_text: string;
-  finish_reason: string;
-}
+/** The run facts the loop advances: the part of the run row's state it owns; the store persists them with each step. */
+export type LoopState = Pick<RunState, "tool_iterations" | "steps" | "usage" | "provider" | "model" | "output_text" | "finish_reason">;
 
 /** Persistence: where the run stands and how its steps are written (the session log in the SessionDO). */
 export interface LoopStore {
