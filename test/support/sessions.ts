@@ -11,7 +11,7 @@ import { z } from "zod";
 import { setTestModelFactory, testServices } from "./test-services.ts";
 import { builtinTools } from "../../src/runtime/tools/builtins/index.ts";
 import { defineTool, ok, type ToolSpec } from "../../src/runtime/tools/spec.ts";
-import type { PersistentEvent, StreamFrame } from "../../src/runtime/session/events.ts";
+import type { MessageEvent, PersistentEvent, StreamFrame } from "../../src/runtime/session/events.ts";
 import { SessionClient, sessionStub } from "../../src/runtime/session/client.ts";
 import type { SessionObject as SessionDO } from "../../src/runtime/session/session-object.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "./api.ts";
@@ -242,3 +242,9 @@ export async function newSession(ws: TestWorkspace, body: Record<string, unknown
 }
 
 export { runInDurableObject };
+
+/** The tool results among a session's events, in log order. */
+export const toolResults = (events: PersistentEvent[]) =>
+  events
+    .filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result")
+    .map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);

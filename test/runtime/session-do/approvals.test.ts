@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
-import type { MessageEvent, PersistentEvent, StreamFrame, ToolApprovalRequestedEvent } from "../../../src/runtime/session/events.ts";
+import type { StreamFrame, ToolApprovalRequestedEvent } from "../../../src/runtime/session/events.ts";
 import type { Extension } from "../../../src/runtime/extensions.ts";
 import { MAX_RUN_ATTEMPTS } from "../../../src/runtime/session/run-executor.ts";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
@@ -19,6 +19,7 @@ import {
   text,
   toolCalls,
   until,
+  toolResults,
 } from "../../support/sessions.ts";
 
 afterEach(() => {
@@ -34,11 +35,6 @@ async function configure(ws: TestWorkspace, extra: { tool_policy?: unknown; runt
   const res = await call("PUT", "/api/config", { token: ws.admin, body: { ...current, ...extra, runtime } });
   if (res.status !== 200) throw new Error(`config: ${res.status} ${await res.text()}`);
 }
-
-const toolResults = (events: PersistentEvent[]) =>
-  events
-    .filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result")
-    .map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
 
 async function requested(sessionId: string, workspaceId: string, count = 1): Promise<ToolApprovalRequestedEvent[]> {
   let found: ToolApprovalRequestedEvent[] = [];

@@ -5,7 +5,7 @@ import { createSession, submitRun, waitForRun } from "../../../src/runtime/sessi
 import { SessionClient } from "../../../src/runtime/session/client.ts";
 import { setReplicationFault } from "../../support/test-services.ts";
 import { MAX_RUN_ATTEMPTS } from "../../../src/runtime/session/run-executor.ts";
-import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
+import type { MessageEvent } from "../../../src/runtime/session/events.ts";
 import { call } from "../../support/api.ts";
 import {
   ScriptedModel,
@@ -20,12 +20,8 @@ import {
   text,
   toolCalls,
   until,
+  toolResults,
 } from "../../support/sessions.ts";
-
-const toolResults = (events: PersistentEvent[]) =>
-  events
-    .filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result")
-    .map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
 
 async function d1Events(sessionId: string): Promise<{ id: string; seq: number }[]> {
   const rows = await env.DB.prepare("SELECT id, seq FROM session_events WHERE session_id = ? ORDER BY seq")

@@ -5,7 +5,6 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { defineCommand } from "just-bash/browser";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
-import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
 import { workspaceTools } from "../../../src/runtime/workspace/tools/index.ts";
 import { EMPTY_TREE_HASH, FileObjects } from "../../../src/storage/files/objects.ts";
 import {
@@ -18,12 +17,8 @@ import {
   text,
   toolCalls,
   until,
+  toolResults,
 } from "../../support/sessions.ts";
-
-const toolResults = (events: PersistentEvent[]) =>
-  events
-    .filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result")
-    .map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
 
 describe("workspace atomicity", () => {
   it("an eviction in the middle of a multi-file shell command leaves none of its files", async () => {

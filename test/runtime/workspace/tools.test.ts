@@ -5,18 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { SessionClient } from "../../../src/runtime/session/client.ts";
-import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
-import { ScriptedModel, doEvents, scriptedWorkspace, text, toolCalls, type ScriptStep } from "../../support/sessions.ts";
+import { ScriptedModel, doEvents, scriptedWorkspace, text, toolCalls, type ScriptStep, toolResults } from "../../support/sessions.ts";
 import { setTestLimits } from "../../support/test-services.ts";
 import { call, json, newWorkspace } from "../../support/api.ts";
 import { unpackTar } from "modern-tar";
 
 type Call = { name: string; args: unknown };
-
-const toolResults = (events: PersistentEvent[]) =>
-  events
-    .filter((e): e is MessageEvent => e.type === "message" && e.message.role === "tool_result")
-    .map((e) => e.message as Extract<MessageEvent["message"], { role: "tool_result" }>);
 
 /** A model that makes each call in turn (one per step), then answers "done". */
 function calling(calls: Call[]): ScriptStep[] {
