@@ -6,14 +6,15 @@
  * a `.cpuprofile` file that Chrome DevTools opens.
  *
  * Env: BENCH_PROFILE_TURNS (100), BENCH_PROFILE_RULE (`echo`; `tools-1`, `tools-3`; `webhooks` profiles
- * signed unique Gitea deliveries instead of turns), BENCH_PROFILE_OUT.
+ * signed unique Gitea deliveries instead of turns; `write_file` / `echo_call` script one `write_file` /
+ * `echo` call per turn of the `code` tool set, the workspace bench's two turns), BENCH_PROFILE_OUT.
  */
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { SourceMapConsumer, type RawSourceMap } from "source-map-js";
 import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
-import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
+import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
 
@@ -142,6 +143,24 @@ export async function run(): Promise<void> {
       turn = async (i) => {
         const res = await postDelivery(dev, id, { ...uniqueDelivery(i), id: `profile-${i}` });
         if (res.status !== 202) throw new Error(`delivery: ${res.status} ${await res.text()}`);
+      };
+    } else if (RULE === "write_file" || RULE === "echo_call") {
+      // The workspace bench's turns (bench/workspace.ts): one scripted tool call, then a text.
+      const { token } = await benchWorkspace(dev, call);
+      const models = scriptedModelClient(model.url);
+      const modelId = `script:profile-${RULE}`;
+      await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: modelId, base_url: model.baseUrl } });
+      const session = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
+      const step = (i: number): ScriptedStep =>
+        RULE === "echo_call"
+          ? { tool_calls: [{ name: "echo", arguments: { text: "x" } }] }
+          : { tool_calls: [{ name: "write_file", arguments: { path: `src/dir${i % 5}/file${i}.ts`, content: `export const v = ${i};\n`.repeat(50) } }] };
+      turn = async (i) => {
+        await models.script(modelId, [step(i), { text: "ok" }]);
+        const body = (await (
+          await call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: `profile turn ${i}`, toolset: "code" })
+        ).json()) as { status: string };
+        if (body.status !== "completed") throw new Error(`turn ended ${body.status}`);
       };
     } else {
       const { token } = await benchWorkspace(dev, call);
