@@ -43,7 +43,8 @@ export type SessionRpcMethod =
   | "purge"
   | "files"
   | "fileContent"
-  | "filesArchive";
+  | "filesArchive"
+  | "fileChanges";
 
 /**
  * What a SessionDO RPC method answers, taken from the DO's own signature and unwrapped from its
@@ -214,6 +215,11 @@ export class SessionClient {
   /** The workspace's files as a gzip-compressed tar stream. */
   filesArchive(workspaceId: string, eventId?: string): Promise<SessionResult<"filesArchive">> {
     return this.#call("filesArchive", workspaceId, eventId);
+  }
+
+  /** The file-changing events on the path to the active leaf, with the tree each left. */
+  fileChanges(workspaceId: string): Promise<SessionResult<"fileChanges">> {
+    return this.#call("fileChanges", workspaceId);
   }
 
   compact(workspaceId: string, clientId: string, keepTokens?: number): Promise<SessionResult<"compact">> {

@@ -16,7 +16,7 @@ import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { loadConfigAndRevision } from "../../storage/config/store.ts";
 import { SessionWorkspace } from "../workspace/session-workspace.ts";
-import { fileBytes, filesArchive, listFiles, type FilesListing } from "../workspace/files-view.ts";
+import { fileBytes, fileChanges, filesArchive, listFiles, type FilesListing } from "../workspace/files-view.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
 import { SessionLog } from "./session-log.ts";
@@ -517,6 +517,13 @@ export class SessionObject extends DurableObject<Env> {
     return attempt(() => {
       const { log, at } = this.#filesAt(workspaceId, eventId);
       return filesArchive(this.#workspace(log), at);
+    });
+  }
+  /** The file-changing events on the path to the active leaf (the console's base picker). */
+  fileChanges(workspaceId: string): Outcome<ReturnType<typeof fileChanges>> {
+    return attempt(() => {
+      const { log } = this.#require(workspaceId);
+      return fileChanges(this.#workspace(log), log);
     });
   }
   // ---- end workspace files ----

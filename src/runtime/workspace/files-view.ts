@@ -6,8 +6,9 @@
  */
 import { createTarPacker } from "modern-tar";
 import { AppError } from "../../kernel/errors.ts";
-import type { SessionWorkspace } from "./session-workspace.ts";
+import type { SessionWorkspace, WorkspaceLog } from "./session-workspace.ts";
 import { filePath } from "./paths.ts";
+import { fileChangesOnPath, type FileChangeEvent } from "./file-changes.ts";
 
 /** Files one listing names at most (the rest is counted: `truncated`). */
 export const FILES_LIST_MAX = 5_000;
@@ -33,6 +34,11 @@ export function listFiles(ws: SessionWorkspace, eventId: string | null): FilesLi
     if (files.length < FILES_LIST_MAX) files.push({ path, size: entry.size, sha256: entry.hash });
   }
   return { tree_hash: root, event_id: eventId, file_count: count, total_bytes: bytes, files, truncated: count > files.length };
+}
+
+/** The file-changing events on the path to the active leaf, oldest first (the console's base picker). */
+export function fileChanges(ws: SessionWorkspace, log: WorkspaceLog): { active_leaf: string | null; changes: FileChangeEvent[] } {
+  return { active_leaf: log.leaf, changes: fileChangesOnPath(log.tree.pathToRoot(log.leaf), ws.recorded()) };
 }
 
 /** One file's bytes at an event (404 for a path the tree lacks or a directory). */

@@ -55,10 +55,11 @@ export class SessionWorkspace {
 
   /** The root tree at an event of this session (its ancestry's last recorded tree). */
   at(eventId: string | null): string {
-    return treeAtEvent(this.#log.tree, eventId, this.#recorded());
+    return treeAtEvent(this.#log.tree, eventId, this.recorded());
   }
 
-  #recorded(): Map<string, string> {
+  /** Every recorded tree of this session, by `callKey(run, tool call)`. */
+  recorded(): Map<string, string> {
     const rows = this.#storage.sql
       .exec<{ run_id: string; tool_call_id: string; tree_hash: string }>(`SELECT run_id, tool_call_id, tree_hash FROM ws_calls`)
       .toArray();

@@ -2,7 +2,8 @@
  * `GET /api/sessions/:id/files`, `/files/{path}` and `/files.tar.gz`: a session workspace's files
  * (docs/workspace.md, "API") at the active leaf or, with `?event=`, at any event of the session — the
  * tree that event's last file-changing tool call left. Read scope; another workspace's session, an
- * event the session lacks and a path the tree lacks all answer 404.
+ * event the session lacks and a path the tree lacks all answer 404. `GET /api/sessions/:id/file-changes`
+ * names the file-changing events on the active path (the console's Files panel picks a diff base there).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
@@ -57,7 +58,42 @@ const raw = createRoute({
   },
 });
 
+const FileChanges = z
+  .object({
+    active_leaf: z.string().nullable(),
+    changes: z.array(
+      z.object({
+        event_id: z.string(),
+        seq: z.number().int(),
+        ts: z.number().int(),
+        run_id: z.string(),
+        tool_call_id: z.string(),
+        tool_name: z.string(),
+        command: z.string().nullable(),
+        tree_hash: z.string(),
+        changed: z.boolean(),
+      }),
+    ),
+  })
+  .openapi("WorkspaceFileChanges");
+
+const changes = createRoute({
+  method: "get",
+  path: "/{id}/file-changes",
+  tags: ["sessions"],
+  summary: "The file-changing tool results on the path to the active leaf, oldest first, with the tree each left (docs/workspace.md)",
+  request: { params: SessionIdParam },
+  responses: {
+    200: jsonResponse(FileChanges, "The file-changing events (a `bash` call's command cut to 200 characters)"),
+    ...errorResponses(404),
+  },
+});
+
 export const fileRoutes = newRouter()
+  .openapi(changes, async (c) => {
+    const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
+    return c.json(await session.fileChanges(workspaceId), 200);
+  })
   .openapi(list, async (c) => {
     const { session, workspaceId } = sessionFor(c, c.req.valid("param").id);
     return c.json(await session.files(workspaceId, c.req.valid("query").event), 200);
