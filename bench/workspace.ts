@@ -1,19 +1,41 @@
 /**
- * The session workspace's costs (docs/workspace.md): end to end on `wrangler dev` with a zero-latency
- * scripted model. The baseline turn is a no-tool turn; against it, a turn with one `echo` tool call
- * (a tool step without a workspace change), a turn with one `write_file` call (the same step plus a
- * tree snapshot: stage, prepare, one transaction). Figures are ratios against the baseline turn,
- * never pass/fail thresholds. Not measured yet: `grep` over 10 MB (building the corpus through tool
- * calls outlasted a waited turn; it needs a bench-only seeding route) and git clone time and memory
- * for a 5,000-file repository (git is not built).
+ * The session workspace's costs (docs/workspace.md, "Benchmarks"): end to end on `wrangler dev` with a
+ * zero-latency scripted model, all in one run so the figures share the machine's load. The baseline
+ * turn is a no-tool turn. Against it:
+ *
+ * - a tree snapshot per file-changing call: a `write_file` turn against an `echo` turn whose arguments
+ *   have the **same size** (the scripted server streams arguments in 8-character deltas, like a model's
+ *   tokens, and each delta costs the whole streaming path — an `echo {text:"x"}` turn is no baseline
+ *   for a 1.2 KB `write_file`). Both a small (24 B) and a 1.2 KB file;
+ * - `grep` over 10 MB: a workspace of 180 files (~10 MB, seeded by `bash` calls in six turns) searched
+ *   for a pattern that matches a few lines, so every file is read; against an `echo` turn in the same
+ *   session.
+ *
+ * Figures are ratios and differences against turns measured in the same run, never pass/fail
+ * thresholds. Not measured: git clone time and memory for a 5,000-file repository (git is another
+ * branch's work).
  */
 import { performance } from "node:perf_hooks";
 import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 
-const TURNS = 20;
+const TURNS = Number(process.env.BENCH_WORKSPACE_TURNS ?? 15);
 const WARMUP = 3;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** ~1.2 KB of file content (50 lines), the size of a small source file. */
+const bigContent = (i: number) => `export const v = ${i};\n`.repeat(50);
+/** Files and lines of the grep corpus: 180 files × 1,001 lines ≈ 10 MB. */
+const GREP_FILES = 180;
+const SEED_TURNS = 6;
+
+/** One `bash` command writing files [from, to] of the corpus: a 1,000-line body made once, each file its own first line. */
+function seedCommand(from: number, to: number): string {
+  return (
+    `seq 1 1000 | awk '{print "const v" $1 " = \\"line " $1 " lorem ipsum dolor sit amet, consectetur adipiscing\\";"}' > /tmp/base.txt; ` +
+    `for i in $(seq ${from} ${to}); do d=src/m$((i % 10)); mkdir -p $d; { echo "// module $i"; cat /tmp/base.txt; } > $d/f$i.ts; done`
+  );
+}
 
 export async function run(): Promise<void> {
   const model = await startScriptedModelServer();
@@ -25,39 +47,59 @@ export async function run(): Promise<void> {
     const modelId = "script:workspace-bench";
     await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: modelId, base_url: `${model.url}/v1` } });
     const session = async () => ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-    const turn = async (id: string, steps: ScriptedStep[] | null): Promise<number> => {
-      if (steps) await models.script(modelId, steps);
+    const turn = async (id: string, steps: ScriptedStep[]): Promise<number> => {
+      await models.script(modelId, steps);
       const t0 = performance.now();
       const res = await call("POST", `/api/sessions/${id}/messages?wait=true`, token, { content: "go", toolset: "code" });
       const body = (await res.json()) as { status: string };
       if (body.status !== "completed") throw new Error(`turn ended ${body.status}`);
       return performance.now() - t0;
     };
-    const p50 = async (steps: (i: number) => ScriptedStep[]): Promise<number> => {
-      const id = await session();
+    const tool = (name: string, args: Record<string, unknown>): ScriptedStep[] => [
+      { tool_calls: [{ name, arguments: args }] },
+      { text: "ok" },
+    ];
+    /** p50 of `TURNS` turns after `WARMUP`, in a new session (or `id`). */
+    const p50 = async (steps: (i: number) => ScriptedStep[], id?: string): Promise<number> => {
+      const sid = id ?? (await session());
       const samples: number[] = [];
       for (let i = 0; i < TURNS + WARMUP; i++) {
-        const ms = await turn(id, steps(i));
+        const ms = await turn(sid, steps(i));
         if (i >= WARMUP) samples.push(ms);
       }
       return median(samples);
     };
+
     const baseline = await p50(() => [{ text: "ok" }]);
-    const echo = await p50(() => [{ tool_calls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "ok" }]);
-    const write = await p50((i) => [
-      {
-        tool_calls: [
-          { name: "write_file", arguments: { path: `src/dir${i % 5}/file${i}.ts`, content: `export const v = ${i};\n`.repeat(50) } },
-        ],
-      },
-      { text: "ok" },
-    ]);
-    console.log(`baseline turn (no tools), p50: ${baseline.toFixed(2)} ms`);
-    console.log(`turn with one echo call, p50: ${echo.toFixed(2)} ms = ${(echo / baseline).toFixed(2)} x baseline`);
+    const echoSmall = await p50(() => tool("echo", { text: "x" }));
+    const writeSmall = await p50((i) => tool("write_file", { path: `src/dir${i % 5}/file${i}.ts`, content: `export const v = ${i};\n` }));
+    const echoBig = await p50((i) => tool("echo", { text: bigContent(i) }));
+    const writeBig = await p50((i) => tool("write_file", { path: `src/dir${i % 5}/file${i}.ts`, content: bigContent(i) }));
+
+    // grep over 10 MB: seed, then alternate nothing; echo turns and grep turns in the same session.
+    const corpus = await session();
+    const per = GREP_FILES / SEED_TURNS;
+    const t0 = performance.now();
+    for (let s = 0; s < SEED_TURNS; s++) await turn(corpus, tool("bash", { command: seedCommand(s * per + 1, (s + 1) * per) }));
+    const seedMs = performance.now() - t0;
+    const listing = (await (await call("GET", `/api/sessions/${corpus}/files`, token)).json()) as { file_count: number; total_bytes: number };
+    if (listing.file_count !== GREP_FILES) throw new Error(`grep corpus: ${listing.file_count} files, expected ${GREP_FILES}`);
+    const echoCorpus = await p50(() => tool("echo", { text: "x" }), corpus);
+    const grep = await p50((i) => tool("grep", { pattern: `^// module 1${i % 8}[0-9]$` }), corpus);
+
+    const ms = (x: number) => `${x.toFixed(1)} ms`;
+    const x = (v: number) => `${(v / baseline).toFixed(2)} x baseline`;
+    console.log(`configuration: bench/wrangler.toml on wrangler dev; ${TURNS} turns per figure after ${WARMUP} warm-up turns; p50`);
+    console.log(`baseline turn (no tools): ${ms(baseline)}`);
+    console.log(`echo {text: "x"} turn: ${ms(echoSmall)} = ${x(echoSmall)}`);
+    console.log(`write_file 24 B turn: ${ms(writeSmall)} = ${x(writeSmall)}; tree snapshot ≈ ${ms(writeSmall - echoSmall)} (vs the echo turn)`);
+    console.log(`echo with 1.2 KB of arguments: ${ms(echoBig)} = ${x(echoBig)}; streaming 1.2 KB of arguments ≈ ${ms(echoBig - echoSmall)}`);
     console.log(
-      `turn with one write_file call, p50: ${write.toFixed(2)} ms = ${(write / baseline).toFixed(2)} x baseline; ` +
-        `tree snapshot ≈ ${(write - echo).toFixed(2)} ms per file-changing call`,
+      `write_file 1.2 KB turn: ${ms(writeBig)} = ${x(writeBig)}; tree snapshot ≈ ${ms(writeBig - echoBig)} (vs the same-size echo turn; ` +
+        `${ms(writeBig - echoSmall)} against the small echo turn, the last round's comparison)`,
     );
+    console.log(`grep corpus: ${listing.file_count} files, ${(listing.total_bytes / 1e6).toFixed(1)} MB, seeded in ${SEED_TURNS} bash turns in ${ms(seedMs)}`);
+    console.log(`echo turn on that workspace: ${ms(echoCorpus)}; grep turn (reads every file): ${ms(grep)}; grep over 10 MB ≈ ${ms(grep - echoCorpus)}`);
   } finally {
     await dev.stop();
     await model.stop();
