@@ -123,22 +123,33 @@ class StepStreamError extends Error {
   }
 }
 
-/** Fails an attempt that has been silent for `ms`; `touch()` on every stream part. */
+/**
+ * Fails an attempt that has been silent for `ms`; `touch()` on every stream part. A touch only notes
+ * the time: one timer runs per attempt and, when it fires early, re-arms for what is left. Re-arming
+ * a timer on every part (a 1.2 KB tool argument streams as ~150 parts) cost more than the parts
+ * themselves (docs/workspace.md, "Benchmarks").
+ */
 class IdleTimer {
   readonly controller = new AbortController();
   fired = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private last = Date.now();
 
   constructor(private readonly ms: number) {
-    this.touch();
+    this.arm(ms);
   }
 
   touch(): void {
-    clearTimeout(this.timer);
+    this.last = Date.now();
+  }
+
+  private arm(delay: number): void {
     this.timer = setTimeout(() => {
+      const silent = Date.now() - this.last;
+      if (silent < this.ms) return this.arm(this.ms - silent);
       this.fired = true;
       this.controller.abort(new Error(`no response from the model for ${Math.round(this.ms / 1000)} s`));
-    }, this.ms);
+    }, delay);
   }
 
   stop(): void {

@@ -340,6 +340,23 @@ describe("runModelStep: silent models", () => {
     const abandon = events.find((e) => e.kind === "abandon")?.value as { error: string };
     expect(abandon.error).toMatch(/no response from the model/);
   });
+
+  it("keeps an attempt whose parts keep coming, however long it runs in all", async () => {
+    const { callbacks } = recorder();
+    // Each part within the idle timeout, the whole stream several times longer than it.
+    const slow = streamingModel(textParts(..."one two three four five six seven eight".split(/(?= )/)), { chunkDelayMs: 40 });
+    const out = await runModelStep({
+      models: models(slow, streamingModel(textParts("from fallback"))),
+      system: "S",
+      messages,
+      tools: registry,
+      signal: new AbortController().signal,
+      idleTimeoutMs: 100,
+      callbacks,
+    });
+    expect(out.answered_by).toBe("main");
+    expect(out.text).toBe("one two three four five six seven eight");
+  });
 });
 
 describe("runModelStep: prompt cache hints and usage details", () => {
