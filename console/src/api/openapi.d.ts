@@ -93,6 +93,20 @@ export interface Schemas {
     rating: "up" | "down";
     comment?: string;
   };
+  WorkspaceFileChanges: {
+    active_leaf: string | null;
+    changes: Array<{
+      event_id: string;
+      seq: number;
+      ts: number;
+      run_id: string;
+      tool_call_id: string;
+      tool_name: string;
+      command: string | null;
+      tree_hash: string;
+      changed: boolean;
+    }>;
+  };
   WorkspaceFiles: {
     tree_hash: string;
     event_id: string | null;
@@ -906,6 +920,14 @@ export interface Paths {
           [key: string]: unknown | undefined;
         } | null;
       };
+    };
+  };
+  "/api/sessions/{id}/file-changes": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: Schemas["WorkspaceFileChanges"];
     };
   };
   "/api/sessions/{id}/files": {

@@ -18,6 +18,7 @@ import { Answer, ApprovalRequest, LiveMessage, OtherItem, UserMessage, approvalD
 import { Composer } from "../chat/composer";
 import { SessionList } from "../chat/session-list";
 import { SessionDetails, SessionHeader } from "../chat/session-header";
+import { FilesPanel } from "../files/files-panel";
 
 function newSessionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
@@ -204,6 +205,7 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
         onOpenDrawer={onOpenDrawer}
       />
       {exists ? <SessionDetails sessionId={sessionId} tick={tick} busy={busy} onDone={refresh} /> : null}
+      {exists ? <FilesPanel sessionId={sessionId} tick={tick} /> : null}
       <ErrorNote error={session.error} />
       <div class="scroller" ref={scroller} tabIndex={0} aria-label="Conversation messages">
         {exists || live.length > 0 ? null : <p class="muted empty">Write a message below to start this chat.</p>}
