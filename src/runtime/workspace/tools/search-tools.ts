@@ -96,7 +96,8 @@ export const grepTool = defineTool({
         }
         const lines = text(bytes).split("\n");
         for (let i = 0; i < lines.length; i++) {
-          if (!re.matcher(lines[i]!).find()) continue;
+          // `test` answers yes/no without capture groups, on re2js's fast path (`matcher().find()` tracks them).
+          if (!re.test(lines[i]!)) continue;
           matches++;
           if (matches <= GREP_MAX_MATCHES && !out.full) out.push(`${file.path}:${i + 1}:${clip(lines[i]!, GREP_LINE_CHARS)}`);
         }
