@@ -16,6 +16,7 @@ export type { Message, PersistentEvent, StreamFrame, Usage } from "./session/eve
 export type { DisplayItem } from "./session/display-item.ts";
 export { excerpt } from "./session/message-text.ts";
 export { deleteSessionCopy } from "./session/deletion.ts";
+export { STOP_MAX_TIMEOUT_MS } from "./session/lifecycle.ts";
 export { usageReport } from "./session/usage-report.ts";
 export { MAX_SEARCH_DEPTH, searchSessions } from "./session/search.ts";
 export { TICKET_TTL_MS, issueTicket, verifyTicket } from "./session/stream-ticket.ts";

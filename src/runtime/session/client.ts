@@ -43,7 +43,11 @@ export type SessionRpcMethod =
   | "purge"
   | "files"
   | "fileContent"
-  | "filesArchive";
+  | "filesArchive"
+  | "forkExport"
+  | "recordFork"
+  | "stop"
+  | "retry";
 
 /**
  * What a SessionDO RPC method answers, taken from the DO's own signature and unwrapped from its
@@ -61,6 +65,15 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown>;
   /** An isolated session: kept in its Durable Object only, never listed or searched (evaluation runs). */
   isolated?: boolean;
+}
+
+/** What `SessionClient.fork` makes: a new session from a branch of this one (docs/sessions.md, "Fork"). */
+export interface ForkInput {
+  /** The last event of the copied branch (default: the source's active leaf). */
+  eventId?: string;
+  /** Default: the source's title. */
+  title?: string;
+  clientId?: string;
 }
 
 /** Options of a session's live stream (`GET /api/sessions/:id/stream`). */
@@ -114,6 +127,27 @@ export class SessionClient {
     return { ...out.session, created: out.created, client };
   }
 
+  /**
+   * Forks this session (docs/sessions.md, "Fork"): a new session whose history is this one's branch up
+   * to `eventId` (default: the active leaf), with the workspace files as they were at that event;
+   * `forked_from` on the new one, the fork recorded on this one. An event this session lacks → 422.
+   */
+  async fork(workspaceId: string, input: ForkInput = {}): Promise<SessionResult<"view"> & { client: SessionClient }> {
+    const exported = await this.#call("forkExport", workspaceId, input.eventId);
+    const source = await this.view(workspaceId);
+    const sessionId = newId("ses");
+    const client = new SessionClient(this.#env, sessionId);
+    const out = await client.#call("create", {
+      workspaceId,
+      sessionId,
+      title: input.title ?? source.title,
+      metadata: source.metadata,
+      fork: exported,
+    });
+    await this.#call("recordFork", workspaceId, { session_id: sessionId, event_id: exported.origin.event_id }, input.clientId ?? "api");
+    return { ...out.session, client };
+  }
+
   // ---- RPC ----------------------------------------------------------------------------------------
 
   async #call<K extends SessionRpcMethod>(method: K, ...args: Parameters<SessionDO[K]>): Promise<SessionResult<K>> {
@@ -125,8 +159,22 @@ export class SessionClient {
     return this.#call("view", workspaceId);
   }
 
+  /** Closes the session; one not stopped yet is stopped first with no grace (docs/sessions.md, "Stop, close and retry"). */
   close(workspaceId: string, clientId: string): Promise<SessionResult<"close">> {
     return this.#call("close", workspaceId, clientId);
+  }
+
+  /**
+   * Stops the session: new messages answer 409 `session_stopping`, queued ones end as failures, the
+   * running run may finish within `timeoutMs` (default 5 s), then it is cancelled. A closed session → 409.
+   */
+  stop(workspaceId: string, timeoutMs: number | undefined, clientId: string): Promise<SessionResult<"stop">> {
+    return this.#call("stop", workspaceId, timeoutMs, clientId);
+  }
+
+  /** Re-runs a failed run's input as a new run (`retry_of` names the failed one); a run that did not fail → 409. */
+  retry(workspaceId: string, runId: string, clientId?: string): Promise<SessionResult<"retry">> {
+    return this.#call("retry", workspaceId, runId, clientId);
   }
 
   /**

@@ -50,6 +50,8 @@ export interface SubmitRunInput {
   skill_overrides?: SkillOverride[];
   /** The live channel the message came through (recorded as `channel_inject` before it; docs/approvals.md). */
   channel?: ChannelOrigin;
+  /** A retry: the failed run whose input this is (docs/sessions.md, "Retry"). */
+  retry_of?: string;
 }
 
 /** A message that entered through a live channel (docs/sessions.md, "Two-way live channel"). */

@@ -10,12 +10,14 @@ import type { ChannelOrigin, RunResult, RunStatus, SubmitRunInput } from "./cont
 import { WORKSPACE_FILES_SCHEMA } from "../../storage/files/schema.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import type { ActivatedSkill } from "../skills.ts";
+import type { ForkOrigin, ForkRecord } from "./fork.ts";
 
 export interface SessionInfo {
   id: string;
   workspace_id: string;
   title: string;
-  status: "open" | "closed";
+  /** `stopping`/`stopped`: a stop was asked (docs/sessions.md, "Stop and close"); both refuse new messages. */
+  status: "open" | "stopping" | "stopped" | "closed";
   metadata: Record<string, unknown>;
   created_at: number;
   updated_at: number;
@@ -26,6 +28,10 @@ export interface SessionInfo {
   isolated?: true;
   /** When a person archived it (docs/sessions.md, "Rename, archive, delete"); absent or null when not archived. */
   archived_at?: number | null;
+  /** A fork: the session and event its history was copied from (docs/sessions.md, "Fork"). */
+  forked_from?: ForkOrigin;
+  /** The forks made of this session, newest last (at most MAX_RECORDED_FORKS; each is also a `session_info` event). */
+  forks?: ForkRecord[];
 }
 
 /** Progress of a run that must survive a restart (everything else is derived from the log). */
@@ -49,7 +55,7 @@ export interface RunState {
   user_event_id?: string;
   /** Set by cancel; a resumed run ends `cancelled` instead of continuing. */
   cancel_requested?: boolean;
-  /** Executions started (1 + resumes); a run that keeps crashing is failed, not resumed forever. */
+  /** Executions since the last persisted step (1 + resumes without progress); a run that keeps crashing is failed, not resumed forever. */
   attempts?: number;
   /** The skills this run activated when it opened (frozen). */
   skills?: ActivatedSkill[];
