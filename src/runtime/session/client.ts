@@ -65,6 +65,8 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown>;
   /** An isolated session: kept in its Durable Object only, never listed or searched (evaluation runs). */
   isolated?: boolean;
+  /** The outbound channel the session posts each run's result to (docs/channels.md); must be configured (422 otherwise). */
+  channel?: string;
 }
 
 /** What `SessionClient.fork` makes: a new session from a branch of this one (docs/sessions.md, "Fork"). */
@@ -123,6 +125,7 @@ export class SessionClient {
       title: input.title ?? "",
       metadata: input.metadata ?? {},
       ...(input.isolated ? { isolated: true } : {}),
+      ...(input.channel !== undefined ? { channel: input.channel } : {}),
     });
     return { ...out.session, created: out.created, client };
   }
@@ -240,7 +243,11 @@ export class SessionClient {
   }
 
   /** Renames and/or archives the session (docs/sessions.md, "Rename, archive, delete"). */
-  update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<SessionResult<"update">> {
+  update(
+    workspaceId: string,
+    changes: { title?: string; archived?: boolean; channel?: string | null },
+    clientId: string,
+  ): Promise<SessionResult<"update">> {
     return this.#call("update", workspaceId, changes, clientId);
   }
 

@@ -8,6 +8,7 @@
 import type { PersistentEvent, ToolChoice, Usage } from "./events.ts";
 import type { ChannelOrigin, RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
 import { WORKSPACE_FILES_SCHEMA } from "../../storage/files/schema.ts";
+import { CHANNEL_OUTBOX_SCHEMA } from "../channels/outbox.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import type { ActivatedSkill } from "../skills.ts";
 import type { ForkOrigin, ForkRecord } from "./fork.ts";
@@ -30,6 +31,8 @@ export interface SessionInfo {
   archived_at?: number | null;
   /** A fork: the session and event its history was copied from (docs/sessions.md, "Fork"). */
   forked_from?: ForkOrigin;
+  /** The outbound channel (config `channels`) this session posts each run's result to (docs/channels.md). */
+  channel?: string | null;
   /** The forks made of this session, newest last (at most MAX_RECORDED_FORKS; each is also a `session_info` event). */
   forks?: ForkRecord[];
 }
@@ -193,6 +196,12 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: "session workspace: content-addressed files, trees and the tree after each file-changing tool call",
     up: (sql) => WORKSPACE_FILES_SCHEMA.forEach((stmt) => void sql.exec(stmt)),
+  },
+  // ---- channels (docs/channels.md, "Outbound"): posts of run results waiting for delivery ----
+  {
+    version: 7,
+    name: "channel_outbox: run results a session bound to a channel still has to post",
+    up: (sql) => CHANNEL_OUTBOX_SCHEMA.forEach((stmt) => void sql.exec(stmt)),
   },
 ];
 

@@ -78,6 +78,8 @@ export interface RunDeps {
   approvals: ApprovalWaiters;
   /** The session's workspace, handed to every tool call (docs/workspace.md). */
   workspace?: SessionWorkspace;
+  /** Written with a run's end, in the same transaction (the channel outbox, docs/channels.md): what must not be lost to a restart. */
+  recordEnd?(run: RunRow): void;
 }
 
 export class RunExecutor {
@@ -681,6 +683,7 @@ export class RunExecutor {
       log.store.updateRun(run);
       for (const steer of lateSteers) log.store.dropSteer(steer.id);
       for (const a of unanswered) log.store.decideApproval(a.approval_id, "deny", "cancelled", run.ended_at ?? Date.now());
+      this.#deps.recordEnd?.(run);
     });
     log.inProgress.reset();
     logRunEnd({
@@ -703,7 +706,7 @@ function progressed(run: RunRow): boolean {
   return true;
 }
 
-/** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */
+/** A message from outside the API is preceded by where it came from (docs/channels.md; docs/sessions.md, "Two-way live channel"). */
 function channelInjectEvent(runId: string, clientId: string, origin: ChannelOrigin): NewPersistent {
   return {
     type: "channel_inject",
@@ -711,7 +714,8 @@ function channelInjectEvent(runId: string, clientId: string, origin: ChannelOrig
     client_id: clientId,
     channel: origin.channel,
     external_id: origin.external_id,
-    device_id: origin.device_id,
+    ...(origin.device_id !== undefined ? { device_id: origin.device_id } : {}),
+    ...(origin.metadata !== undefined ? { metadata: origin.metadata } : {}),
   };
 }
 

@@ -192,7 +192,10 @@ export class RunQueue {
     run.status = status;
     run.ended_at = Date.now();
     run.result = result;
-    this.#store.updateRun(run);
+    this.#store.atomically(() => {
+      this.#store.updateRun(run);
+      this.#deps.recordEnd?.(run);
+    });
     this.#deps.log.replicator.kick();
     return result;
   }

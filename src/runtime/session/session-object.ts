@@ -54,6 +54,9 @@ import { handleClientFrame } from "./live-channel.ts";
 import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
 import { skillMessages, withSkillMessages } from "./skill-messages.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
+// Outbound channels (docs/channels.md): run results posted from a durable outbox by the alarm.
+import { ChannelOutbox, MAX_DELIVERY_ATTEMPTS, deliverPost, deliveryBackoffMs } from "../channels/outbox.ts";
+import { channelsOf } from "../channels/config.ts";
 // Fork (docs/sessions.md, "Fork"): fork.ts copies the branch, fork-files.ts the workspace history.
 import { MAX_RECORDED_FORKS, forkEvents, type ForkOrigin } from "./fork.ts";
 import { exportForkFiles, importForkFiles, type ForkFiles } from "../workspace/fork-files.ts";
@@ -108,6 +111,8 @@ export interface CreateArgs {
   isolated?: boolean;
   /** A fork (docs/sessions.md, "Fork"): the source's branch and workspace history, written with the session in one transaction. */
   fork?: ForkExport;
+  /** The outbound channel the session posts its run results to (docs/channels.md); must be configured. */
+  channel?: string;
 }
 
 /** What a source session hands a new fork (`forkExport`). */
@@ -132,6 +137,9 @@ export class SessionObject extends DurableObject<Env> {
   readonly #approvals = new ApprovalWaiters();
   /** Client frames are handled one after another, in arrival order (a rate-limit check awaits I/O). */
   #frames: Promise<void> = Promise.resolve();
+  /** The channel outbox (docs/channels.md) and the delivery pass in progress, if any. */
+  readonly #outbox: ChannelOutbox;
+  #delivering: Promise<void> | null = null;
   /** The config last written to `config_cache` by this instance (skips re-serialising an unchanged one). */
   #cachedConfig: WorkspaceConfig | null = null;
 
@@ -139,6 +147,7 @@ export class SessionObject extends DurableObject<Env> {
     super(ctx, env);
     this.#services = services;
     this.#store = new SessionStorage(ctx.storage);
+    this.#outbox = new ChannelOutbox(ctx.storage.sql);
     this.#live = new LiveClients(ctx);
     this.#replicator = new Replicator({
       env,
@@ -176,7 +185,9 @@ export class SessionObject extends DurableObject<Env> {
         onRunEnded: (runId) => {
           this.#live.endRun(runId);
           this.#settleStop();
+          void this.#deliverChannels();
         },
+        recordEnd: (run) => this.#enqueuePost(run),
       });
     }
     return { log: this.#log, queue: this.#queue! };
@@ -238,6 +249,54 @@ export class SessionObject extends DurableObject<Env> {
     };
   }
 
+  // ---- outbound channels (docs/channels.md, "Outbound") -------------------------------------------
+
+  /** A bound session's run result goes into the outbox with the run's end (called inside that transaction). */
+  #enqueuePost(run: RunRow): void {
+    const session = this.#log?.session;
+    if (!session?.channel || !run.result) return;
+    this.#outbox.enqueue({ type: "run_result", channel: session.channel, session_id: session.id, run_id: run.id, result: run.result }, Date.now());
+  }
+
+  /** Posts what is due, one pass at a time; failures wait their backoff, and the alarm is set for the next due post. */
+  #deliverChannels(): Promise<void> {
+    this.#delivering ??= this.#deliveryPass()
+      .catch((err: unknown) => log.error("channel delivery pass failed", errorFields(err)))
+      .finally(() => {
+        this.#delivering = null;
+      });
+    return this.#delivering;
+  }
+
+  async #deliveryPass(): Promise<void> {
+    const session = this.#log?.session ?? this.#store.session();
+    if (!session) return;
+    let rows = this.#outbox.due(Date.now());
+    while (rows.length > 0) {
+      const config = await this.#config(session.workspace_id);
+      for (const row of rows) {
+        const outcome = await deliverPost(row, { env: this.env, workspaceId: session.workspace_id, config });
+        if (outcome.ok) this.#outbox.remove(row.id);
+        else if (outcome.permanent || row.attempts + 1 >= MAX_DELIVERY_ATTEMPTS) {
+          log.error("channel post given up", { session_id: session.id, run_id: row.run_id, channel: row.channel, attempts: row.attempts + 1, error: outcome.error });
+          this.#outbox.remove(row.id);
+        } else this.#outbox.later(row.id, row.attempts + 1, Date.now() + deliveryBackoffMs(row.attempts + 1), outcome.error);
+      }
+      rows = this.#outbox.due(Date.now());
+    }
+    const next = this.#outbox.nextAt();
+    if (next !== null) this.#scheduleAlarm(next);
+  }
+
+  /** A channel a session binds to must be one the workspace configured (422 otherwise). */
+  async #assertChannel(workspaceId: string, channel: string | null | undefined): Promise<void> {
+    if (channel === undefined || channel === null) return;
+    if (!channelsOf(await this.#config(workspaceId)).some((c) => c.name === channel))
+      throw new AppError("unprocessable", `No channel named '${channel}' in the workspace configuration (channels)`, {
+        details: { channel },
+      });
+  }
+
   // ---- RPC: sessions ----------------------------------------------------------------------------
 
   /** Creates the session, or returns it when it already exists in the same workspace. */
@@ -253,6 +312,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   async #create(args: CreateArgs): Promise<{ session: SessionView; created: boolean }> {
+    await this.#assertChannel(args.workspaceId, args.channel);
     const now = Date.now();
     const fork = args.fork;
     const info: SessionInfo = {
@@ -265,6 +325,7 @@ export class SessionObject extends DurableObject<Env> {
       updated_at: now,
       ...(args.isolated ? { isolated: true as const } : {}),
       ...(fork ? { forked_from: fork.origin } : {}),
+      ...(args.channel !== undefined ? { channel: args.channel } : {}),
     };
     if (!fork) this.#store.saveSession(info);
     else {
@@ -415,11 +476,20 @@ export class SessionObject extends DurableObject<Env> {
    * auxiliary model then leaves it alone) and archiving, recorded with a `session_info` event and
    * replicated to the list before it answers. Unchanged values write nothing.
    */
-  async update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<Outcome<SessionView>> {
+  async update(
+    workspaceId: string,
+    changes: { title?: string; archived?: boolean; channel?: string | null },
+    clientId: string,
+  ): Promise<Outcome<SessionView>> {
     return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
-      const patch: { title?: string; archived_at?: number | null } = {};
+      await this.#assertChannel(workspaceId, changes.channel);
+      const patch: { title?: string; archived_at?: number | null; channel?: string | null } = {};
       const recorded: Record<string, unknown> = {};
+      // Binding to an outbound channel (docs/channels.md); null unbinds.
+      if (changes.channel !== undefined && changes.channel !== (log.session.channel ?? null)) {
+        patch.channel = recorded.channel = changes.channel;
+      }
       if (changes.title !== undefined && changes.title !== log.session.title) {
         patch.title = recorded.title = changes.title;
       }
@@ -926,8 +996,11 @@ export class SessionObject extends DurableObject<Env> {
       paused.stop();
     }
     await this.#replicator.flush();
+    await this.#deliverChannels();
     await this.#alarmChain;
-    if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
+    const posts = this.#outbox.nextAt();
+    if (posts !== null) await this.ctx.storage.setAlarm(Math.max(posts, Date.now() + 100));
+    else if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
   }
 }
 

@@ -54,6 +54,7 @@ export const SessionSchema = z
     active_run_id: z.string().nullable(),
     queued_runs: z.number(),
     archived_at: z.number().nullable().optional().describe("When a person archived it; absent or null when not archived"),
+    channel: z.string().nullable().optional().describe("The outbound channel this session posts each run's result to"),
     forked_from: ForkOrigin.optional().describe("A fork: the session and event its history was copied from"),
     forks: z
       .array(ForkOrigin.extend({ at: z.number() }))
