@@ -255,7 +255,10 @@ export class SessionObject extends DurableObject<Env> {
   #enqueuePost(run: RunRow): void {
     const session = this.#log?.session;
     if (!session?.channel || !run.result) return;
-    this.#outbox.enqueue({ type: "run_result", channel: session.channel, session_id: session.id, run_id: run.id, result: run.result }, Date.now());
+    this.#outbox.enqueue(
+      { type: "run_result", channel: session.channel, session_id: session.id, run_id: run.id, result: run.result },
+      Date.now(),
+    );
   }
 
   /** Posts what is due, one pass at a time; failures wait their backoff, and the alarm is set for the next due post. */
@@ -278,7 +281,13 @@ export class SessionObject extends DurableObject<Env> {
         const outcome = await deliverPost(row, { env: this.env, workspaceId: session.workspace_id, config });
         if (outcome.ok) this.#outbox.remove(row.id);
         else if (outcome.permanent || row.attempts + 1 >= MAX_DELIVERY_ATTEMPTS) {
-          log.error("channel post given up", { session_id: session.id, run_id: row.run_id, channel: row.channel, attempts: row.attempts + 1, error: outcome.error });
+          log.error("channel post given up", {
+            session_id: session.id,
+            run_id: row.run_id,
+            channel: row.channel,
+            attempts: row.attempts + 1,
+            error: outcome.error,
+          });
           this.#outbox.remove(row.id);
         } else this.#outbox.later(row.id, row.attempts + 1, Date.now() + deliveryBackoffMs(row.attempts + 1), outcome.error);
       }
