@@ -45,7 +45,10 @@ export function exportForkFiles(storage: FileStorage, tree: SessionTree, eventId
     const row = sql.exec<{ body: string }>(`SELECT body FROM ws_trees WHERE hash = ?`, hash).toArray()[0];
     if (!row) throw new AppError("internal", `Workspace tree ${hash.slice(0, 12)} is missing`);
     trees.set(hash, row.body);
-    for (const [, kind, child] of JSON.parse(row.body) as Row[]) kind === "d" ? pending.push(child) : blobHashes.add(child);
+    for (const [, kind, child] of JSON.parse(row.body) as Row[]) {
+      if (kind === "d") pending.push(child);
+      else blobHashes.add(child);
+    }
   }
   const blobs: ForkFiles["blobs"] = [];
   let inline = 0;
