@@ -9,10 +9,13 @@ import { learningConfigSection } from "../domains/learning/config.ts";
 import { mcpConfigSection } from "../domains/mcp/config.ts";
 import { evaluationConfigSection } from "../domains/learning/evaluation/config.ts";
 
-import { TOOL_POLICY_KEY, ToolPolicySchema } from "../runtime/index.ts";
+import { CHANNELS_KEY, ChannelsSchema, TOOL_POLICY_KEY, ToolPolicySchema } from "../runtime/index.ts";
 
 /** `tool_policy`: the runtime's per-workspace tool rules (docs/approvals.md), read by the policy extension. */
 const toolPolicySection: ConfigSection = { key: TOOL_POLICY_KEY, schema: ToolPolicySchema };
+
+/** `channels`: outbound webhooks bound sessions post run results to (docs/channels.md). */
+const channelsSection: ConfigSection = { key: CHANNELS_KEY, schema: ChannelsSchema };
 
 export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   toolchainConfigSection,
@@ -20,6 +23,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   evaluationConfigSection,
   mcpConfigSection,
   toolPolicySection,
+  channelsSection,
 ];
 
 export const WorkspaceConfigSchema = composeConfigSchema(CONFIG_SECTIONS);

@@ -16,6 +16,8 @@ export type ErrorCode =
   /** A draft needs an evaluation verdict (or an explicit, reasoned skip) before it can be approved (docs/learning.md). */
   | "evaluation_required"
   | "session_closed"
+  /** The session is stopping or stopped: it takes no new messages (docs/sessions.md, "Stop, close and retry"). */
+  | "session_stopping"
   | "busy"
   | "payload_too_large"
   | "quota_exceeded"

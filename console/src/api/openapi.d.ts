@@ -123,7 +123,7 @@ export interface Schemas {
     id: string;
     workspace_id: string;
     title: string;
-    status: "open" | "closed";
+    status: "open" | "stopping" | "stopped" | "closed";
     metadata: {
       [key: string]: unknown | undefined;
     };
@@ -135,6 +135,16 @@ export interface Schemas {
     active_run_id: string | null;
     queued_runs: number;
     archived_at?: number | null;
+    channel?: string | null;
+    forked_from?: {
+      session_id: string;
+      event_id: string | null;
+    };
+    forks?: Array<{
+      session_id: string;
+      event_id: string | null;
+      at: number;
+    }>;
   };
   SessionListItem: {
     id: string;
@@ -158,6 +168,7 @@ export interface Schemas {
     idempotency_key: string | null;
     source: "steer" | "followUp" | null;
     toolset: string | null;
+    retry_of: string | null;
     result: Schemas["RunResult"];
   };
   ContextMessage: Record<string, unknown>;
@@ -973,6 +984,7 @@ export interface Paths {
         metadata?: {
           [key: string]: unknown | undefined;
         };
+        channel?: string;
       };
       response: Schemas["Session"];
     };
@@ -1010,6 +1022,7 @@ export interface Paths {
       body: {
         title?: string;
         archived?: boolean;
+        channel?: string | null;
         client_id?: string;
       };
       response: Schemas["Session"];
@@ -1176,6 +1189,39 @@ export interface Paths {
       query: never;
       body: never;
       response: Schemas["Session"];
+    };
+  };
+  "/api/sessions/{id}/fork": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        event_id?: string;
+        title?: string;
+        client_id?: string;
+      };
+      response: Schemas["Session"];
+    };
+  };
+  "/api/sessions/{id}/stop": {
+    post: {
+      params: { id: string };
+      query: never;
+      body: {
+        timeout_ms?: number;
+        client_id?: string;
+      };
+      response: Schemas["Session"];
+    };
+  };
+  "/api/sessions/{id}/runs/{run_id}/retry": {
+    post: {
+      params: { id: string; run_id: string };
+      query: never;
+      body: {
+        client_id?: string;
+      };
+      response: Schemas["SubmitAccepted"];
     };
   };
   "/api/chat": {

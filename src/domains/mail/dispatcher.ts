@@ -80,6 +80,7 @@ async function startMail(
       model,
       skills,
       idempotencyKey: `${mail.id}:attempt:${attempt}`,
+      channel: { channel: "mail", external_id: mail.id, metadata: { attempt, from_agent: mail.fromAgent, to_agent: mail.toAgent } },
     });
     await transitionMail(env, workspaceId, mail.id, {
       from: ["working"],

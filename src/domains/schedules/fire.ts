@@ -57,6 +57,12 @@ export async function fireSlot(env: Env, due: DueSlot): Promise<SubmitOutcome & 
     client_id: scheduleClientId(due.scheduleId),
     idempotency_key: slotKey(due.scheduleId, due.slot),
     tool_data: { schedule: { id: due.scheduleId, slot: new Date(due.slot).toISOString(), scheduled_by: due.createdBy } },
+    // Not from an API client: recorded as `channel_inject` before the message (docs/channels.md).
+    channel: {
+      channel: "schedule",
+      external_id: slotKey(due.scheduleId, due.slot),
+      metadata: { schedule_id: due.scheduleId, slot: new Date(due.slot).toISOString(), scheduled_by: due.createdBy },
+    },
   });
   return { ...out, session_id: sessionId };
 }

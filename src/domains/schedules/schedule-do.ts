@@ -50,7 +50,15 @@ export const SCHEDULE_MIGRATIONS: readonly Migration[] = [
 export const MAX_ATTEMPTS = 5;
 const RETRY_BASE_MS = 15_000;
 /** Errors that will not go away by retrying the same slot. */
-const PERMANENT = new Set(["not_found", "session_closed", "quota_exceeded", "payload_too_large", "validation_failed", "conflict"]);
+const PERMANENT = new Set([
+  "not_found",
+  "session_closed",
+  "session_stopping",
+  "quota_exceeded",
+  "payload_too_large",
+  "validation_failed",
+  "conflict",
+]);
 
 interface Row extends Record<string, SqlStorageValue> {
   id: string;

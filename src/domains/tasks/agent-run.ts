@@ -5,7 +5,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry } from "../../storage/config/schema.ts";
-import { createSession, submitRun, waitForRun, type RunResult } from "../../runtime/index.ts";
+import { createSession, submitRun, waitForRun, type ChannelOrigin, type RunResult } from "../../runtime/index.ts";
 
 export const sessionIdOf = (taskId: string) => `task:${taskId}`;
 
@@ -26,6 +26,8 @@ export interface AgentRunRequest {
   skills?: string[];
   /** Tool iterations the run may take (toolchain.max_tool_iterations); the workspace's runtime limit when absent. */
   maxToolIterations?: number;
+  /** Where the work came from (a toolchain task, a mail): recorded as `channel_inject` before the message (docs/channels.md). */
+  channel: ChannelOrigin;
 }
 
 /** Create the task's session if needed and queue the run; returns the run id. */
@@ -43,6 +45,7 @@ export async function startAgentRun(env: Env, r: AgentRunRequest): Promise<{ ses
     system_prompt_extra: r.systemPrompt,
     ...(r.skills && r.skills.length > 0 ? { pinned_skills: r.skills } : {}),
     ...(r.maxToolIterations !== undefined ? { max_tool_iterations: r.maxToolIterations } : {}),
+    channel: r.channel,
   });
   return { sessionId, runId: submitted.run_id };
 }

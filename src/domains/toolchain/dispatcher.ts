@@ -97,6 +97,11 @@ function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run
     idempotencyKey,
     skills,
     maxToolIterations: c.config.max_tool_iterations,
+    channel: {
+      channel: "toolchain",
+      external_id: idempotencyKey,
+      metadata: { task_id: task.id, action_type: task.actionType, run: run.kind },
+    },
   });
 }
 

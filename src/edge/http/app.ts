@@ -24,6 +24,7 @@ import { skillStatsRoutes } from "./routes/skill-stats.ts";
 import { runReceiptRoutes } from "./routes/run-receipts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { sessionAdminRoutes } from "./routes/session-admin.ts";
+import { sessionLifecycleRoutes } from "./routes/session-lifecycle.ts";
 import { messageRoutes } from "./routes/session-messages.ts";
 import { streamRoutes } from "./routes/session-stream.ts";
 import { approvalRoutes } from "./routes/session-approvals.ts";
@@ -83,6 +84,7 @@ export function createApp() {
   app.route("/api/sessions", fileRoutes);
   app.route("/api/sessions", sessionRoutes);
   app.route("/api/sessions", sessionAdminRoutes);
+  app.route("/api/sessions", sessionLifecycleRoutes);
   app.route("/api/chat", chatRoutes);
   app.route("/api/agents", agentRoutes);
   app.route("/api/toolchain", toolchainRoutes);

@@ -24,6 +24,7 @@ export function statusOf(code: ErrorCode): 400 | 401 | 403 | 404 | 409 | 413 | 4
     case "conflict":
     case "evaluation_required":
     case "session_closed":
+    case "session_stopping":
     case "busy":
       return 409;
     case "payload_too_large":

@@ -44,7 +44,11 @@ export type SessionRpcMethod =
   | "files"
   | "fileContent"
   | "filesArchive"
-  | "fileChanges";
+  | "fileChanges"
+  | "forkExport"
+  | "recordFork"
+  | "stop"
+  | "retry";
 
 /**
  * What a SessionDO RPC method answers, taken from the DO's own signature and unwrapped from its
@@ -62,6 +66,17 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown>;
   /** An isolated session: kept in its Durable Object only, never listed or searched (evaluation runs). */
   isolated?: boolean;
+  /** The outbound channel the session posts each run's result to (docs/channels.md); must be configured (422 otherwise). */
+  channel?: string;
+}
+
+/** What `SessionClient.fork` makes: a new session from a branch of this one (docs/sessions.md, "Fork"). */
+export interface ForkInput {
+  /** The last event of the copied branch (default: the source's active leaf). */
+  eventId?: string;
+  /** Default: the source's title. */
+  title?: string;
+  clientId?: string;
 }
 
 /** Options of a session's live stream (`GET /api/sessions/:id/stream`). */
@@ -111,8 +126,30 @@ export class SessionClient {
       title: input.title ?? "",
       metadata: input.metadata ?? {},
       ...(input.isolated ? { isolated: true } : {}),
+      ...(input.channel !== undefined ? { channel: input.channel } : {}),
     });
     return { ...out.session, created: out.created, client };
+  }
+
+  /**
+   * Forks this session (docs/sessions.md, "Fork"): a new session whose history is this one's branch up
+   * to `eventId` (default: the active leaf), with the workspace files as they were at that event;
+   * `forked_from` on the new one, the fork recorded on this one. An event this session lacks → 422.
+   */
+  async fork(workspaceId: string, input: ForkInput = {}): Promise<SessionResult<"view"> & { client: SessionClient }> {
+    const exported = await this.#call("forkExport", workspaceId, input.eventId);
+    const source = await this.view(workspaceId);
+    const sessionId = newId("ses");
+    const client = new SessionClient(this.#env, sessionId);
+    const out = await client.#call("create", {
+      workspaceId,
+      sessionId,
+      title: input.title ?? source.title,
+      metadata: source.metadata,
+      fork: exported,
+    });
+    await this.#call("recordFork", workspaceId, { session_id: sessionId, event_id: exported.origin.event_id }, input.clientId ?? "api");
+    return { ...out.session, client };
   }
 
   // ---- RPC ----------------------------------------------------------------------------------------
@@ -126,8 +163,22 @@ export class SessionClient {
     return this.#call("view", workspaceId);
   }
 
+  /** Closes the session; one not stopped yet is stopped first with no grace (docs/sessions.md, "Stop, close and retry"). */
   close(workspaceId: string, clientId: string): Promise<SessionResult<"close">> {
     return this.#call("close", workspaceId, clientId);
+  }
+
+  /**
+   * Stops the session: new messages answer 409 `session_stopping`, queued ones end as failures, the
+   * running run may finish within `timeoutMs` (default 5 s), then it is cancelled. A closed session → 409.
+   */
+  stop(workspaceId: string, timeoutMs: number | undefined, clientId: string): Promise<SessionResult<"stop">> {
+    return this.#call("stop", workspaceId, timeoutMs, clientId);
+  }
+
+  /** Re-runs a failed run's input as a new run (`retry_of` names the failed one); a run that did not fail → 409. */
+  retry(workspaceId: string, runId: string, clientId?: string): Promise<SessionResult<"retry">> {
+    return this.#call("retry", workspaceId, runId, clientId);
   }
 
   /**
@@ -193,7 +244,11 @@ export class SessionClient {
   }
 
   /** Renames and/or archives the session (docs/sessions.md, "Rename, archive, delete"). */
-  update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<SessionResult<"update">> {
+  update(
+    workspaceId: string,
+    changes: { title?: string; archived?: boolean; channel?: string | null },
+    clientId: string,
+  ): Promise<SessionResult<"update">> {
     return this.#call("update", workspaceId, changes, clientId);
   }
 

@@ -48,17 +48,26 @@ export interface SubmitRunInput {
   dry_run?: boolean;
   /** Skills this run sees at another tree than their current version (the version under test; src/runtime/skills.ts). */
   skill_overrides?: SkillOverride[];
-  /** The live channel the message came through (recorded as `channel_inject` before it; docs/approvals.md). */
+  /**
+   * Where the message came from when not from an API client: a live channel (the session WebSocket), a
+   * schedule, a toolchain task, mail, a team run or a delegation. Recorded as a `channel_inject` event
+   * right before the message (never sent to the model, shown in the transcript; docs/channels.md).
+   */
   channel?: ChannelOrigin;
+  /** A retry: the failed run whose input this is (docs/sessions.md, "Retry"). */
+  retry_of?: string;
 }
 
-/** A message that entered through a live channel (docs/sessions.md, "Two-way live channel"). */
+/** Where a message came from (docs/channels.md, "Inbound: channel_inject"). */
 export interface ChannelOrigin {
-  /** `websocket` for the session stream. */
+  /** `websocket`, `schedule`, `toolchain`, `mail`, `team`, `delegate`, … */
   channel: string;
-  device_id: string;
-  /** The client's own id for the message (`client_id` of the frame), or one made up for it. */
+  /** The id of the message in its source (a frame's client id, a schedule slot, a task id, a mail id…). */
   external_id: string;
+  /** The device the message came from (a live channel's `device_id`). */
+  device_id?: string;
+  /** Small facts about the source (schedule id, task id, …), shown with the event. */
+  metadata?: Record<string, unknown>;
 }
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";

@@ -8,14 +8,17 @@
 import type { PersistentEvent, ToolChoice, Usage } from "./events.ts";
 import type { ChannelOrigin, RunResult, RunStatus, SubmitRunInput } from "./contract.ts";
 import { WORKSPACE_FILES_SCHEMA } from "../../storage/files/schema.ts";
+import { CHANNEL_OUTBOX_SCHEMA } from "../channels/outbox.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import type { ActivatedSkill } from "../skills.ts";
+import type { ForkOrigin, ForkRecord } from "./fork.ts";
 
 export interface SessionInfo {
   id: string;
   workspace_id: string;
   title: string;
-  status: "open" | "closed";
+  /** `stopping`/`stopped`: a stop was asked (docs/sessions.md, "Stop and close"); both refuse new messages. */
+  status: "open" | "stopping" | "stopped" | "closed";
   metadata: Record<string, unknown>;
   created_at: number;
   updated_at: number;
@@ -26,6 +29,12 @@ export interface SessionInfo {
   isolated?: true;
   /** When a person archived it (docs/sessions.md, "Rename, archive, delete"); absent or null when not archived. */
   archived_at?: number | null;
+  /** A fork: the session and event its history was copied from (docs/sessions.md, "Fork"). */
+  forked_from?: ForkOrigin;
+  /** The outbound channel (config `channels`) this session posts each run's result to (docs/channels.md). */
+  channel?: string | null;
+  /** The forks made of this session, newest last (at most MAX_RECORDED_FORKS; each is also a `session_info` event). */
+  forks?: ForkRecord[];
 }
 
 /** Progress of a run that must survive a restart (everything else is derived from the log). */
@@ -49,7 +58,7 @@ export interface RunState {
   user_event_id?: string;
   /** Set by cancel; a resumed run ends `cancelled` instead of continuing. */
   cancel_requested?: boolean;
-  /** Executions started (1 + resumes); a run that keeps crashing is failed, not resumed forever. */
+  /** Executions since the last persisted step (1 + resumes without progress); a run that keeps crashing is failed, not resumed forever. */
   attempts?: number;
   /** The skills this run activated when it opened (frozen). */
   skills?: ActivatedSkill[];
@@ -187,6 +196,12 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: "session workspace: content-addressed files, trees and the tree after each file-changing tool call",
     up: (sql) => WORKSPACE_FILES_SCHEMA.forEach((stmt) => void sql.exec(stmt)),
+  },
+  // ---- channels (docs/channels.md, "Outbound"): posts of run results waiting for delivery ----
+  {
+    version: 7,
+    name: "channel_outbox: run results a session bound to a channel still has to post",
+    up: (sql) => CHANNEL_OUTBOX_SCHEMA.forEach((stmt) => void sql.exec(stmt)),
   },
 ];
 

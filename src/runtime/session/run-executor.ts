@@ -57,7 +57,11 @@ import type { NewPersistent } from "./events.ts";
 import type { ToolResult } from "../tools/spec.ts";
 import type { SessionWorkspace } from "../workspace/session-workspace.ts";
 
-/** A run restarted this many times without finishing is failed instead of resumed again. */
+/**
+ * A run restarted this many times in a row without progress is failed instead of resumed again. Each
+ * persisted step (an assistant message, a tool result) resets the count (`progressed`), so a long run
+ * that sees several deploys but moves on between them is never failed for it (docs/sessions.md, "Restart budget").
+ */
 export const MAX_RUN_ATTEMPTS = 5;
 
 export interface RunDeps {
@@ -74,6 +78,8 @@ export interface RunDeps {
   approvals: ApprovalWaiters;
   /** The session's workspace, handed to every tool call (docs/workspace.md). */
   workspace?: SessionWorkspace;
+  /** Written with a run's end, in the same transaction (the channel outbox, docs/channels.md): what must not be lost to a restart. */
+  recordEnd?(run: RunRow): void;
 }
 
 export class RunExecutor {
@@ -115,7 +121,7 @@ export class RunExecutor {
       if (state.attempts > MAX_RUN_ATTEMPTS)
         throw new LoopStop({
           status: "failed",
-          error: { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times without finishing` },
+          error: { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times in a row without progress` },
         });
       // Run open (docs/performance.md, "Run open", "Run-open reads"): one D1 query for the config and
       // the workspace revision; the skill catalog and the memory snapshot start beside it and are read
@@ -334,6 +340,7 @@ export class RunExecutor {
       saveAssistant: (eventId, parentId, message) => {
         const totals = message.usage ? addUsage(log.store.usageTotals(), message.usage) : log.store.usageTotals();
         log.appendOne({ type: "message", id: eventId, parent_id: parentId, run_id: run.id, client_id: "assistant", message }, () => {
+          progressed(run);
           log.store.updateRun(run);
           log.store.setMeta("usage", totals);
         });
@@ -611,7 +618,10 @@ export class RunExecutor {
         client_id: "tool",
         message: { role: "tool_result", tool_call_id: call.id, tool_name: call.name, content, is_error: isError },
       },
-      () => log.store.clearToolStart(call.id),
+      () => {
+        log.store.clearToolStart(call.id);
+        if (progressed(this.run)) log.store.updateRun(this.run);
+      },
     );
   }
 
@@ -673,6 +683,7 @@ export class RunExecutor {
       log.store.updateRun(run);
       for (const steer of lateSteers) log.store.dropSteer(steer.id);
       for (const a of unanswered) log.store.decideApproval(a.approval_id, "deny", "cancelled", run.ended_at ?? Date.now());
+      this.#deps.recordEnd?.(run);
     });
     log.inProgress.reset();
     logRunEnd({
@@ -688,7 +699,14 @@ export class RunExecutor {
   }
 }
 
-/** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */
+/** A persisted step resets the restart budget to this execution alone; true when it had counted restarts. */
+function progressed(run: RunRow): boolean {
+  if ((run.state.attempts ?? 1) <= 1) return false;
+  run.state.attempts = 1;
+  return true;
+}
+
+/** A message from outside the API is preceded by where it came from (docs/channels.md; docs/sessions.md, "Two-way live channel"). */
 function channelInjectEvent(runId: string, clientId: string, origin: ChannelOrigin): NewPersistent {
   return {
     type: "channel_inject",
@@ -696,7 +714,8 @@ function channelInjectEvent(runId: string, clientId: string, origin: ChannelOrig
     client_id: clientId,
     channel: origin.channel,
     external_id: origin.external_id,
-    device_id: origin.device_id,
+    ...(origin.device_id !== undefined ? { device_id: origin.device_id } : {}),
+    ...(origin.metadata !== undefined ? { metadata: origin.metadata } : {}),
   };
 }
 

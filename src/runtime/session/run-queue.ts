@@ -165,12 +165,37 @@ export class RunQueue {
     }
   }
 
-  #endQueued(run: RunRow): RunResult {
-    const result: RunResult = { ...pendingResult(this.#deps.log.session.id, run), status: "cancelled", finish_reason: "cancelled" };
-    run.status = "cancelled";
+  /**
+   * Ends every queued run that has not started with `error` as its failure, read by whoever submitted
+   * it (the session is stopping: docs/sessions.md, "Stop, close and retry"). The run in execution, if
+   * any, is left alone. Answers the run it left (null when none).
+   */
+  failWaiting(error: { code: string; message: string }): RunRow | null {
+    const inFlight = this.#current?.run ?? this.#store.openRuns().find((r) => r.status === "running") ?? null;
+    for (const run of this.#store.openRuns()) {
+      if (run.id === inFlight?.id) continue;
+      const result = this.#endQueued(run, error);
+      this.#notify(run.id, result);
+      this.#deps.onRunEnded(run.id);
+    }
+    return inFlight;
+  }
+
+  #endQueued(run: RunRow, error?: { code: string; message: string }): RunResult {
+    const status = error ? "failed" : "cancelled";
+    const result: RunResult = {
+      ...pendingResult(this.#deps.log.session.id, run),
+      status,
+      finish_reason: error ? "error" : "cancelled",
+      ...(error ? { error } : {}),
+    };
+    run.status = status;
     run.ended_at = Date.now();
     run.result = result;
-    this.#store.updateRun(run);
+    this.#store.atomically(() => {
+      this.#store.updateRun(run);
+      this.#deps.recordEnd?.(run);
+    });
     this.#deps.log.replicator.kick();
     return result;
   }

@@ -72,7 +72,7 @@ export class SessionLog {
     return this.#leaf;
   }
 
-  updateSession(patch: Partial<Pick<SessionInfo, "title" | "status" | "metadata" | "archived_at">>): void {
+  updateSession(patch: Partial<Pick<SessionInfo, "title" | "status" | "metadata" | "archived_at" | "forks" | "channel">>): void {
     this.#session = { ...this.#session, ...patch, updated_at: Date.now() };
     this.store.saveSession(this.#session);
   }

@@ -19,7 +19,7 @@ import { SessionWorkspace } from "../workspace/session-workspace.ts";
 import { fileBytes, fileChanges, filesArchive, listFiles, type FilesListing } from "../workspace/files-view.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
 import { SessionStorage, type RunRow, type SessionInfo } from "./do-storage.ts";
-import { SessionLog } from "./session-log.ts";
+import { SERVER_CLIENT_ID, SessionLog } from "./session-log.ts";
 import { LiveClients } from "./live-clients.ts";
 import { Replicator } from "./replicator.ts";
 import { RunQueue, pendingResult, type SubmitOutcome } from "./run-queue.ts";
@@ -54,6 +54,15 @@ import { handleClientFrame } from "./live-channel.ts";
 import { contextThroughHooks, notifySubscribers } from "../extensions.ts";
 import { skillMessages, withSkillMessages } from "./skill-messages.ts";
 import { offeredByPolicy, toolPolicyOf } from "../tools/policy.ts";
+// Outbound channels (docs/channels.md): run results posted from a durable outbox by the alarm.
+import { ChannelOutbox, MAX_DELIVERY_ATTEMPTS, deliverPost, deliveryBackoffMs } from "../channels/outbox.ts";
+import { channelsOf } from "../channels/config.ts";
+// Fork (docs/sessions.md, "Fork"): fork.ts copies the branch, fork-files.ts the workspace history.
+import { MAX_RECORDED_FORKS, forkEvents, type ForkOrigin } from "./fork.ts";
+import { exportForkFiles, importForkFiles, type ForkFiles } from "../workspace/fork-files.ts";
+import type { NewPersistent } from "./events.ts";
+// Stop, close and retry (docs/sessions.md, "Stop, close and retry"): the rules in lifecycle.ts.
+import { STOP_CANCEL_WAIT_MS, STOP_DEFAULT_TIMEOUT_MS, STOPPED_BEFORE_RUNNING, assertAcceptsMessages, retryInput } from "./lifecycle.ts";
 
 /** While a run is open the alarm fires this often; a live pump just keeps going, a dead one is resumed. */
 export const RESUME_CHECK_MS = 5_000;
@@ -78,6 +87,8 @@ export interface RunView {
   idempotency_key: string | null;
   source: "steer" | "followUp" | null;
   toolset: string | null;
+  /** A retry: the failed run whose input this run ran again (docs/sessions.md, "Stop, close and retry"). */
+  retry_of: string | null;
   result: RunResult;
 }
 
@@ -98,6 +109,17 @@ export interface CreateArgs {
   metadata: Record<string, unknown>;
   /** Not replicated to D1: never listed nor searched (SessionInfo.isolated). */
   isolated?: boolean;
+  /** A fork (docs/sessions.md, "Fork"): the source's branch and workspace history, written with the session in one transaction. */
+  fork?: ForkExport;
+  /** The outbound channel the session posts its run results to (docs/channels.md); must be configured. */
+  channel?: string;
+}
+
+/** What a source session hands a new fork (`forkExport`). */
+export interface ForkExport {
+  origin: ForkOrigin;
+  events: NewPersistent[];
+  files: ForkFiles;
 }
 
 /**
@@ -115,6 +137,9 @@ export class SessionObject extends DurableObject<Env> {
   readonly #approvals = new ApprovalWaiters();
   /** Client frames are handled one after another, in arrival order (a rate-limit check awaits I/O). */
   #frames: Promise<void> = Promise.resolve();
+  /** The channel outbox (docs/channels.md) and the delivery pass in progress, if any. */
+  readonly #outbox: ChannelOutbox;
+  #delivering: Promise<void> | null = null;
   /** The config last written to `config_cache` by this instance (skips re-serialising an unchanged one). */
   #cachedConfig: WorkspaceConfig | null = null;
 
@@ -122,6 +147,7 @@ export class SessionObject extends DurableObject<Env> {
     super(ctx, env);
     this.#services = services;
     this.#store = new SessionStorage(ctx.storage);
+    this.#outbox = new ChannelOutbox(ctx.storage.sql);
     this.#live = new LiveClients(ctx);
     this.#replicator = new Replicator({
       env,
@@ -156,7 +182,12 @@ export class SessionObject extends DurableObject<Env> {
         loadConfig: () => this.#runInputs(session.workspace_id),
         // ---- workspace (docs/workspace.md): the session's files, following its event tree ----
         workspace: this.#workspace(log),
-        onRunEnded: (runId) => this.#live.endRun(runId),
+        onRunEnded: (runId) => {
+          this.#live.endRun(runId);
+          this.#settleStop();
+          void this.#deliverChannels();
+        },
+        recordEnd: (run) => this.#enqueuePost(run),
       });
     }
     return { log: this.#log, queue: this.#queue! };
@@ -218,6 +249,63 @@ export class SessionObject extends DurableObject<Env> {
     };
   }
 
+  // ---- outbound channels (docs/channels.md, "Outbound") -------------------------------------------
+
+  /** A bound session's run result goes into the outbox with the run's end (called inside that transaction). */
+  #enqueuePost(run: RunRow): void {
+    const session = this.#log?.session;
+    if (!session?.channel || !run.result) return;
+    this.#outbox.enqueue(
+      { type: "run_result", channel: session.channel, session_id: session.id, run_id: run.id, result: run.result },
+      Date.now(),
+    );
+  }
+
+  /** Posts what is due, one pass at a time; failures wait their backoff, and the alarm is set for the next due post. */
+  #deliverChannels(): Promise<void> {
+    this.#delivering ??= this.#deliveryPass()
+      .catch((err: unknown) => log.error("channel delivery pass failed", errorFields(err)))
+      .finally(() => {
+        this.#delivering = null;
+      });
+    return this.#delivering;
+  }
+
+  async #deliveryPass(): Promise<void> {
+    const session = this.#log?.session ?? this.#store.session();
+    if (!session) return;
+    let rows = this.#outbox.due(Date.now());
+    while (rows.length > 0) {
+      const config = await this.#config(session.workspace_id);
+      for (const row of rows) {
+        const outcome = await deliverPost(row, { env: this.env, workspaceId: session.workspace_id, config });
+        if (outcome.ok) this.#outbox.remove(row.id);
+        else if (outcome.permanent || row.attempts + 1 >= MAX_DELIVERY_ATTEMPTS) {
+          log.error("channel post given up", {
+            session_id: session.id,
+            run_id: row.run_id,
+            channel: row.channel,
+            attempts: row.attempts + 1,
+            error: outcome.error,
+          });
+          this.#outbox.remove(row.id);
+        } else this.#outbox.later(row.id, row.attempts + 1, Date.now() + deliveryBackoffMs(row.attempts + 1), outcome.error);
+      }
+      rows = this.#outbox.due(Date.now());
+    }
+    const next = this.#outbox.nextAt();
+    if (next !== null) this.#scheduleAlarm(next);
+  }
+
+  /** A channel a session binds to must be one the workspace configured (422 otherwise). */
+  async #assertChannel(workspaceId: string, channel: string | null | undefined): Promise<void> {
+    if (channel === undefined || channel === null) return;
+    if (!channelsOf(await this.#config(workspaceId)).some((c) => c.name === channel))
+      throw new AppError("unprocessable", `No channel named '${channel}' in the workspace configuration (channels)`, {
+        details: { channel },
+      });
+  }
+
   // ---- RPC: sessions ----------------------------------------------------------------------------
 
   /** Creates the session, or returns it when it already exists in the same workspace. */
@@ -229,8 +317,14 @@ export class SessionObject extends DurableObject<Env> {
       const { log, queue } = this.#require(args.workspaceId);
       return success({ session: this.#view(log, queue), created: false });
     }
+    return attemptAsync(() => this.#create(args));
+  }
+
+  async #create(args: CreateArgs): Promise<{ session: SessionView; created: boolean }> {
+    await this.#assertChannel(args.workspaceId, args.channel);
     const now = Date.now();
-    this.#store.saveSession({
+    const fork = args.fork;
+    const info: SessionInfo = {
       id: args.sessionId,
       workspace_id: args.workspaceId,
       title: args.title,
@@ -239,11 +333,65 @@ export class SessionObject extends DurableObject<Env> {
       created_at: now,
       updated_at: now,
       ...(args.isolated ? { isolated: true as const } : {}),
-    });
+      ...(fork ? { forked_from: fork.origin } : {}),
+      ...(args.channel !== undefined ? { channel: args.channel } : {}),
+    };
+    if (!fork) this.#store.saveSession(info);
+    else {
+      // The session, its copied history and its files land together or not at all.
+      try {
+        this.#store.atomically(() => {
+          this.#store.saveSession(info);
+          const { log } = this.#require(args.workspaceId);
+          if (fork.events.length > 0) log.append(fork.events, () => importForkFiles(this.ctx.storage, fork.files, now));
+        });
+      } catch (err) {
+        // Rolled back: the log built inside the transaction describes a session that was never stored.
+        this.#log = null;
+        this.#queue = null;
+        throw err;
+      }
+    }
     const { log, queue } = this.#require(args.workspaceId);
     // Listed in D1 right away when D1 is up; otherwise the alarm retries like any replication.
     await this.#replicator.flush();
-    return success({ session: this.#view(log, queue), created: true });
+    return { session: this.#view(log, queue), created: true };
+  }
+
+  /**
+   * The branch ending at `eventId` (default: the active leaf) and its workspace history, for a new
+   * fork (docs/sessions.md, "Fork"). An event this session does not have as a place in its
+   * conversation (another session's, a run fact, a navigation marker) → 422.
+   */
+  forkExport(workspaceId: string, eventId?: string): Outcome<ForkExport> {
+    return attempt(() => {
+      const { log } = this.#require(workspaceId);
+      if (eventId !== undefined) {
+        const check = validateRewindTarget(log.tree, eventId);
+        if (!check.ok)
+          throw new AppError("unprocessable", `Cannot fork at ${eventId}: ${describeRejection(check.reason)}`, {
+            details: { reason: check.reason },
+          });
+      }
+      const at = eventId ?? log.leaf;
+      return {
+        origin: { session_id: log.session.id, event_id: at },
+        events: forkEvents(log.tree, at),
+        files: exportForkFiles(this.ctx.storage, log.tree, at),
+      };
+    });
+  }
+
+  /** Records a fork made of this session: a `session_info` event and `forks` in the session info. */
+  recordFork(workspaceId: string, fork: ForkOrigin, clientId: string): Outcome<SessionView> {
+    return attempt(() => {
+      const { log, queue } = this.#require(workspaceId);
+      const record = { ...fork, at: Date.now() };
+      log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { forked_to: fork } }, () =>
+        log.updateSession({ forks: [...(log.session.forks ?? []), record].slice(-MAX_RECORDED_FORKS) }),
+      );
+      return this.#view(log, queue);
+    });
   }
 
   view(workspaceId: string): Outcome<SessionView> {
@@ -253,16 +401,83 @@ export class SessionObject extends DurableObject<Env> {
     });
   }
 
-  close(workspaceId: string, clientId: string): Outcome<SessionView> {
-    return attempt(() => {
+  /**
+   * Closes the session (docs/sessions.md, "Stop, close and retry"). Close only follows a stop: a
+   * session not stopped yet is stopped first with no grace (the running run is cancelled at once,
+   * queued messages end as `session_stopping` failures), which is what close always did to open runs.
+   * Closing a closed session answers it as it is.
+   */
+  async close(workspaceId: string, clientId: string): Promise<Outcome<SessionView>> {
+    return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
-      if (log.session.status !== "closed") {
-        queue.cancelAll();
-        log.updateSession({ status: "closed" });
-        log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { status: "closed" } });
-      }
+      if (log.session.status === "closed") return this.#view(log, queue);
+      if (log.session.status !== "stopped") await this.#stop(log, queue, 0, clientId);
+      // A run that ignored its cancel past the wait is abandoned like a deleted session's: it ends on its next write.
+      queue.cancelAll();
+      log.updateSession({ status: "closed" });
+      log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { status: "closed" } });
       return this.#view(log, queue);
     });
+  }
+
+  /**
+   * Stops the session (docs/sessions.md, "Stop, close and retry"): new messages are refused at once
+   * (409 `session_stopping`), messages still queued end as failures their submitters read, the running
+   * run may finish within `timeoutMs` (default 5 s) and is then cancelled. Answers once the session is
+   * `stopped` (or still `stopping` when the cancelled run has not ended within a few more seconds; the
+   * alarm finishes the stop). A closed session → 409; a session stopping or stopped answers its state.
+   */
+  async stop(workspaceId: string, timeoutMs: number | undefined, clientId: string): Promise<Outcome<SessionView>> {
+    return attemptAsync(async () => {
+      const { log, queue } = this.#require(workspaceId);
+      if (log.session.status === "closed") throw new AppError("session_closed", "The session is closed; there is nothing to stop");
+      await this.#stop(log, queue, timeoutMs ?? STOP_DEFAULT_TIMEOUT_MS, clientId);
+      return this.#view(log, queue);
+    });
+  }
+
+  async #stop(log: SessionLog, queue: RunQueue, timeoutMs: number, clientId: string): Promise<void> {
+    if (log.session.status === "open") {
+      const deadline = Date.now() + timeoutMs;
+      log.appendOne(
+        { type: "session_info", run_id: null, client_id: clientId, changes: { status: "stopping", timeout_ms: timeoutMs } },
+        () => {
+          log.updateSession({ status: "stopping" });
+          this.#store.setMeta("stop_deadline", deadline);
+        },
+      );
+      this.#scheduleAlarm(deadline);
+    }
+    const running = queue.failWaiting(STOPPED_BEFORE_RUNNING);
+    if (running) {
+      // After a restart nothing may be executing the open run yet: resume it, so it can finish or be cancelled.
+      void queue.wake();
+      const deadline = this.#store.getMeta<number>("stop_deadline") ?? Date.now();
+      const left = Math.max(0, deadline - Date.now());
+      const ended = left > 0 ? await queue.waitFor(running.id, left) : null;
+      if (!ended?.status || ended.status === "running" || ended.status === "queued") {
+        queue.cancel(running.id);
+        await queue.waitFor(running.id, STOP_CANCEL_WAIT_MS);
+      }
+    }
+    this.#settleStop();
+  }
+
+  /** A stopping session with nothing open any more is stopped (after each run's end, a stop and the alarm). */
+  #settleStop(): void {
+    const log = this.#log;
+    if (log?.session.status !== "stopping" || this.#store.openRuns().length > 0) return;
+    log.appendOne({ type: "session_info", run_id: null, client_id: SERVER_CLIENT_ID, changes: { status: "stopped" } }, () =>
+      log.updateSession({ status: "stopped" }),
+    );
+  }
+
+  /** The alarm's part of a stop: past the deadline the running run is cancelled (also after a restart). */
+  #enforceStop(queue: RunQueue): void {
+    if (this.#log?.session.status !== "stopping") return;
+    const deadline = this.#store.getMeta<number>("stop_deadline") ?? 0;
+    if (Date.now() >= deadline) queue.cancelAll();
+    this.#settleStop();
   }
 
   /**
@@ -270,11 +485,20 @@ export class SessionObject extends DurableObject<Env> {
    * auxiliary model then leaves it alone) and archiving, recorded with a `session_info` event and
    * replicated to the list before it answers. Unchanged values write nothing.
    */
-  async update(workspaceId: string, changes: { title?: string; archived?: boolean }, clientId: string): Promise<Outcome<SessionView>> {
+  async update(
+    workspaceId: string,
+    changes: { title?: string; archived?: boolean; channel?: string | null },
+    clientId: string,
+  ): Promise<Outcome<SessionView>> {
     return attemptAsync(async () => {
       const { log, queue } = this.#require(workspaceId);
-      const patch: { title?: string; archived_at?: number | null } = {};
+      await this.#assertChannel(workspaceId, changes.channel);
+      const patch: { title?: string; archived_at?: number | null; channel?: string | null } = {};
       const recorded: Record<string, unknown> = {};
+      // Binding to an outbound channel (docs/channels.md); null unbinds.
+      if (changes.channel !== undefined && changes.channel !== (log.session.channel ?? null)) {
+        patch.channel = recorded.channel = changes.channel;
+      }
       if (changes.title !== undefined && changes.title !== log.session.title) {
         patch.title = recorded.title = changes.title;
       }
@@ -343,7 +567,7 @@ export class SessionObject extends DurableObject<Env> {
         return { run_id: joined.run.id, status: joined.run.status, deduplicated: true, steered: true };
       }
     }
-    assertOpen(log.session);
+    assertAcceptsMessages(log.session);
     // Titles (titles.ts): derived from the first message now, named by the auxiliary model after the run.
     if (log.session.title === "") {
       log.updateSession({ title: titleFromMessage(input.content) });
@@ -389,6 +613,21 @@ export class SessionObject extends DurableObject<Env> {
       const { queue } = this.#require(workspaceId);
       if (this.#store.openRuns().length > 0 && !queue.pumping) void queue.wake();
       return queue.waitFor(runId, timeoutMs);
+    });
+  }
+
+  /**
+   * Re-runs a failed run's input as a new run (docs/sessions.md, "Retry"): 404 for an unknown run,
+   * 409 for a run that did not fail, 409 `session_stopping`/`session_closed` when the session takes no messages.
+   */
+  retry(workspaceId: string, runId: string, clientId?: string): Outcome<SubmitOutcome> {
+    return attempt(() => {
+      const { queue } = this.#require(workspaceId);
+      const run = this.#store.run(runId);
+      if (!run) throw notFound("Run");
+      const outcome = this.#submit({ ...retryInput(run, clientId), workspace_id: workspaceId });
+      void queue.wake();
+      return outcome;
     });
   }
 
@@ -760,6 +999,8 @@ export class SessionObject extends DurableObject<Env> {
     if (!loaded) return;
     // Approvals nobody answered in time are denied first, so a resumed run finds them decided.
     this.#expireApprovals(loaded.log);
+    // A stop past its deadline cancels what still runs (docs/sessions.md, "Stop, close and retry").
+    this.#enforceStop(loaded.queue);
     if (this.#store.openRuns().length > 0) {
       // Re-armed first (directly: the alarm being handled no longer counts as set), so that should this
       // instance die while running, the next alarm resumes the run.
@@ -771,8 +1012,11 @@ export class SessionObject extends DurableObject<Env> {
       paused.stop();
     }
     await this.#replicator.flush();
+    await this.#deliverChannels();
     await this.#alarmChain;
-    if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
+    const posts = this.#outbox.nextAt();
+    if (posts !== null) await this.ctx.storage.setAlarm(Math.max(posts, Date.now() + 100));
+    else if (this.#store.openRuns().length === 0 && !this.#store.hasUnreplicated()) await this.ctx.storage.deleteAlarm();
   }
 }
 
@@ -805,6 +1049,7 @@ function runView(sessionId: string, run: RunRow): RunView {
     idempotency_key: run.idempotency_key,
     source: run.input.source ?? null,
     toolset: run.input.toolset ?? null,
+    retry_of: run.input.retry_of ?? null,
     result: run.result ?? pendingResult(sessionId, run),
   };
 }

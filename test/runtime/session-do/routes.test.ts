@@ -523,7 +523,8 @@ describe("session routes: bad input", () => {
     expect(res.status).toBe(409);
     expect((await json<ErrorBody>(res)).error.code).toBe("session_closed");
     // Navigation writes to the log too: refused the same way.
-    const [closeEvent] = await doEvents(id, ws.id);
+    // Close goes through stop (docs/sessions.md, "Stop, close and retry"): stopping, stopped, then closed.
+    const closeEvent = (await doEvents(id, ws.id)).at(-1);
     expect(closeEvent).toMatchObject({ type: "session_info", changes: { status: "closed" } });
     for (const [path, body] of [
       ["rewind", { target_event_id: closeEvent!.id }],

@@ -23,12 +23,21 @@ const patch = createRoute({
         .strictObject({
           title: z.string().trim().min(1).optional().describe("At most session_title_bytes (1 KiB) of UTF-8; larger answers 413"),
           archived: z.boolean().optional(),
+          channel: z
+            .string()
+            .min(1)
+            .max(64)
+            .nullable()
+            .optional()
+            .describe("Bind the session to a configured outbound channel (docs/channels.md); null unbinds; unknown → 422"),
           client_id: z.string().min(1).max(100).optional(),
         })
-        .refine((b) => b.title !== undefined || b.archived !== undefined, { message: "Give title, archived or both" }),
+        .refine((b) => b.title !== undefined || b.archived !== undefined || b.channel !== undefined, {
+          message: "Give title, archived, channel or several",
+        }),
     ),
   },
-  responses: { 200: jsonResponse(SessionSchema, "The session as it is now"), ...errorResponses(404, 413) },
+  responses: { 200: jsonResponse(SessionSchema, "The session as it is now"), ...errorResponses(404, 413, 422) },
 });
 
 const remove = createRoute({

@@ -35,12 +35,16 @@ const Usage = z
   })
   .openapi("Usage");
 
+const ForkOrigin = z.object({ session_id: z.string(), event_id: z.string().nullable() });
+
 export const SessionSchema = z
   .object({
     id: z.string(),
     workspace_id: z.string(),
     title: z.string(),
-    status: z.enum(["open", "closed"]),
+    status: z
+      .enum(["open", "stopping", "stopped", "closed"])
+      .describe("stopping/stopped: a stop was asked (new messages answer 409 session_stopping); closed: closed after a stop"),
     metadata: z.record(z.string(), z.unknown()),
     created_at: z.number(),
     updated_at: z.number(),
@@ -50,6 +54,12 @@ export const SessionSchema = z
     active_run_id: z.string().nullable(),
     queued_runs: z.number(),
     archived_at: z.number().nullable().optional().describe("When a person archived it; absent or null when not archived"),
+    channel: z.string().nullable().optional().describe("The outbound channel this session posts each run's result to"),
+    forked_from: ForkOrigin.optional().describe("A fork: the session and event its history was copied from"),
+    forks: z
+      .array(ForkOrigin.extend({ at: z.number() }))
+      .optional()
+      .describe("Forks made of this session, newest last (at most 100; each is also a session_info event)"),
   })
   .openapi("Session");
 
@@ -92,6 +102,7 @@ export const RunSchema = z
     idempotency_key: z.string().nullable(),
     source: z.enum(["steer", "followUp"]).nullable(),
     toolset: z.string().nullable(),
+    retry_of: z.string().nullable().describe("A retry: the failed run whose input this run ran again"),
     result: RunResultSchema,
   })
   .openapi("Run");

@@ -45,10 +45,16 @@ const create = createRoute({
           .record(z.string(), z.unknown())
           .optional()
           .describe("At most session_metadata_bytes (16 KiB) as JSON; larger answers 413"),
+        channel: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .describe("A configured outbound channel the session posts each run's result to (docs/channels.md); unknown → 422"),
       }),
     ),
   },
-  responses: { 201: jsonResponse(SessionSchema, "Created"), ...errorResponses(413, 429) },
+  responses: { 201: jsonResponse(SessionSchema, "Created"), ...errorResponses(413, 422, 429) },
 });
 
 const list = createRoute({
@@ -401,6 +407,7 @@ export const sessionRoutes = newRouter()
       workspaceId: c.get("principal").workspaceId,
       ...(body.title !== undefined ? { title: body.title } : {}),
       ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+      ...(body.channel !== undefined ? { channel: body.channel } : {}),
     });
     return c.json(session, 201);
   })
