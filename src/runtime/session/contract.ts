@@ -48,6 +48,11 @@ export interface SubmitRunInput {
   dry_run?: boolean;
   /** Skills this run sees at another tree than their current version (the version under test; src/runtime/skills.ts). */
   skill_overrides?: SkillOverride[];
+  /**
+   * The run is offered only tools with these names (a subset of its tool set): a delegated child run gets
+   * at most its parent's tools (docs/delegation.md). Absent = the whole tool set.
+   */
+  allowed_tools?: string[];
   /** The live channel the message came through (recorded as `channel_inject` before it; docs/approvals.md). */
   channel?: ChannelOrigin;
 }
@@ -75,5 +80,7 @@ export interface RunResult {
   provider: string | null;
   model: string | null;
   usage: RunUsage;
+  /** Tokens spent by runs this run delegated to (docs/delegation.md); absent when it delegated nothing. */
+  delegated_usage?: RunUsage;
   error?: { code: string; message: string };
 }

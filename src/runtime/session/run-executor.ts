@@ -136,14 +136,17 @@ export class RunExecutor {
       const facts = state.user_event_id === undefined ? this.#openingFacts(loading, resolving, revision) : null;
       const config = await loading;
       // The named set plus what tool sources (MCP servers) offer now; also on resume, so frozen names resolve.
-      const toolset = await runToolset(this.#deps.services, {
-        env: this.#deps.env,
-        workspaceId: this.run.input.workspace_id,
-        config,
-        toolset: this.run.input.toolset,
-        data: this.run.input.tool_data ?? {},
-        signal: this.#abort.signal,
-      });
+      const toolset = allowedOnly(
+        await runToolset(this.#deps.services, {
+          env: this.#deps.env,
+          workspaceId: this.run.input.workspace_id,
+          config,
+          toolset: this.run.input.toolset,
+          data: this.run.input.tool_data ?? {},
+          signal: this.#abort.signal,
+        }),
+        this.run.input.allowed_tools,
+      );
       this.#enabled = enabledExtensions(this.#deps.services.extensions ?? [], config);
       if (facts) await this.#open(config, toolset, await facts);
       if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
@@ -379,6 +382,11 @@ export class RunExecutor {
             ...(run.input.skill_overrides ? { skillOverrides: run.input.skill_overrides } : {}),
             // ---- workspace (docs/workspace.md): file tools read and commit the session's files ----
             ...(this.#deps.workspace ? { workspace: this.#deps.workspace } : {}),
+            // ---- delegation (docs/delegation.md): what a child run may inherit from this one ----
+            config,
+            tools: registry.names(),
+            ...(run.input.toolset !== undefined ? { toolset: run.input.toolset } : {}),
+            ...(run.input.model_override ? { modelOverride: run.input.model_override } : {}),
             emitUpdate: io.emitUpdate,
             // A tool that reads this session from D1 first lets the run's debounced replication catch up.
             replicated: async () => void (await log.replicator.flush()),
@@ -611,7 +619,11 @@ export class RunExecutor {
         client_id: "tool",
         message: { role: "tool_result", tool_call_id: call.id, tool_name: call.name, content, is_error: isError },
       },
-      () => log.store.clearToolStart(call.id),
+      () => {
+        log.store.clearToolStart(call.id);
+        // The run's delegated usage (agent-loop.ts) moves with the result that brought it.
+        if (this.run.state.delegated_usage) log.store.updateRun(this.run);
+      },
     );
   }
 
@@ -630,6 +642,7 @@ export class RunExecutor {
       provider: state.provider,
       model: state.model,
       usage: state.usage,
+      ...(state.delegated_usage ? { delegated_usage: state.delegated_usage } : {}),
       ...(end.status === "failed" ? { error: end.error } : {}),
     };
     run.status = end.status;
@@ -686,6 +699,13 @@ export class RunExecutor {
     });
     return result;
   }
+}
+
+/** The tools a run may be offered: all of its set, or those `allowed_tools` names (a delegated child's, docs/delegation.md). */
+function allowedOnly(specs: ToolSpec<unknown>[], allowed: readonly string[] | undefined): ToolSpec<unknown>[] {
+  if (allowed === undefined) return specs;
+  const names = new Set(allowed);
+  return specs.filter((s) => names.has(s.name));
 }
 
 /** A message that came through a live channel is preceded by where it came from (docs/sessions.md, "Two-way live channel"). */

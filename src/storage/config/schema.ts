@@ -62,6 +62,10 @@ export const RuntimeConfigSchema = z.strictObject({
     .min(1_000)
     .max(7 * 24 * 3_600_000)
     .default(15 * 60_000),
+  /** How many tasks one `delegate` call may run at once (docs/delegation.md); more in one call is a tool error. */
+  max_parallel_delegates: z.number().int().min(1).max(16).default(3),
+  /** How deep delegation may nest: a session at this depth is not offered `delegate` (0: no delegation). */
+  max_delegation_depth: z.number().int().min(0).max(5).default(2),
 });
 
 const coreShape = {
