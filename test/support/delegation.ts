@@ -23,8 +23,6 @@ export const hasDelegateResult = (options: LanguageModelV4CallOptions) =>
 /** A parent step calling `delegate` with `tasks`. */
 export const delegateCall = (id: string, tasks: unknown[]): ScriptStep => toolCalls({ id, name: "delegate", args: { tasks } });
 
-export { text };
-
 /** The children a `delegate` result names, or its error text. */
 export function delegateResults(content: string): ChildOutcome[] {
   return (JSON.parse(content) as { results: ChildOutcome[] }).results;
