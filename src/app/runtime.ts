@@ -28,6 +28,7 @@ import { webFetchTool } from "../domains/web/fetch-tool.ts";
 import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 import { mcpToolSource } from "../domains/mcp/source.ts";
 import { delegateTool } from "../domains/team/delegate-tool.ts";
+import { TEAM_DRIVER, teamDriver } from "../domains/team/team-run.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
@@ -80,5 +81,7 @@ export function runtimeServices(options: { skills?: SkillProviderOptions } = {})
     memory: memoryProvider(),
     // MCP servers of the workspace's `mcp` section (docs/mcp.md): their tools join every tool set when a run opens.
     toolSources: [mcpToolSource],
+    // Team runs in pipeline and discussion mode (docs/delegation.md, "Teams").
+    drivers: new Map([[TEAM_DRIVER, teamDriver]]),
   };
 }

@@ -24,7 +24,8 @@ export interface ChildRunRequest {
   systemPrompt: string;
   idempotencyKey: string;
   toolset?: string;
-  tools: string[];
+  /** The tools it is offered (absent: its whole tool set). */
+  tools?: string[];
   mark: DelegationMark;
   model?: ModelEntry | null;
   skills?: string[];
@@ -46,7 +47,7 @@ export async function runChild(r: ChildRunRequest, signal: AbortSignal): Promise
     client_id: "delegation",
     idempotency_key: r.idempotencyKey,
     ...(r.toolset !== undefined ? { toolset: r.toolset } : {}),
-    allowed_tools: r.tools,
+    ...(r.tools ? { allowed_tools: r.tools } : {}),
     tool_data: { delegation: r.mark },
     ...(r.model ? { model_override: r.model } : {}),
     ...(r.skills && r.skills.length > 0 ? { pinned_skills: r.skills } : {}),

@@ -53,6 +53,8 @@ export interface SubmitRunInput {
    * at most its parent's tools (docs/delegation.md). Absent = the whole tool set.
    */
   allowed_tools?: string[];
+  /** A registered run driver runs this run instead of the agent loop (a team run; docs/delegation.md, "Teams"). */
+  driver?: string;
   /** The live channel the message came through (recorded as `channel_inject` before it; docs/approvals.md). */
   channel?: ChannelOrigin;
 }

@@ -24,6 +24,7 @@ import { executeToolCall } from "../tools/executor.ts";
 import { runToolset, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
+import { AppError } from "../../kernel/errors.ts";
 import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
 import { logRunEnd } from "./run-log-line.ts";
@@ -151,8 +152,10 @@ export class RunExecutor {
       if (facts) await this.#open(config, toolset, await facts);
       if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
       // A slash command (docs/extensions.md, "Slash commands") is answered by its extension, with no model call.
-      const command = this.run.input.source === undefined ? parseSlashCommand(this.run.input.content) : null;
+      const command =
+        this.run.input.source === undefined && this.run.input.driver === undefined ? parseSlashCommand(this.run.input.content) : null;
       if (command) result = await this.#command(command, config);
+      else if (this.run.input.driver !== undefined) result = await this.#drive(this.run.input.driver, config);
       else {
         const models = await resolving;
         this.#models = models;
@@ -524,6 +527,49 @@ export class RunExecutor {
     });
     run.state.output_text = text;
     run.state.finish_reason = "command";
+    return this.#end({ status: "completed" });
+  }
+
+  // ---- run drivers (services.ts, RunDriver; docs/delegation.md, "Teams") ----
+  /** Runs a registered driver instead of the loop; its answer becomes a `custom_message` (kind `<driver>:result`). */
+  async #drive(name: string, config: WorkspaceConfig): Promise<RunResult> {
+    const { log } = this.#deps;
+    const run = this.run;
+    const driver = this.#deps.services.drivers?.get(name);
+    if (!driver) throw new AppError("bad_request", `There is no run driver '${name}'`);
+    const out = await driver({
+      env: this.#deps.env,
+      workspaceId: run.input.workspace_id,
+      sessionId: log.session.id,
+      runId: run.id,
+      content: run.input.content,
+      data: run.input.tool_data ?? {},
+      config,
+      signal: this.#abort.signal,
+      record: (kind, key, data) => {
+        const logged = log.tree
+          .pathToRoot(log.leaf)
+          .some(
+            (e) => e.type === "custom" && e.run_id === run.id && e.kind === `${name}:${kind}` && (e.data as { key?: unknown })?.key === key,
+          );
+        if (!logged) log.appendOne({ type: "custom", run_id: run.id, client_id: name, kind: `${name}:${kind}`, data: { ...data, key } });
+      },
+    });
+    if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
+    const finishReason = out.finish_reason ?? "stop";
+    run.state.output_text = out.output_text;
+    run.state.finish_reason = finishReason;
+    if (out.usage) run.state.delegated_usage = out.usage;
+    log.appendOne(
+      {
+        type: "custom_message",
+        run_id: run.id,
+        client_id: "assistant",
+        kind: `${name}:result`,
+        message: { role: "assistant", text: out.output_text, tool_calls: [], finish_reason: finishReason },
+      },
+      () => log.store.updateRun(run),
+    );
     return this.#end({ status: "completed" });
   }
 

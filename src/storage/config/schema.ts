@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { isTimeZone } from "../../kernel/time-zone.ts";
 import { deepFreeze } from "../../kernel/memo.ts";
+import type { Env } from "../env.ts";
 
 export const PROVIDERS = ["openai-compatible", "openai", "anthropic", "google", "workers-ai"] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
@@ -85,6 +86,11 @@ const coreShape = {
 export interface ConfigSection {
   key: string;
   schema: z.ZodType;
+  /**
+   * Checks that need the workspace's other data (a team's members must be registered agents), run on
+   * `PUT /api/config` after the schema passed: each problem becomes a 400 `validation_failed` detail.
+   */
+  check?(value: unknown, ctx: { env: Env; workspaceId: string }): Promise<{ path: string; message: string }[]>;
 }
 
 /** The strict schema of a whole configuration: the core sections plus the registered ones. */
