@@ -18,6 +18,7 @@ import { Answer, ApprovalRequest, LiveMessage, OtherItem, UserMessage, approvalD
 import { Composer } from "../chat/composer";
 import { SessionList } from "../chat/session-list";
 import { SessionDetails, SessionHeader } from "../chat/session-header";
+import { DelegationTree } from "../chat/delegation-tree";
 
 function newSessionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
@@ -203,6 +204,7 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
         }}
         onOpenDrawer={onOpenDrawer}
       />
+      {exists ? <DelegationTree session={session.data} tick={tick} /> : null}
       {exists ? <SessionDetails sessionId={sessionId} tick={tick} busy={busy} onDone={refresh} /> : null}
       <ErrorNote error={session.error} />
       <div class="scroller" ref={scroller} tabIndex={0} aria-label="Conversation messages">
