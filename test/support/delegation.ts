@@ -3,8 +3,8 @@
  * delegated children — told apart by the child's system prompt section — and readers for the
  * `delegate` tool's result.
  */
-import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
-import { registerToolset, toolCalls, type ScriptStep } from "./sessions.ts";
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { registerToolset, toolCalls } from "./sessions.ts";
 import { delegateTool } from "../../src/domains/team/delegate-tool.ts";
 import type { ChildOutcome } from "../../src/domains/team/delegation.ts";
 
@@ -21,7 +21,8 @@ export const hasDelegateResult = (options: LanguageModelV4CallOptions) =>
   /"type":"tool-result"[^}]*"toolName":"delegate"/.test(promptOf(options));
 
 /** A parent step calling `delegate` with `tasks`. */
-export const delegateCall = (id: string, tasks: unknown[]): ScriptStep => toolCalls({ id, name: "delegate", args: { tasks } });
+export const delegateCall = (id: string, tasks: unknown[]): LanguageModelV4StreamPart[] =>
+  toolCalls({ id, name: "delegate", args: { tasks } });
 
 /** The children a `delegate` result names, or its error text. */
 export function delegateResults(content: string): ChildOutcome[] {

@@ -150,7 +150,7 @@ describe("delegate", () => {
 
     const toolsOf = async (sessionId: string) => {
       const started = (await doEvents(sessionId, ws.id)).find((e) => e.type === "run_started");
-      return (started as { input: { allowed_tools: string[] } }).input.allowed_tools;
+      return (started as unknown as { input: { allowed_tools: string[] } }).input.allowed_tools;
     };
     expect(await toolsOf(onlyEcho!.session_id)).toEqual(["echo"]);
     const inherited = await toolsOf(reviewer!.session_id);
