@@ -31,6 +31,8 @@ const DOMAIN_DEPENDENCIES = {
   web: [],
   // MCP client (docs/mcp.md): tool sources from the workspace's MCP servers.
   mcp: [],
+  // Delegation and teams (docs/delegation.md): agent configs from tasks' registry.
+  team: ["tasks"],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

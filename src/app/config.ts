@@ -8,6 +8,7 @@ import { toolchainConfigSection } from "../domains/toolchain/config.ts";
 import { learningConfigSection } from "../domains/learning/config.ts";
 import { mcpConfigSection } from "../domains/mcp/config.ts";
 import { evaluationConfigSection } from "../domains/learning/evaluation/config.ts";
+import { teamsConfigSection } from "../domains/team/teams.ts";
 
 import { CHANNELS_KEY, ChannelsSchema, TOOL_POLICY_KEY, ToolPolicySchema } from "../runtime/index.ts";
 
@@ -24,6 +25,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   mcpConfigSection,
   toolPolicySection,
   channelsSection,
+  teamsConfigSection,
 ];
 
 export const WorkspaceConfigSchema = composeConfigSchema(CONFIG_SECTIONS);

@@ -27,13 +27,15 @@ import { scheduleTool } from "../domains/schedules/tool.ts";
 import { webFetchTool } from "../domains/web/fetch-tool.ts";
 import { skillProposeTool } from "../domains/governance/skill-propose-tool.ts";
 import { mcpToolSource } from "../domains/mcp/source.ts";
+import { delegateTool } from "../domains/team/delegate-tool.ts";
+import { TEAM_DRIVER, teamDriver } from "../domains/team/team-run.ts";
 
 /**
  * Tool sets by name: chat sessions get `default`; task runs ask for their domain's set. Every set can
  * read skills (`skill_view`), search the workspace's other sessions (`session_search`, docs/sessions.md),
  * curate memory (`memory`, docs/memory.md) and fetch web pages (`web_fetch`); chat sessions can also
  * schedule messages (`schedule`, docs/schedules.md) and propose skill edits as drafts for review (`skill_propose`,
- * docs/learning.md). Within a domain's set its own tools are `always` offered, so per-run tool
+ * docs/learning.md); every set can hand tasks to child sessions (`delegate`, docs/delegation.md). Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
@@ -52,7 +54,7 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
  * session later) is for chat sessions only: a task run's session is the task's, not a conversation.
  */
 function commonTools(): ToolSpec<unknown>[] {
-  return [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, webFetchTool];
+  return [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, webFetchTool, delegateTool];
 }
 
 /** The same tools, marked to be offered to every run of the set. */
@@ -79,5 +81,7 @@ export function runtimeServices(options: { skills?: SkillProviderOptions } = {})
     memory: memoryProvider(),
     // MCP servers of the workspace's `mcp` section (docs/mcp.md): their tools join every tool set when a run opens.
     toolSources: [mcpToolSource],
+    // Team runs in pipeline and discussion mode (docs/delegation.md, "Teams").
+    drivers: new Map([[TEAM_DRIVER, teamDriver]]),
   };
 }

@@ -36,7 +36,15 @@ export { workspaceTools } from "./workspace/tools/index.ts";
 export { TOOL_POLICY_KEY, ToolPolicySchema, toolPolicyExtension } from "./tools/policy.ts";
 
 // ---- extension points the composition root fills (docs/layering.md, "Registration instead of imports") --
-export { DEFAULT_TOOLSET, type RuntimeServices, type TextEmbedder, type ToolSource, type ToolsetFactory } from "./services.ts";
+export {
+  DEFAULT_TOOLSET,
+  type RunDriver,
+  type RunDriverContext,
+  type RuntimeServices,
+  type TextEmbedder,
+  type ToolSource,
+  type ToolsetFactory,
+} from "./services.ts";
 export { skillsCommandExtension } from "./skills-command.ts";
 export type { Extension } from "./extensions.ts";
 export type { MemoryProvider, MemorySnapshotRequest } from "./memory.ts";

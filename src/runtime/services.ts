@@ -10,6 +10,7 @@ import type { SkillProvider } from "./skills.ts";
 import type { MemoryProvider } from "./memory.ts";
 import type { Env } from "../storage/env.ts";
 import type { WorkspaceConfig } from "../storage/config/schema.ts";
+import type { Usage } from "./session/events.ts";
 import { errorFields, log } from "../kernel/log.ts";
 import { enabledExtensions, type Extension } from "./extensions.ts";
 
@@ -52,6 +53,40 @@ export type TextEmbedder = (req: {
   signal?: AbortSignal;
 }) => Promise<number[][] | null>;
 
+/** What a run driver is handed (docs/delegation.md, "Teams"). */
+export interface RunDriverContext {
+  env: Env;
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  /** The run's message. */
+  content: string;
+  /** The run's per-run data (`tool_data`). */
+  data: Readonly<Record<string, unknown>>;
+  config: WorkspaceConfig;
+  /** Aborted when the run is cancelled. */
+  signal: AbortSignal;
+  /**
+   * Appends a `custom` event (kind `<driver>:<kind>`) to the run's log once per `key`: a driver replayed
+   * after a restart records nothing twice.
+   */
+  record(kind: string, key: string, data: Record<string, unknown>): void;
+}
+
+export interface RunDriverOutcome {
+  output_text: string;
+  finish_reason?: string;
+  /** Tokens the driver's child runs spent (the run's `delegated_usage`). */
+  usage?: Usage;
+}
+
+/**
+ * A run driven by code instead of the agent loop (a team's pipeline or discussion): it opens and ends
+ * like any run, and is run again from the start when the session resumes it after a restart, so
+ * whatever it starts must be idempotent (child sessions under derived ids).
+ */
+export type RunDriver = (ctx: RunDriverContext) => Promise<RunDriverOutcome>;
+
 export interface RuntimeServices {
   /** Named tool sets a run may ask for (`SubmitRunInput.toolset`); must hold `default`. */
   toolsets: ReadonlyMap<string, ToolsetFactory>;
@@ -72,6 +107,8 @@ export interface RuntimeServices {
   extensions?: readonly Extension[];
   /** Embeds texts for tool ranking (absent, or no `embedding_model`: keyword ranking). */
   embedder?: TextEmbedder;
+  /** Run drivers by name (`SubmitRunInput.driver`); absent = none. */
+  drivers?: ReadonlyMap<string, RunDriver>;
 }
 
 /** The tools for a run's named tool set; an unknown name gets the default set. */

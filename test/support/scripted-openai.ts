@@ -45,6 +45,9 @@ export interface RecordedRequest {
   model: string;
   authorization: string | null;
   body: ChatRequest;
+  /** When the request arrived and when its answer started (ms since the epoch): overlapping requests show parallel callers. */
+  received_at: number;
+  answered_at?: number;
 }
 
 /** A scripted embedding: texts containing `contains` embed as `vector`. */
@@ -168,7 +171,13 @@ export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
         return sendJson(res, 400, openAiError("request body is not JSON", "invalid_request_error"));
       }
       if (!isChatRequest(body)) return sendJson(res, 400, openAiError("expected {model, messages[]}", "invalid_request_error"));
-      requests.push({ model: body.model, authorization: req.headers.authorization ?? null, body });
+      const record: RecordedRequest = {
+        model: body.model,
+        authorization: req.headers.authorization ?? null,
+        body,
+        received_at: Date.now(),
+      };
+      requests.push(record);
       const step = scripts.get(body.model)?.shift() ?? ruleStep(body);
       if (!step)
         return sendJson(
@@ -177,6 +186,7 @@ export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
           openAiError(`no script and no rule for model '${body.model}' (rules: echo, tools-N, down, json-tool)`, "model_not_found"),
         );
       if (step.delay_ms) await sleep(step.delay_ms);
+      record.answered_at = Date.now();
       if (step.status && step.status >= 400)
         return sendJson(res, step.status, openAiError(`scripted failure (HTTP ${step.status})`, "server_error"));
       const completion = toCompletion(step, () => `call_${++callCounter}`);

@@ -30,6 +30,7 @@ function servicesForTests(): RuntimeServices {
     ...(base.memory ? { memory: base.memory } : {}),
     ...(base.toolSources ? { toolSources: base.toolSources } : {}),
     ...(base.embedder ? { embedder: base.embedder } : {}),
+    ...(base.drivers ? { drivers: base.drivers } : {}),
     get extensions() {
       return [...(base.extensions ?? []), ...testServices.extensions];
     },

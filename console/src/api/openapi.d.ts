@@ -68,6 +68,7 @@ export interface Schemas {
     provider: string | null;
     model: string | null;
     usage: Schemas["Usage"];
+    delegated_usage?: (Schemas["Usage"]) & (unknown);
     error?: {
       code: string;
       message: string;
@@ -202,6 +203,29 @@ export interface Schemas {
     enabled: boolean;
     created_at: number;
     updated_at: number;
+  };
+  Team: {
+    name: string;
+    coordinator: string;
+    members: Array<string>;
+    mode: "delegate" | "pipeline" | "discussion";
+    max_rounds?: number;
+  };
+  TeamRun: {
+    team: string;
+    mode: "delegate" | "pipeline" | "discussion";
+    session_id: string;
+    run_id: string;
+    status: "queued" | "running" | "completed" | "failed" | "cancelled";
+    output_text: string;
+    finish_reason: string;
+    turns: Array<{
+      [key: string]: unknown | undefined;
+    }>;
+    error?: {
+      code: string;
+      message: string;
+    };
   };
   ToolchainDelivery: {
     [key: string]: unknown | undefined;
@@ -968,7 +992,7 @@ export interface Paths {
   "/api/sessions": {
     get: {
       params: never;
-      query: { limit?: string | number | boolean; updated_before?: string | number | boolean; before_id?: string | number | boolean; status?: string | number | boolean; archived?: string | number | boolean };
+      query: { limit?: string | number | boolean; updated_before?: string | number | boolean; before_id?: string | number | boolean; status?: string | number | boolean; archived?: string | number | boolean; parent_session_id?: string | number | boolean };
       body: never;
       response: {
         sessions: Array<Schemas["SessionListItem"]>;
@@ -1293,6 +1317,34 @@ export interface Paths {
         enabled?: boolean;
       };
       response: Schemas["Agent"];
+    };
+  };
+  "/api/teams": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        teams: Array<Schemas["Team"]>;
+      };
+    };
+  };
+  "/api/teams/{name}/runs": {
+    post: {
+      params: { name: string };
+      query: never;
+      body: {
+        message: string;
+      };
+      response: Schemas["TeamRun"];
+    };
+  };
+  "/api/teams/{name}/runs/{id}": {
+    get: {
+      params: { name: string; id: string };
+      query: never;
+      body: never;
+      response: Schemas["TeamRun"];
     };
   };
   "/api/toolchain/deliveries": {

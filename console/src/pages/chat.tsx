@@ -19,6 +19,7 @@ import { Composer } from "../chat/composer";
 import { SessionList } from "../chat/session-list";
 import { SessionDetails, SessionHeader } from "../chat/session-header";
 import { FilesPanel } from "../files/files-panel";
+import { DelegationTree } from "../chat/delegation-tree";
 
 function newSessionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
@@ -204,6 +205,7 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
         }}
         onOpenDrawer={onOpenDrawer}
       />
+      {exists ? <DelegationTree session={session.data} tick={tick} /> : null}
       {exists ? <SessionDetails sessionId={sessionId} tick={tick} busy={busy} onDone={refresh} /> : null}
       {exists ? <FilesPanel sessionId={sessionId} tick={tick} /> : null}
       <ErrorNote error={session.error} />

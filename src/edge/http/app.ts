@@ -31,6 +31,7 @@ import { approvalRoutes } from "./routes/session-approvals.ts";
 import { fileRoutes } from "./routes/session-files.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { teamRoutes } from "./routes/teams.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { toolchainRoutes } from "./routes/toolchain.ts";
 import { mailRoutes } from "./routes/mail.ts";
@@ -87,6 +88,7 @@ export function createApp() {
   app.route("/api/sessions", sessionLifecycleRoutes);
   app.route("/api/chat", chatRoutes);
   app.route("/api/agents", agentRoutes);
+  app.route("/api/teams", teamRoutes);
   app.route("/api/toolchain", toolchainRoutes);
   app.route("/api/mail", mailRoutes);
   app.route("/api/memory", memoryRoutes);

@@ -26,6 +26,8 @@ import { AppError } from "../../kernel/errors.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { newId } from "../../kernel/ids.ts";
 
+const ZERO_USAGE = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+
 /** How a run ended, as the loop (or its opening) decided it. */
 export type LoopOutcome =
   { status: "completed" } | { status: "cancelled" } | { status: "failed"; error: { code: string; message: string } };
@@ -47,7 +49,10 @@ export function outcomeOf(err: unknown, cancelled: boolean): Exclude<LoopOutcome
 }
 
 /** The run facts the loop advances: the part of the run row's state it owns; the store persists them with each step. */
-export type LoopState = Pick<RunState, "tool_iterations" | "steps" | "usage" | "provider" | "model" | "output_text" | "finish_reason">;
+export type LoopState = Pick<
+  RunState,
+  "tool_iterations" | "steps" | "usage" | "delegated_usage" | "provider" | "model" | "output_text" | "finish_reason"
+>;
 
 /** Persistence: where the run stands and how its steps are written (the session log in the SessionDO). */
 export interface LoopStore {
@@ -256,6 +261,8 @@ async function runTool(p: LoopPorts, call: ToolCall): Promise<void> {
       frames.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
   });
   const after = await p.hooks.afterToolCall(hooked, executed);
+  // Tokens a tool spent in other sessions (delegation) count toward this run, persisted with its result.
+  if (executed.usage) p.state.delegated_usage = addUsage(p.state.delegated_usage ?? ZERO_USAGE, executed.usage);
   store.saveToolResult(eventId, call, after.content, !after.ok);
   frames.emit({
     type: "tool_execution_end",

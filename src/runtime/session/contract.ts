@@ -49,6 +49,13 @@ export interface SubmitRunInput {
   /** Skills this run sees at another tree than their current version (the version under test; src/runtime/skills.ts). */
   skill_overrides?: SkillOverride[];
   /**
+   * The run is offered only tools with these names (a subset of its tool set): a delegated child run gets
+   * at most its parent's tools (docs/delegation.md). Absent = the whole tool set.
+   */
+  allowed_tools?: string[];
+  /** A registered run driver runs this run instead of the agent loop (a team run; docs/delegation.md, "Teams"). */
+  driver?: string;
+  /**
    * Where the message came from when not from an API client: a live channel (the session WebSocket), a
    * schedule, a toolchain task, mail, a team run or a delegation. Recorded as a `channel_inject` event
    * right before the message (never sent to the model, shown in the transcript; docs/channels.md).
@@ -84,5 +91,7 @@ export interface RunResult {
   provider: string | null;
   model: string | null;
   usage: RunUsage;
+  /** Tokens spent by runs this run delegated to (docs/delegation.md); absent when it delegated nothing. */
+  delegated_usage?: RunUsage;
   error?: { code: string; message: string };
 }

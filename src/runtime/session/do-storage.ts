@@ -50,6 +50,8 @@ export interface RunState {
   /** Model steps taken (the `turn_index` of the next one). */
   steps?: number;
   usage: Usage;
+  /** Tokens of delegated child runs (tool results that carried usage; docs/delegation.md). */
+  delegated_usage?: Usage;
   provider: string | null;
   model: string | null;
   output_text: string;

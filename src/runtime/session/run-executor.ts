@@ -24,6 +24,7 @@ import { executeToolCall } from "../tools/executor.ts";
 import { runToolset, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
+import { AppError } from "../../kernel/errors.ts";
 import type { ToolSpec } from "../tools/spec.ts";
 import { addUsage } from "./usage.ts";
 import { logRunEnd } from "./run-log-line.ts";
@@ -142,20 +143,25 @@ export class RunExecutor {
       const facts = state.user_event_id === undefined ? this.#openingFacts(loading, resolving, revision) : null;
       const config = await loading;
       // The named set plus what tool sources (MCP servers) offer now; also on resume, so frozen names resolve.
-      const toolset = await runToolset(this.#deps.services, {
-        env: this.#deps.env,
-        workspaceId: this.run.input.workspace_id,
-        config,
-        toolset: this.run.input.toolset,
-        data: this.run.input.tool_data ?? {},
-        signal: this.#abort.signal,
-      });
+      const toolset = allowedOnly(
+        await runToolset(this.#deps.services, {
+          env: this.#deps.env,
+          workspaceId: this.run.input.workspace_id,
+          config,
+          toolset: this.run.input.toolset,
+          data: this.run.input.tool_data ?? {},
+          signal: this.#abort.signal,
+        }),
+        this.run.input.allowed_tools,
+      );
       this.#enabled = enabledExtensions(this.#deps.services.extensions ?? [], config);
       if (facts) await this.#open(config, toolset, await facts);
       if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
       // A slash command (docs/extensions.md, "Slash commands") is answered by its extension, with no model call.
-      const command = this.run.input.source === undefined ? parseSlashCommand(this.run.input.content) : null;
+      const command =
+        this.run.input.source === undefined && this.run.input.driver === undefined ? parseSlashCommand(this.run.input.content) : null;
       if (command) result = await this.#command(command, config);
+      else if (this.run.input.driver !== undefined) result = await this.#drive(this.run.input.driver, config);
       else {
         const models = await resolving;
         this.#models = models;
@@ -386,6 +392,11 @@ export class RunExecutor {
             ...(run.input.skill_overrides ? { skillOverrides: run.input.skill_overrides } : {}),
             // ---- workspace (docs/workspace.md): file tools read and commit the session's files ----
             ...(this.#deps.workspace ? { workspace: this.#deps.workspace } : {}),
+            // ---- delegation (docs/delegation.md): what a child run may inherit from this one ----
+            config,
+            tools: registry.names(),
+            ...(run.input.toolset !== undefined ? { toolset: run.input.toolset } : {}),
+            ...(run.input.model_override ? { modelOverride: run.input.model_override } : {}),
             emitUpdate: io.emitUpdate,
             // A tool that reads this session from D1 first lets the run's debounced replication catch up.
             replicated: async () => void (await log.replicator.flush()),
@@ -526,6 +537,49 @@ export class RunExecutor {
     return this.#end({ status: "completed" });
   }
 
+  // ---- run drivers (services.ts, RunDriver; docs/delegation.md, "Teams") ----
+  /** Runs a registered driver instead of the loop; its answer becomes a `custom_message` (kind `<driver>:result`). */
+  async #drive(name: string, config: WorkspaceConfig): Promise<RunResult> {
+    const { log } = this.#deps;
+    const run = this.run;
+    const driver = this.#deps.services.drivers?.get(name);
+    if (!driver) throw new AppError("bad_request", `There is no run driver '${name}'`);
+    const out = await driver({
+      env: this.#deps.env,
+      workspaceId: run.input.workspace_id,
+      sessionId: log.session.id,
+      runId: run.id,
+      content: run.input.content,
+      data: run.input.tool_data ?? {},
+      config,
+      signal: this.#abort.signal,
+      record: (kind, key, data) => {
+        const logged = log.tree
+          .pathToRoot(log.leaf)
+          .some(
+            (e) => e.type === "custom" && e.run_id === run.id && e.kind === `${name}:${kind}` && (e.data as { key?: unknown })?.key === key,
+          );
+        if (!logged) log.appendOne({ type: "custom", run_id: run.id, client_id: name, kind: `${name}:${kind}`, data: { ...data, key } });
+      },
+    });
+    if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
+    const finishReason = out.finish_reason ?? "stop";
+    run.state.output_text = out.output_text;
+    run.state.finish_reason = finishReason;
+    if (out.usage) run.state.delegated_usage = out.usage;
+    log.appendOne(
+      {
+        type: "custom_message",
+        run_id: run.id,
+        client_id: "assistant",
+        kind: `${name}:result`,
+        message: { role: "assistant", text: out.output_text, tool_calls: [], finish_reason: finishReason },
+      },
+      () => log.store.updateRun(run),
+    );
+    return this.#end({ status: "completed" });
+  }
+
   #hookContext(config: WorkspaceConfig): HookContext {
     return {
       env: this.#deps.env,
@@ -620,7 +674,9 @@ export class RunExecutor {
       },
       () => {
         log.store.clearToolStart(call.id);
-        if (progressed(this.run)) log.store.updateRun(this.run);
+        // A persisted step resets the restart budget; the run's delegated usage (agent-loop.ts) moves with
+        // the result that brought it.
+        if (progressed(this.run) || this.run.state.delegated_usage) log.store.updateRun(this.run);
       },
     );
   }
@@ -640,6 +696,7 @@ export class RunExecutor {
       provider: state.provider,
       model: state.model,
       usage: state.usage,
+      ...(state.delegated_usage ? { delegated_usage: state.delegated_usage } : {}),
       ...(end.status === "failed" ? { error: end.error } : {}),
     };
     run.status = end.status;
@@ -704,6 +761,13 @@ function progressed(run: RunRow): boolean {
   if ((run.state.attempts ?? 1) <= 1) return false;
   run.state.attempts = 1;
   return true;
+}
+
+/** The tools a run may be offered: all of its set, or those `allowed_tools` names (a delegated child's, docs/delegation.md). */
+function allowedOnly(specs: ToolSpec<unknown>[], allowed: readonly string[] | undefined): ToolSpec<unknown>[] {
+  if (allowed === undefined) return specs;
+  const names = new Set(allowed);
+  return specs.filter((s) => names.has(s.name));
 }
 
 /** A message from outside the API is preceded by where it came from (docs/channels.md; docs/sessions.md, "Two-way live channel"). */

@@ -6,12 +6,19 @@ import type { ZodType } from "zod";
 import type { Env } from "../../storage/env.ts";
 import type { SkillOverride } from "../skills.ts";
 import type { SessionWorkspace } from "../workspace/session-workspace.ts";
+import type { ModelEntry, WorkspaceConfig } from "../../storage/config/schema.ts";
+import type { Usage } from "../session/events.ts";
 
 export interface ToolResult {
   ok: boolean;
   /** Text the model reads next (also for errors: the model should be able to recover). */
   content: string;
   error?: { code: string; message: string };
+  /**
+   * Model tokens the tool spent on the run's behalf in other sessions (delegated child runs,
+   * docs/delegation.md): added to the run's `delegated_usage`, never to its own `usage`.
+   */
+  usage?: Usage;
 }
 
 export interface ToolContext {
@@ -40,6 +47,13 @@ export interface ToolContext {
   skillOverrides?: readonly SkillOverride[];
   /** The session's workspace (files, shell, git; docs/workspace.md) when the run has one. */
   workspace?: SessionWorkspace;
+  /** The run's own configuration (what its system prompt told the model), when the caller has it loaded. */
+  config?: WorkspaceConfig;
+  /** The names of the tools this run was offered (its frozen tool set): a tool that hands work on gives at most these. */
+  tools?: readonly string[];
+  /** The tool set the run named, and its model override: what delegated child runs inherit (docs/delegation.md). */
+  toolset?: string;
+  modelOverride?: ModelEntry;
 }
 
 export interface ToolSpec<I = unknown> {

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { isTimeZone } from "../../kernel/time-zone.ts";
 import { deepFreeze } from "../../kernel/memo.ts";
+import type { Env } from "../env.ts";
 
 export const PROVIDERS = ["openai-compatible", "openai", "anthropic", "google", "workers-ai"] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
@@ -62,6 +63,10 @@ export const RuntimeConfigSchema = z.strictObject({
     .min(1_000)
     .max(7 * 24 * 3_600_000)
     .default(15 * 60_000),
+  /** How many tasks one `delegate` call may run at once (docs/delegation.md); more in one call is a tool error. */
+  max_parallel_delegates: z.number().int().min(1).max(16).default(3),
+  /** How deep delegation may nest: a session at this depth is not offered `delegate` (0: no delegation). */
+  max_delegation_depth: z.number().int().min(0).max(5).default(2),
 });
 
 const coreShape = {
@@ -81,6 +86,11 @@ const coreShape = {
 export interface ConfigSection {
   key: string;
   schema: z.ZodType;
+  /**
+   * Checks that need the workspace's other data (a team's members must be registered agents), run on
+   * `PUT /api/config` after the schema passed: each problem becomes a 400 `validation_failed` detail.
+   */
+  check?(value: unknown, ctx: { env: Env; workspaceId: string }): Promise<{ path: string; message: string }[]>;
 }
 
 /** The strict schema of a whole configuration: the core sections plus the registered ones. */

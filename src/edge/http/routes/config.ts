@@ -4,9 +4,10 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
-import { validationError } from "../../../kernel/errors.ts";
+import { AppError, validationError } from "../../../kernel/errors.ts";
+import type { Env } from "../../../storage/env.ts";
 import { requireScope } from "../auth.ts";
-import { WorkspaceConfigSchema } from "../../../app/config.ts";
+import { CONFIG_SECTIONS, WorkspaceConfigSchema } from "../../../app/config.ts";
 import { loadConfig, saveConfig } from "../../../storage/config/store.ts";
 import { assertFieldSize } from "../../../storage/limits.ts";
 import { assertUrlFields, egressPolicy } from "../../../storage/egress.ts";
@@ -44,6 +45,15 @@ export const configRoutes = newRouter()
     if (!parsed.success) throw validationError(parsed.error, "config");
     // Every stored URL must pass the egress policy; Beaver's own host is the one this request came to.
     assertUrlFields(parsed.data, egressPolicy(c.env, new URL(c.req.url).host));
+    await checkSections(parsed.data, { env: c.env, workspaceId: c.get("principal").workspaceId });
     await saveConfig(c.env, c.get("principal").workspaceId, parsed.data);
     return c.json(parsed.data, 200);
   });
+
+/** The sections' own checks (a team naming an agent that does not exist): the first problem names the message, all are in details. */
+async function checkSections(config: Record<string, unknown>, ctx: { env: Env; workspaceId: string }): Promise<void> {
+  const checked = CONFIG_SECTIONS.filter((s) => s.check && config[s.key] !== undefined);
+  const problems = (await Promise.all(checked.map((s) => s.check!(config[s.key], ctx)))).flat();
+  const first = problems[0];
+  if (first) throw new AppError("validation_failed", `Invalid config: ${first.path}: ${first.message}`, { details: problems });
+}

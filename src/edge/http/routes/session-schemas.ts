@@ -88,6 +88,7 @@ export const RunResultSchema = z
     provider: z.string().nullable(),
     model: z.string().nullable(),
     usage: Usage,
+    delegated_usage: Usage.optional().describe("Tokens spent by the child runs this run delegated to (docs/delegation.md)"),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   })
   .openapi("RunResult");

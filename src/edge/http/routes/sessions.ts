@@ -6,7 +6,7 @@
  * `title`/`metadata` are bounded, so no page outgrows an isolate (docs/limits.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, isNotNull, isNull, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { assertScope, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
@@ -71,6 +71,12 @@ const list = createRoute({
       before_id: z.string().min(1).max(200).optional(),
       status: z.enum(["open", "closed"]).optional(),
       archived: Flag.default(false).describe("true: only archived sessions; false (default): only the others"),
+      parent_session_id: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .describe("Only the sessions this session delegated to (their metadata's parent_session_id; docs/delegation.md)"),
     }),
   },
   responses: {
@@ -418,6 +424,8 @@ export const sessionRoutes = newRouter()
     if (q.updated_before !== undefined) where.push(olderThan(sessions.updatedAt, sessions.id, q.updated_before, q.before_id));
     if (q.status !== undefined) where.push(eq(sessions.status, q.status));
     where.push(q.archived ? isNotNull(sessions.archivedAt) : isNull(sessions.archivedAt));
+    if (q.parent_session_id !== undefined)
+      where.push(sql`json_extract(${sessions.metadata}, '$.parent_session_id') = ${q.parent_session_id}`);
     const rows = await makeDb(c.env.DB)
       .select()
       .from(sessions)

@@ -1,0 +1,90 @@
+/**
+ * The `delegate` tool (docs/delegation.md): hands tasks to child sessions, each its own SessionDO
+ * running its own agent loop, all at once, and answers each child's final answer, status and session
+ * id. It lives in a domain rather than the runtime because it reads the agent registry (tasks), and
+ * joins every tool set at the composition root (src/app/runtime.ts).
+ */
+import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/index.ts";
+import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
+import { listAgents } from "../tasks/agent-store.ts";
+import type { Agent } from "../tasks/agents.ts";
+import { runChild } from "./child-run.ts";
+import {
+  DELEGATE_TOOL,
+  DelegateInputSchema,
+  childInstructions,
+  childMessage,
+  childOutcome,
+  childSessionId,
+  delegationOf,
+  planDelegation,
+  treeUsage,
+  type ChildPlan,
+  type DelegateInput,
+} from "./delegation.ts";
+
+export const delegateTool = defineTool<DelegateInput>({
+  name: DELEGATE_TOOL,
+  description:
+    "Hand tasks to other agents, each in a fresh session that sees only the task and context you pass. " +
+    "Tasks in one call run in parallel; you get each one's final answer, status and session id.",
+  input: DelegateInputSchema,
+  // Run again after a restart: the children's ids are derived from this call, so nothing starts twice.
+  idempotent: true,
+  async execute(args, ctx) {
+    const runtime = (ctx.config ?? DEFAULT_CONFIG).runtime;
+    const mark = delegationOf(ctx.data);
+    const agents = args.tasks.some((t) => t.agent !== undefined) ? await enabledAgents(ctx) : new Map<string, Agent>();
+    const plan = planDelegation(args, {
+      depth: mark?.depth ?? 0,
+      maxDepth: runtime.max_delegation_depth,
+      maxParallel: runtime.max_parallel_delegates,
+      parentTools: ctx.tools ?? [],
+      agents: new Set(agents.keys()),
+    });
+    if (!plan.ok) return fail(plan.code, plan.message);
+    const children = await Promise.all(
+      plan.children.map(async (child) => ({ child, id: await childSessionId(ctx.runId, ctx.toolCallId, child.index) })),
+    );
+    const results = await Promise.all(children.map(({ child, id }) => startAndWait(ctx, child, id, agents, (mark?.depth ?? 0) + 1)));
+    const outcomes = children.map(({ child, id }, i) => childOutcome(child, id, results[i]!));
+    const result: ToolResult = ok(JSON.stringify({ results: outcomes }));
+    return { ...result, usage: treeUsage(results) };
+  },
+});
+
+async function enabledAgents(ctx: ToolContext): Promise<Map<string, Agent>> {
+  const all = await listAgents(ctx.env, ctx.workspaceId);
+  return new Map(all.filter((a) => a.enabled).map((a) => [a.id, a]));
+}
+
+function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, agents: Map<string, Agent>, depth: number) {
+  const agent = child.task.agent !== undefined ? agents.get(child.task.agent) : undefined;
+  const ref = `${ctx.runId}/${ctx.toolCallId}/${child.index}`;
+  return runChild(
+    {
+      env: ctx.env,
+      workspaceId: ctx.workspaceId,
+      sessionId,
+      title: `Delegated: ${child.task.task.replace(/\s+/g, " ").slice(0, 60)}`,
+      metadata: {
+        parent_session_id: ctx.sessionId,
+        parent_run_id: ctx.runId,
+        parent_tool_call_id: ctx.toolCallId,
+        delegation_depth: depth,
+        ...(agent ? { agent: agent.id } : {}),
+      },
+      content: childMessage(child.task),
+      systemPrompt: childInstructions(ctx.sessionId),
+      idempotencyKey: `delegate:${ref}`,
+      ...(ctx.toolset !== undefined ? { toolset: ctx.toolset } : {}),
+      tools: child.tools,
+      mark: { depth, parent_session_id: ctx.sessionId, parent_run_id: ctx.runId },
+      // The agent's own model and skills; without an agent, the parent's model.
+      model: agent ? agent.model : (ctx.modelOverride ?? null),
+      ...(agent?.skills ? { skills: agent.skills } : {}),
+      channel: { channel: "delegation", device_id: ctx.sessionId, external_id: ref },
+    },
+    ctx.signal,
+  );
+}
