@@ -265,13 +265,30 @@ function reportStartup(): void {
   console.log(
     "\nWorker startup (`wrangler check startup`, CPU in the startup profile, idle excluded) and bundle (`wrangler deploy --dry-run`):",
   );
+  // `wrangler check startup` gives up after 10 s, which a loaded machine can exceed: a side is tried
+  // three times and reported as unmeasured rather than failing the bench.
+  const figures = (wrangler: string, cwd: string) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return startupFigures(wrangler, cwd, "wrangler.toml");
+      } catch (err) {
+        if (attempt === 3) {
+          console.log(
+            `  (${cwd}: not measured: ${
+              String(err)
+                .split("\n")
+                .find((l) => l.includes("ERROR")) ?? String(err).slice(0, 200)
+            })`,
+          );
+          return null;
+        }
+      }
+    }
+  };
   const rows = [
-    {
-      label: "CF Agents reference worker",
-      ...startupFigures(join(PEER_DIR, "node_modules", ".bin", "wrangler"), PEER_DIR, "wrangler.toml"),
-    },
-    { label: "Beaver (wrangler.toml)", ...startupFigures(join(ROOT, "node_modules", ".bin", "wrangler"), ROOT, "wrangler.toml") },
-  ];
+    { label: "CF Agents reference worker", f: figures(join(PEER_DIR, "node_modules", ".bin", "wrangler"), PEER_DIR) },
+    { label: "Beaver (wrangler.toml)", f: figures(join(ROOT, "node_modules", ".bin", "wrangler"), ROOT) },
+  ].flatMap((r) => (r.f ? [{ label: r.label, ...r.f }] : []));
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
   for (const r of rows)
     console.log(
@@ -392,7 +409,7 @@ export async function run(): Promise<void> {
       let events = 0;
       for (let i = 0; events < BIG_EVENTS; i++) {
         await waitedTurn(call, token, big, `fill ${i}`, `echo: fill ${i}`);
-        if (i % 50 === 49 || i === 0)
+        if (i % 20 === 19 || i === 0)
           events = ((await (await call("GET", `/api/sessions/${big}`, token)).json()) as { last_seq: number }).last_seq;
       }
       const fillSeconds = (performance.now() - t0) / 1000;
