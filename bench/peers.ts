@@ -5,7 +5,9 @@
  *
  * - the peer (bench/peers/cf-agents: an `AIChatAgent` turn, and the floor — one Worker → DO call with
  *   two storage writes), its dependencies installed into its own folder on first use;
- * - Beaver (bench/wrangler.toml: the production Worker plus bench-only routes).
+ * - Beaver on the shipped configuration: wrangler.toml itself (assets, observability, rate-limit
+ *   bindings) with only the rate limits raised (bench/shipped-config.ts, generated at run time), driven
+ *   from outside only: a session created through the API, the model configured with `api_key_secret`.
  *
  * Interleaved rounds — floor, CF Agents, Beaver, then the streamed variants — for no-tool, one-tool
  * and three-tool turns, each kind on one session (one agent name) whose history grows. A turn is what
@@ -13,29 +15,38 @@
  * ?wait=true`; the peer: `POST /turn/:name`). Streamed turns time the first text frame: Beaver's SSE
  * `text_delta` (same endpoint, `Accept: text/event-stream`) beside the peer's first UI-stream
  * `text-delta` chunk (`POST /stream/:name`, a route added to the copy). Then webhook intake against
- * `GET /api/ping`, 16 in flight, interleaved in batches.
+ * `GET /api/ping` and the peer's minimal receiver (HMAC check, one D1 insert), 16 in flight,
+ * interleaved in batches; each side's Worker startup (`wrangler check startup`) and bundle size; and a
+ * turn on a session holding 5,000 events against one on a fresh session, interleaved.
  *
  * Env: BENCH_PEERS_TURNS (80 per cell), BENCH_PEERS_WARMUP (5), BENCH_PEERS_WEBHOOKS (320),
  * BENCH_PEERS_KINDS (e.g. `none,three`), BENCH_DEBUG (print wrangler output), BENCH_PEERS_BASELINE
- * (another checkout of Beaver, with its node_modules: its bench Worker runs too, in the same rounds,
- * so a before/after comparison shares one machine load — docs/performance.md).
+ * (another checkout of Beaver, with its node_modules: its shipped wrangler.toml runs too, in the same
+ * rounds, so a before/after comparison shares one machine load — docs/performance.md),
+ * BENCH_PEERS_CONFIGS (extra configuration variants of this tree in the same rounds, e.g.
+ * `bare,no-assets,no-ratelimits`: bench/shipped-config.ts), BENCH_PEERS_BIG_EVENTS (5000; 0 skips
+ * the long-session cell), BENCH_PEERS_STARTUP=0 (skips startup and bundle figures).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
-import { freePort, type DevServer } from "../test/support/wrangler-dev.ts";
-import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
-import type * as SupportModule from "./support.ts";
-import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
+import { freePort, startWranglerDev, type DevServer, type StartOptions } from "../test/support/wrangler-dev.ts";
+import { benchClient, benchWorkspace, type BenchCall } from "./support.ts";
+import { intakeWorkspace, postDelivery, uniqueDelivery, WEBHOOK_SECRET } from "./webhooks.ts";
 import { groupCpuMeter, type CpuMeter } from "./cpu.ts";
+import { CONFIG_VARIANTS, writeBenchConfig, type ConfigVariant } from "./shipped-config.ts";
+import { startupFigures } from "./startup.ts";
 
 const TURNS = Number(process.env.BENCH_PEERS_TURNS ?? 80);
 const WARM_UP = Number(process.env.BENCH_PEERS_WARMUP ?? 5);
 const WEBHOOKS = Number(process.env.BENCH_PEERS_WEBHOOKS ?? 320);
+const BIG_EVENTS = Number(process.env.BENCH_PEERS_BIG_EVENTS ?? 5000);
 const IN_FLIGHT = 16;
+const ROOT = resolve(import.meta.dirname, "..");
 const PEER_DIR = resolve(import.meta.dirname, "peers/cf-agents");
 
 interface Kind {
@@ -72,12 +83,14 @@ function installPeer(): void {
 async function startPeer(modelBaseUrl: string): Promise<Peer> {
   installPeer();
   const persist = mkdtempSync(join(tmpdir(), "beaver-peer-"));
+  const wrangler = join(PEER_DIR, "node_modules", ".bin", "wrangler");
+  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: PEER_DIR, env, stdio: "pipe" });
   const port = await freePort();
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist];
   args.push("--inspector-port", String(await freePort()), "--show-interactive-dev-session=false", "--log-level", "warn");
-  args.push("--var", `LLM_URL:${modelBaseUrl}`);
-  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
-  const child: ChildProcess = spawn(join(PEER_DIR, "node_modules", ".bin", "wrangler"), args, {
+  args.push("--var", `LLM_URL:${modelBaseUrl}`, "--var", `WEBHOOK_SECRET:${WEBHOOK_SECRET}`);
+  const child: ChildProcess = spawn(wrangler, args, {
     cwd: PEER_DIR,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -138,28 +151,72 @@ async function firstFrameMs(res: Response, t0: number, isText: (data: string) =>
   return { first, all };
 }
 
-type BenchSupport = Pick<typeof SupportModule, "startBenchWorker" | "benchClient" | "benchWorkspace">;
+/** One Beaver under test: this tree on a configuration variant, or another tree (BENCH_PEERS_BASELINE) on its shipped config. */
+interface Side {
+  label: string;
+  dev: DevServer;
+  cpu: CpuMeter | null;
+}
+
+/** Starts `wrangler dev` of `root`'s generated config (`variant` of its wrangler.toml), with `root`'s own wrangler-dev helper. */
+async function startSide(root: string, variant: ConfigVariant, label: string): Promise<Side> {
+  const config = root === ROOT ? writeBenchConfig(variant) : await baselineConfig(root, variant);
+  const start =
+    root === ROOT
+      ? startWranglerDev
+      : ((await import(resolve(root, "test/support/wrangler-dev.ts"))) as { startWranglerDev: (o: StartOptions) => Promise<DevServer> })
+          .startWranglerDev;
+  const dev = await start({ config, timeoutMs: 240_000 });
+  return { label, dev, cpu: groupCpuMeter(dev.pid) };
+}
+
+/** The baseline tree's variant, generated by this tree's generator from the baseline's own wrangler.toml. */
+async function baselineConfig(root: string, variant: ConfigVariant): Promise<string> {
+  const { benchConfigText } = await import("./shipped-config.ts");
+  const { readFileSync, writeFileSync } = await import("node:fs");
+  const name = `wrangler.bench-${variant}.toml`;
+  writeFileSync(resolve(root, name), benchConfigText(readFileSync(resolve(root, "wrangler.toml"), "utf8"), variant));
+  return name;
+}
+
+/** The model's API key secret, as users configure a hosted model (the scripted server ignores its value). */
+const MODEL_KEY_SECRET = "BENCH_MODEL_KEY";
+
+/** A workspace whose config names the scripted rule through `api_key_secret`; returns its token. */
+async function modelWorkspace(dev: DevServer, call: BenchCall, rule: string, modelBaseUrl: string): Promise<string> {
+  const { token } = await benchWorkspace(dev, call);
+  await call("PUT", `/api/secrets/${MODEL_KEY_SECRET}`, token, { value: "sk-bench-0123456789" });
+  await call("PUT", "/api/config", token, {
+    model: { provider: "openai-compatible", id: `${rule}:peers`, base_url: modelBaseUrl, api_key_secret: MODEL_KEY_SECRET },
+  });
+  return token;
+}
+
+const newSession = async (call: BenchCall, token: string) =>
+  ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
+
+/** A turn as a client takes it: POST the message with ?wait=true, read the final answer. */
+async function waitedTurn(call: BenchCall, token: string, session: string, text: string, expected: string): Promise<void> {
+  const res = await call("POST", `/api/sessions/${session}/messages?wait=true`, token, { content: text });
+  const r = (await res.json()) as { status: string; output_text: string };
+  if (r.status !== "completed" || r.output_text !== expected) throw new Error(`Beaver turn: ${JSON.stringify(r)}`);
+}
 
 /**
  * One Beaver's side of the rounds: a workspace per kind (its config names the scripted rule) and, per
  * kind, one session for waited turns and one for streamed turns, each with its history growing.
  */
-async function beaverTurns(support: BenchSupport, dev: DevServer, kinds: Kind[], modelBaseUrl: string) {
-  const call = support.benchClient(dev);
+async function beaverTurns(dev: DevServer, kinds: Kind[], modelBaseUrl: string) {
+  const call = benchClient(dev);
   const sessions = new Map<string, { token: string; waitSession: string; streamSession: string }>();
   for (const k of kinds) {
-    const { token } = await support.benchWorkspace(dev, call);
-    await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: `${k.rule}:peers`, base_url: modelBaseUrl } });
-    const session = async () => ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-    sessions.set(k.key, { token, waitSession: await session(), streamSession: await session() });
+    const token = await modelWorkspace(dev, call, k.rule, modelBaseUrl);
+    sessions.set(k.key, { token, waitSession: await newSession(call, token), streamSession: await newSession(call, token) });
   }
   return {
-    /** A turn as a client takes it: POST the message with ?wait=true, read the final answer. */
     async turn(k: Kind, text: string): Promise<void> {
       const b = sessions.get(k.key)!;
-      const res = await call("POST", `/api/sessions/${b.waitSession}/messages?wait=true`, b.token, { content: text });
-      const r = (await res.json()) as { status: string; output_text: string };
-      if (r.status !== "completed" || r.output_text !== k.answer(text)) throw new Error(`Beaver turn: ${JSON.stringify(r)}`);
+      await waitedTurn(call, b.token, b.waitSession, text, k.answer(text));
     },
     /** The same turn streamed (Accept: text/event-stream): ms from `t0` to the first text_delta frame. */
     async stream(k: Kind, text: string, t0: number): Promise<number> {
@@ -186,66 +243,108 @@ function percentile(samples: number[], p: number): number {
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 const pad = (s: string, n: number) => s.padEnd(n);
+const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 95).toFixed(1)}`;
+const ratio = (a: number[], b: number[], p = 50) => (percentile(a, p) / percentile(b, p)).toFixed(2);
+
+/** Posts one signed delivery to the peer's minimal receiver (the same body and headers Beaver gets). */
+function postToPeer(url: string, d: { id: string; eventType: string; body: string }): Promise<Response> {
+  return fetch(`${url}/webhook/bench`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      "X-Gitea-Event-Type": d.eventType,
+      "X-Gitea-Delivery": d.id,
+      "X-Gitea-Signature": createHmac("sha256", WEBHOOK_SECRET).update(d.body).digest("hex"),
+    },
+    body: d.body,
+  });
+}
+
+/** Startup CPU and bundle size of both sides (bench/startup.ts), before any wrangler dev runs. */
+function reportStartup(): void {
+  console.log(
+    "\nWorker startup (`wrangler check startup`, CPU in the startup profile, idle excluded) and bundle (`wrangler deploy --dry-run`):",
+  );
+  // `wrangler check startup` gives up after 10 s, which a loaded machine can exceed: a side is tried
+  // three times and reported as unmeasured rather than failing the bench.
+  const figures = (wrangler: string, cwd: string) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return startupFigures(wrangler, cwd, "wrangler.toml");
+      } catch (err) {
+        if (attempt === 3) {
+          console.log(
+            `  (${cwd}: not measured: ${
+              String(err)
+                .split("\n")
+                .find((l) => l.includes("ERROR")) ?? String(err).slice(0, 200)
+            })`,
+          );
+          return null;
+        }
+      }
+    }
+  };
+  const rows = [
+    { label: "CF Agents reference worker", f: figures(join(PEER_DIR, "node_modules", ".bin", "wrangler"), PEER_DIR) },
+    { label: "Beaver (wrangler.toml)", f: figures(join(ROOT, "node_modules", ".bin", "wrangler"), ROOT) },
+  ].flatMap((r) => (r.f ? [{ label: r.label, ...r.f }] : []));
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
+  for (const r of rows)
+    console.log(
+      `${pad(r.label, 30)} startup ${pad(ms(r.startupMs), 10)} (module evaluation ${pad(ms(r.bundleMs), 10)})  bundle ${mib(r.rawBytes)} raw, ${mib(r.gzipBytes)} gzip`,
+    );
+}
 
 export async function run(): Promise<void> {
   const kinds = process.env.BENCH_PEERS_KINDS
     ? ALL_KINDS.filter((k) => process.env.BENCH_PEERS_KINDS!.split(",").includes(k.key))
     : ALL_KINDS;
+  const variants = (process.env.BENCH_PEERS_CONFIGS ?? "").split(",").filter(Boolean) as ConfigVariant[];
+  for (const v of variants)
+    if (!CONFIG_VARIANTS.includes(v)) throw new Error(`BENCH_PEERS_CONFIGS: unknown variant '${v}' (${CONFIG_VARIANTS.join(", ")})`);
+  installPeer();
+  if (process.env.BENCH_PEERS_STARTUP !== "0") reportStartup();
   const load0 = loadavg();
   const model = await startScriptedModelServer();
   const baselineDir = process.env.BENCH_PEERS_BASELINE;
-  const baselineSupport = baselineDir ? ((await import(resolve(baselineDir, "bench/support.ts"))) as BenchSupport) : null;
-  const [peer, dev, baseDev] = await Promise.all([
+  const [peer, ...sides] = await Promise.all([
     startPeer(model.baseUrl),
-    startBenchWorker(),
-    baselineSupport ? baselineSupport.startBenchWorker() : Promise.resolve(null),
+    startSide(ROOT, "shipped", "Beaver"),
+    ...variants.map((v) => startSide(ROOT, v, `Beaver ${v}`)),
+    ...(baselineDir ? [startSide(resolve(baselineDir), "shipped", "baseline")] : []),
   ]);
+  const main = sides[0]!;
   try {
-    const beaver = await beaverTurns({ startBenchWorker, benchClient, benchWorkspace }, dev, kinds, model.baseUrl);
-    const baseline = baselineSupport && baseDev ? await beaverTurns(baselineSupport, baseDev, kinds, model.baseUrl) : null;
-
+    const turns = await Promise.all(sides.map((s) => beaverTurns(s.dev, kinds, model.baseUrl)));
     const tag = Math.random().toString(36).slice(2, 8);
-    const ops = (k: Kind) => {
-      const modelId = `${k.rule}:peers`;
-      return {
-        floor: async () => {
-          const res = await fetch(`${peer.url}/floor/${k.key}-${tag}`, { method: "POST", body: "floor" });
-          if (!res.ok) throw new Error(`floor: ${res.status}`);
-          await res.arrayBuffer();
-        },
-        cf: async (text: string) => {
-          const res = await fetch(`${peer.url}/turn/${k.key}-${tag}?model=${encodeURIComponent(modelId)}`, { method: "POST", body: text });
-          if (!res.ok) throw new Error(`peer turn: ${res.status} ${await res.text()}`);
-          const out = ((await res.json()) as { output_text: string }).output_text;
-          if (out !== k.answer(text)) throw new Error(`peer turn answered ${JSON.stringify(out)}`);
-        },
-        beaver: (text: string) => beaver.turn(k, text),
-        baseline: (text: string) => baseline!.turn(k, text),
-        cfStream: async (text: string, t0: number) => {
-          const res = await fetch(`${peer.url}/stream/${k.key}-${tag}?model=${encodeURIComponent(modelId)}`, {
-            method: "POST",
-            body: text,
-          });
-          if (!res.ok) throw new Error(`peer stream: ${res.status}`);
-          const { first } = await firstFrameMs(res, t0, (d) => d.includes('"type":"text-delta"'));
-          if (Number.isNaN(first)) throw new Error("peer stream: no text-delta chunk");
-          return first;
-        },
-        beaverStream: (text: string, t0: number) => beaver.stream(k, text, t0),
-        baselineStream: (text: string, t0: number) => baseline!.stream(k, text, t0),
-      };
+    const modelOf = (k: Kind) => encodeURIComponent(`${k.rule}:peers`);
+    const floor = async (k: Kind) => {
+      const res = await fetch(`${peer.url}/floor/${k.key}-${tag}`, { method: "POST", body: "floor" });
+      if (!res.ok) throw new Error(`floor: ${res.status}`);
+      await res.arrayBuffer();
+    };
+    const cfTurn = async (k: Kind, text: string) => {
+      const res = await fetch(`${peer.url}/turn/${k.key}-${tag}?model=${modelOf(k)}`, { method: "POST", body: text });
+      if (!res.ok) throw new Error(`peer turn: ${res.status} ${await res.text()}`);
+      const out = ((await res.json()) as { output_text: string }).output_text;
+      if (out !== k.answer(text)) throw new Error(`peer turn answered ${JSON.stringify(out)}`);
+    };
+    const cfStream = async (k: Kind, text: string, t0: number) => {
+      const res = await fetch(`${peer.url}/stream/${k.key}-${tag}?model=${modelOf(k)}`, { method: "POST", body: text });
+      if (!res.ok) throw new Error(`peer stream: ${res.status}`);
+      const { first } = await firstFrameMs(res, t0, (d) => d.includes('"type":"text-delta"'));
+      if (Number.isNaN(first)) throw new Error("peer stream: no text-delta chunk");
+      return first;
     };
 
     type Cell = {
       floor: number[];
       cf: number[];
-      beaver: number[];
       cfFirst: number[];
-      beaverFirst: number[];
-      baseline: number[];
-      baselineFirst: number[];
-      /** CPU ms of each side's process group (bench/cpu.ts) over the rounds: floor calls, CF Agents' two turns, Beaver's two, the baseline's two. */
-      cpu: { floor: number; cf: number; beaver: number; baseline: number };
+      turn: number[][];
+      first: number[][];
+      cpu: { floor: number; cf: number; sides: number[] };
     };
     const cells = new Map<string, Cell>(
       kinds.map((k) => [
@@ -253,12 +352,10 @@ export async function run(): Promise<void> {
         {
           floor: [],
           cf: [],
-          beaver: [],
           cfFirst: [],
-          beaverFirst: [],
-          baseline: [],
-          baselineFirst: [],
-          cpu: { floor: 0, cf: 0, beaver: 0, baseline: 0 },
+          turn: sides.map(() => []),
+          first: sides.map(() => []),
+          cpu: { floor: 0, cf: 0, sides: sides.map(() => 0) },
         },
       ]),
     );
@@ -267,67 +364,88 @@ export async function run(): Promise<void> {
       await f();
       return performance.now() - t0;
     };
-    // CPU per side: each wrangler dev is its own process group, serving only its side's requests.
-    const meters = { peer: groupCpuMeter(peer.pid), beaver: groupCpuMeter(dev.pid), baseline: baseDev ? groupCpuMeter(baseDev.pid) : null };
+    const peerCpu = groupCpuMeter(peer.pid);
     const reading = (m: CpuMeter | null) => m?.read() ?? NaN;
     const started = performance.now();
     for (let round = -WARM_UP; round < TURNS; round++) {
       for (const k of kinds) {
-        const o = ops(k);
         const text = `peers turn ${round + WARM_UP}`;
-        const cpu0 = { peer: reading(meters.peer), beaver: reading(meters.beaver), baseline: reading(meters.baseline) };
-        const floor = await time(o.floor);
-        const cpuFloor = reading(meters.peer);
-        const cf = await time(() => o.cf(text));
-        // With a baseline tree, the two Beavers take turns going first (what one leaves running in the
-        // background, such as replication, then weighs on each equally).
-        const swap = baseline !== null && round % 2 !== 0;
-        let base = NaN;
-        if (swap) base = await time(() => o.baseline(text));
-        const bv = await time(() => o.beaver(text));
-        if (baseline && !swap) base = await time(() => o.baseline(text));
-        const cfFirst = await o.cfStream(text, performance.now());
-        let baseFirst = NaN;
-        if (swap) baseFirst = await o.baselineStream(text, performance.now());
-        const beaverFirst = await o.beaverStream(text, performance.now());
-        if (baseline && !swap) baseFirst = await o.baselineStream(text, performance.now());
-        if (round < 0) continue;
         const c = cells.get(k.key)!;
-        c.cpu.floor += cpuFloor - cpu0.peer;
-        c.cpu.cf += reading(meters.peer) - cpuFloor;
-        c.cpu.beaver += reading(meters.beaver) - cpu0.beaver;
-        c.cpu.baseline += reading(meters.baseline) - cpu0.baseline;
-        c.baseline.push(base);
-        c.baselineFirst.push(baseFirst);
-        c.floor.push(floor);
+        const cpu0 = reading(peerCpu);
+        const fl = await time(() => floor(k));
+        const cpuFloor = reading(peerCpu);
+        const cf = await time(() => cfTurn(k, text));
+        const cfFirst = await cfStream(k, text, performance.now());
+        const cpuCf = reading(peerCpu);
+        // The Beaver sides take turns going first (what one leaves running in the background, such as
+        // replication, then weighs on each equally).
+        const order = sides.map((_, i) => (((i + round) % sides.length) + sides.length) % sides.length);
+        for (const i of order) {
+          const before = reading(sides[i]!.cpu);
+          const t = await time(() => turns[i]!.turn(k, text));
+          const first = await turns[i]!.stream(k, text, performance.now());
+          if (round < 0) continue;
+          c.turn[i]!.push(t);
+          c.first[i]!.push(first);
+          c.cpu.sides[i]! += reading(sides[i]!.cpu) - before;
+        }
+        if (round < 0) continue;
+        c.cpu.floor += cpuFloor - cpu0;
+        c.cpu.cf += cpuCf - cpuFloor;
+        c.floor.push(fl);
         c.cf.push(cf);
-        c.beaver.push(bv);
         c.cfFirst.push(cfFirst);
-        c.beaverFirst.push(beaverFirst);
       }
     }
     const turnSeconds = (performance.now() - started) / 1000;
 
-    // Webhook intake vs GET /api/ping, 16 in flight, interleaved in batches of 4 × IN_FLIGHT; with a
-    // baseline tree, its intake and ping run in the same batches.
-    const intakeOf = async (target: DevServer) => {
-      const { id: ws } = await intakeWorkspace(target, benchClient(target));
-      return {
-        deliver: (i: number) => {
-          const d = uniqueDelivery(i);
-          return postDelivery(target, ws, { ...d, id: `${d.id}-${tag}` });
-        },
-        ping: () => fetch(`${target.url}/api/ping`),
-      };
-    };
-    const { deliver, ping } = await intakeOf(dev);
-    const base = baseDev ? await intakeOf(baseDev) : null;
-    const hookCpu = { ping: 0, deliver: 0, basePing: 0, baseDeliver: 0 };
-    /** Runs `f` and adds the CPU `meter`'s group spent meanwhile to `hookCpu[key]`. */
-    const metered = async (meter: CpuMeter | null, key: keyof typeof hookCpu, f: () => Promise<void>) => {
-      const before = reading(meter);
-      await f();
-      hookCpu[key] += reading(meter) - before;
+    // ---- long session: a turn on a session holding BIG_EVENTS events against one on a fresh session ----
+    let long: { fresh: number[]; big: number[]; events: number; fillSeconds: number } | null = null;
+    if (BIG_EVENTS > 0) {
+      const call = benchClient(main.dev);
+      const token = await modelWorkspace(main.dev, call, "echo", model.baseUrl);
+      const big = await newSession(call, token);
+      const t0 = performance.now();
+      let events = 0;
+      for (let i = 0; events < BIG_EVENTS; i++) {
+        await waitedTurn(call, token, big, `fill ${i}`, `echo: fill ${i}`);
+        if (i % 20 === 19 || i === 0)
+          events = ((await (await call("GET", `/api/sessions/${big}`, token)).json()) as { last_seq: number }).last_seq;
+      }
+      const fillSeconds = (performance.now() - t0) / 1000;
+      const fresh = await newSession(call, token);
+      long = { fresh: [], big: [], events, fillSeconds };
+      for (let i = -WARM_UP; i < TURNS; i++) {
+        const text = `long ${i + WARM_UP}`;
+        const pairOf = [
+          () => time(() => waitedTurn(call, token, fresh, text, `echo: ${text}`)),
+          () => time(() => waitedTurn(call, token, big, text, `echo: ${text}`)),
+        ];
+        const swap = i % 2 !== 0;
+        const a = await pairOf[swap ? 1 : 0]!();
+        const b = await pairOf[swap ? 0 : 1]!();
+        if (i < 0) continue;
+        long.fresh.push(swap ? b : a);
+        long.big.push(swap ? a : b);
+      }
+    }
+
+    // ---- webhook intake: Beaver's intake beside the peer's minimal receiver and Beaver's ping ----------
+    const intakes = await Promise.all(
+      sides.map(async (s) => {
+        const { id: ws } = await intakeWorkspace(s.dev, benchClient(s.dev));
+        return {
+          deliver: (i: number) => {
+            const d = uniqueDelivery(i);
+            return postDelivery(s.dev, ws, { ...d, id: `${d.id}-${tag}` });
+          },
+          ping: () => fetch(`${s.dev.url}/api/ping`),
+        };
+      }),
+    );
+    const receiver = (i: number) => {
+      const d = uniqueDelivery(i);
+      return postToPeer(peer.url, { ...d, id: `${d.id}-${tag}` });
     };
     const burst = async (n: number, offset: number, send: (i: number) => Promise<Response>, out: number[] | null) => {
       let next = 0;
@@ -345,149 +463,107 @@ export async function run(): Promise<void> {
         }),
       );
     };
-    await burst(IN_FLIGHT * 2, 0, ping, null);
-    await burst(IN_FLIGHT * 2, 100_000, deliver, null);
-    if (base) {
-      await burst(IN_FLIGHT * 2, 0, base.ping, null);
-      await burst(IN_FLIGHT * 2, 100_000, base.deliver, null);
+    type Hook = { ms: number[]; cpu: number };
+    const hook = (): Hook => ({ ms: [], cpu: 0 });
+    const floorHook = hook();
+    const pings = sides.map(hook);
+    const hooks = sides.map(hook);
+    const metered = async (meter: CpuMeter | null, into: Hook, n: number, offset: number, send: (i: number) => Promise<Response>) => {
+      const before = reading(meter);
+      await burst(n, offset, send, into.ms);
+      into.cpu += reading(meter) - before;
+    };
+    await burst(IN_FLIGHT * 2, 200_000, receiver, null);
+    for (const x of intakes) {
+      await burst(IN_FLIGHT * 2, 0, x.ping, null);
+      await burst(IN_FLIGHT * 2, 200_000, x.deliver, null);
     }
-    const pingMs: number[] = [];
-    const hookMs: number[] = [];
-    const basePingMs: number[] = [];
-    const baseHookMs: number[] = [];
     const batch = IN_FLIGHT * 4;
-    for (let done = 0; done < WEBHOOKS; done += batch) {
+    for (let done = 0, b = 0; done < WEBHOOKS; done += batch, b++) {
       const n = Math.min(batch, WEBHOOKS - done);
-      const mine = async () => {
-        await metered(meters.beaver, "ping", () => burst(n, done, ping, pingMs));
-        await metered(meters.beaver, "deliver", () => burst(n, done, deliver, hookMs));
-      };
-      const theirs = async () => {
-        if (!base) return;
-        await metered(meters.baseline, "basePing", () => burst(n, done, base.ping, basePingMs));
-        await metered(meters.baseline, "baseDeliver", () => burst(n, done, base.deliver, baseHookMs));
-      };
-      // Each tree goes first in every other batch.
-      if ((done / batch) % 2 === 0) await mine().then(theirs);
-      else await theirs().then(mine);
+      // Each participant goes first in turn.
+      const steps = [
+        () => metered(peerCpu, floorHook, n, done, receiver),
+        ...intakes.map((x, i) => async () => {
+          await metered(sides[i]!.cpu, pings[i]!, n, done, x.ping);
+          await metered(sides[i]!.cpu, hooks[i]!, n, done, x.deliver);
+        }),
+      ];
+      for (let j = 0; j < steps.length; j++) await steps[(j + b) % steps.length]!();
     }
     const load1 = loadavg();
 
     // ---- report ----------------------------------------------------------------------------------
     console.log(
-      `wrangler dev, scripted model (no latency); ${TURNS} interleaved turns per cell after ${WARM_UP} warm-up rounds (${turnSeconds.toFixed(0)} s);` +
+      `\nwrangler dev, scripted model (no latency); Beaver on ${sides.map((s) => s.label).join(", ")} (generated from wrangler.toml, rate limits raised);` +
+        ` ${TURNS} interleaved turns per cell after ${WARM_UP} warm-up rounds (${turnSeconds.toFixed(0)} s);` +
         ` ${cpus().length} cores, load average ${load0[0]!.toFixed(2)} before, ${load1[0]!.toFixed(2)} after`,
     );
-    console.log("\nTurn: POST a message, read the final answer (history grows on one session per cell). p50 / p95:");
-    const w = [18, 22, 22, 22, 18, 18];
-    console.log(
-      pad("turn", w[0]!) +
-        pad("floor (DO, 2 writes)", w[1]!) +
-        pad("CF Agents", w[2]!) +
-        pad("Beaver", w[3]!) +
-        pad("p50 Beaver/CF", w[4]!) +
-        pad("p95 Beaver/CF", w[5]!) +
-        "Beaver p95 / CF p50",
-    );
-    const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 95).toFixed(1)}`;
+    console.log("\nTurn: POST a message, read the final answer (history grows on one session per cell). p50 / p95 ms:");
+    const w = [18, 18, 18, 18];
+    console.log(pad("turn", w[0]!) + pad("floor", w[1]!) + pad("CF Agents", w[2]!) + sides.map((s) => pad(s.label, 34)).join(""));
     for (const k of kinds) {
       const c = cells.get(k.key)!;
       console.log(
         pad(k.label, w[0]!) +
           pad(pair(c.floor), w[1]!) +
           pad(pair(c.cf), w[2]!) +
-          pad(pair(c.beaver), w[3]!) +
-          pad((percentile(c.beaver, 50) / percentile(c.cf, 50)).toFixed(2), w[4]!) +
-          pad((percentile(c.beaver, 95) / percentile(c.cf, 95)).toFixed(2), w[5]!) +
-          (percentile(c.beaver, 95) / percentile(c.cf, 50)).toFixed(2),
+          sides
+            .map((_, i) =>
+              pad(
+                `${pair(c.turn[i]!)} (×${ratio(c.turn[i]!, c.cf)}, p95 ×${(percentile(c.turn[i]!, 95) / percentile(c.cf, 50)).toFixed(2)})`,
+                34,
+              ),
+            )
+            .join(""),
       );
     }
-    console.log(
-      "\nTime to first streamed text (Beaver: SSE text_delta frame; CF Agents: UI-stream text-delta chunk on the added /stream route). p50 / p95:",
-    );
-    console.log(pad("turn", w[0]!) + pad("CF Agents", w[2]!) + pad("Beaver", w[3]!) + "p50 Beaver/CF");
+    console.log("(×: p50 over CF Agents' p50; p95 ×: p95 over CF Agents' p50)");
+    console.log("\nTime to first streamed text (Beaver: SSE text_delta frame; CF Agents: UI-stream text-delta chunk). p50 / p95 ms:");
+    console.log(pad("turn", w[0]!) + pad("CF Agents", w[2]!) + sides.map((s) => pad(s.label, 26)).join(""));
     for (const k of kinds) {
       const c = cells.get(k.key)!;
       console.log(
         pad(k.label, w[0]!) +
           pad(pair(c.cfFirst), w[2]!) +
-          pad(pair(c.beaverFirst), w[3]!) +
-          (percentile(c.beaverFirst, 50) / percentile(c.cfFirst, 50)).toFixed(2),
+          sides.map((_, i) => pad(`${pair(c.first[i]!)} (×${ratio(c.first[i]!, c.cfFirst)})`, 26)).join(""),
       );
     }
-    if (meters.peer && meters.beaver) {
+    console.log(
+      "\nCPU per turn (user + system of each side's wrangler dev process group, a waited and a streamed turn per round; bench/cpu.ts), ms:",
+    );
+    console.log(pad("turn", w[0]!) + pad("floor call", w[1]!) + pad("CF Agents", w[2]!) + sides.map((s) => pad(s.label, 26)).join(""));
+    for (const k of kinds) {
+      const c = cells.get(k.key)!.cpu;
+      const n = TURNS;
       console.log(
-        "\nCPU per turn: user + system time of each side's wrangler dev (its proxy in Node, workerd with the Worker, Durable Objects and D1),\n" +
-          "a waited and a streamed turn per round, so the load on the machine does not move it (bench/cpu.ts). ms per turn:",
-      );
-      console.log(
-        pad("turn", w[0]!) +
-          pad("floor call", w[1]!) +
-          pad("CF Agents", w[2]!) +
-          pad("Beaver", w[3]!) +
-          pad("Beaver/CF", w[4]!) +
-          (meters.baseline ? "baseline" : ""),
-      );
-      for (const k of kinds) {
-        const c = cells.get(k.key)!.cpu;
-        const n = TURNS;
-        console.log(
-          pad(k.label, w[0]!) +
-            pad((c.floor / n).toFixed(1), w[1]!) +
-            pad((c.cf / (2 * n)).toFixed(1), w[2]!) +
-            pad((c.beaver / (2 * n)).toFixed(1), w[3]!) +
-            pad((c.beaver / c.cf).toFixed(2), w[4]!) +
-            // A baseline tree older than bench/cpu.ts does not report wrangler's pid: no column then.
-            (meters.baseline ? `${(c.baseline / (2 * n)).toFixed(1)} (this/baseline ${(c.beaver / c.baseline).toFixed(2)})` : ""),
-        );
-      }
-    }
-    if (baseline) {
-      console.log(`\nThis tree beside the baseline tree (${baselineDir}), same rounds. p50 / p95 (and p50 now/baseline):`);
-      console.log(
-        pad("turn", w[0]!) +
-          pad("baseline turn", w[2]!) +
-          pad("this tree turn", w[3]!) +
-          pad("p50 ratio", w[4]!) +
-          pad("baseline first text", 22) +
-          pad("this first text", 22) +
-          "p50 ratio",
-      );
-      for (const k of kinds) {
-        const c = cells.get(k.key)!;
-        console.log(
-          pad(k.label, w[0]!) +
-            pad(pair(c.baseline), w[2]!) +
-            pad(pair(c.beaver), w[3]!) +
-            pad((percentile(c.beaver, 50) / percentile(c.baseline, 50)).toFixed(2), w[4]!) +
-            pad(pair(c.baselineFirst), 22) +
-            pad(pair(c.beaverFirst), 22) +
-            (percentile(c.beaverFirst, 50) / percentile(c.baselineFirst, 50)).toFixed(2),
-        );
-      }
-      console.log(
-        `Baseline / CF Agents p50: ${kinds.map((k) => `${k.label} ${(percentile(cells.get(k.key)!.baseline, 50) / percentile(cells.get(k.key)!.cf, 50)).toFixed(2)}`).join(", ")}`,
+        pad(k.label, w[0]!) +
+          pad((c.floor / n).toFixed(1), w[1]!) +
+          pad((c.cf / (2 * n)).toFixed(1), w[2]!) +
+          sides.map((_, i) => pad(`${(c.sides[i]! / (2 * n)).toFixed(1)} (×${(c.sides[i]! / c.cf).toFixed(2)})`, 26)).join(""),
       );
     }
-    console.log(`\nWebhook intake, ${IN_FLIGHT} in flight, ${WEBHOOKS} signed unique deliveries interleaved with as many pings:`);
-    const intakeReport = (pings: number[], hooks: number[], cpu: { ping: number; deliver: number } | null) => {
-      console.log(`GET /api/ping          p50 ${ms(percentile(pings, 50))}  p95 ${ms(percentile(pings, 95))}`);
+    if (long) {
       console.log(
-        `POST /webhooks/gitea   p50 ${ms(percentile(hooks, 50))}  p95 ${ms(percentile(hooks, 95))}  (×${(percentile(hooks, 50) / percentile(pings, 50)).toFixed(2)} p50 vs ping)`,
+        `\nLong session (${main.label}): a no-tool turn on a session holding ${long.events} events (filled in ${long.fillSeconds.toFixed(0)} s) against a fresh session, ${TURNS} interleaved turns each. p50 / p95 ms:`,
       );
-      if (cpu)
-        console.log(
-          `CPU (wrangler dev's processes) per ping ${(cpu.ping / WEBHOOKS).toFixed(1)} ms, per delivery ${(cpu.deliver / WEBHOOKS).toFixed(1)} ms`,
-        );
-    };
-    intakeReport(pingMs, hookMs, meters.beaver ? hookCpu : null);
-    if (base) {
-      console.log(`baseline tree, same batches:`);
-      intakeReport(basePingMs, baseHookMs, meters.baseline ? { ping: hookCpu.basePing, deliver: hookCpu.baseDeliver } : null);
+      console.log(`fresh ${pair(long.fresh)}   ${long.events} events ${pair(long.big)}   (×${ratio(long.big, long.fresh)} p50)`);
     }
+    console.log(`\nWebhook intake, ${IN_FLIGHT} in flight, ${WEBHOOKS} signed unique deliveries each, interleaved in batches:`);
+    console.log(
+      `minimal receiver (peer: HMAC + one D1 insert)  p50 ${ms(percentile(floorHook.ms, 50))}  p95 ${ms(percentile(floorHook.ms, 95))}  CPU ${(floorHook.cpu / WEBHOOKS).toFixed(1)} ms per delivery`,
+    );
+    sides.forEach((s, i) => {
+      console.log(
+        `${pad(`${s.label} POST /webhooks/gitea`, 46)} p50 ${ms(percentile(hooks[i]!.ms, 50))}  p95 ${ms(percentile(hooks[i]!.ms, 95))}  CPU ${(hooks[i]!.cpu / WEBHOOKS).toFixed(1)} ms  (×${ratio(hooks[i]!.ms, floorHook.ms)} p50 of the receiver)`,
+      );
+      console.log(
+        `${pad(`${s.label} GET /api/ping`, 46)} p50 ${ms(percentile(pings[i]!.ms, 50))}  p95 ${ms(percentile(pings[i]!.ms, 95))}  CPU ${(pings[i]!.cpu / WEBHOOKS).toFixed(1)} ms`,
+      );
+    });
   } finally {
-    if (process.env.BENCH_DEBUG) console.log(dev.output(), peer.output());
-    await Promise.all([dev.stop(), peer.stop(), baseDev?.stop()]);
+    if (process.env.BENCH_DEBUG) console.log(main.dev.output(), peer.output());
+    await Promise.all([peer.stop(), ...sides.map((s) => s.dev.stop())]);
     await model.stop();
   }
 }

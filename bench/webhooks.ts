@@ -16,7 +16,9 @@ import type { DevServer } from "../test/support/wrangler-dev.ts";
 const BURST = 500;
 const REDELIVERY_SHARE = 0.1;
 const IN_FLIGHT = 16;
-const SECRET = "bench-webhook-secret";
+/** The webhook secret of the intake workspace (and of the peer's minimal receiver in `bench:peers`). */
+export const WEBHOOK_SECRET = "bench-webhook-secret";
+const SECRET = WEBHOOK_SECRET;
 const ROOT = resolve(import.meta.dirname, "..");
 
 interface Delivery {

@@ -243,6 +243,16 @@ export async function newSession(ws: TestWorkspace, body: Record<string, unknown
 
 export { runInDurableObject };
 
+/**
+ * Waits until D1 holds everything the session's Durable Object has logged. Replication trails a run's
+ * answer (docs/sessions.md, "Storage first, D1 second"): a test that reads D1 directly after a run
+ * (sessions, session_events, session_runs, search, receipts) calls this first. API readers of their own
+ * session's copy (`…/events`, `…/runs/:id/events`, receipts) already flush it themselves.
+ */
+export async function replicated(sessionId: string): Promise<void> {
+  if (!(await SessionClient.of(env, sessionId).flushReplication())) throw new Error(`D1 replication of ${sessionId} failed`);
+}
+
 /** The tool results among a session's events, in log order. */
 export const toolResults = (events: PersistentEvent[]) =>
   events

@@ -11,7 +11,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createWorkersAI } from "workers-ai-provider";
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry, ProviderKind, WorkspaceConfig } from "../../storage/config/schema.ts";
-import { resolveSecret } from "../../storage/secrets/store.ts";
+import { resolveSecretAt } from "../../storage/secrets/store.ts";
 import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { setBounded } from "../../kernel/memo.ts";
@@ -69,6 +69,12 @@ export interface ResolveOptions {
   override?: ModelEntry | undefined;
   /** How model objects are built; defaults to the provider packages. */
   factory?: ModelFactory;
+  /**
+   * The workspace revision the run read with its config: an `api_key_secret` resolved under the same
+   * revision is reused per isolate (any change to the workspace's secrets gives it a new revision),
+   * saving a D1 read and an AES-GCM open per model per run (docs/performance.md, fourth round).
+   */
+  revision?: string | null;
 }
 
 export async function resolveModels(
@@ -80,9 +86,9 @@ export async function resolveModels(
   const mainEntry = options.override ?? config.model ?? defaultMainEntry(env);
   const factory = options.factory ?? providerModel;
   const [main, fallback, auxiliary] = await Promise.all([
-    buildHandle(env, workspaceId, mainEntry, "main", factory),
-    config.fallback_model ? buildHandle(env, workspaceId, config.fallback_model, "fallback", factory) : null,
-    config.auxiliary_model ? buildHandle(env, workspaceId, config.auxiliary_model, "auxiliary", factory) : null,
+    buildHandle(env, workspaceId, mainEntry, "main", factory, options.revision ?? null),
+    config.fallback_model ? buildHandle(env, workspaceId, config.fallback_model, "fallback", factory, options.revision ?? null) : null,
+    config.auxiliary_model ? buildHandle(env, workspaceId, config.auxiliary_model, "auxiliary", factory, options.revision ?? null) : null,
   ]);
   return { main, fallback, auxiliary };
 }
@@ -100,6 +106,7 @@ async function buildHandle(
   entry: ModelEntry,
   role: ModelHandle["role"],
   factory: ModelFactory,
+  revision: string | null,
 ): Promise<ModelHandle> {
   const where = CONFIG_KEY[role];
   if (entry.provider === "openai-compatible" && !entry.base_url) {
@@ -120,7 +127,7 @@ async function buildHandle(
       `${where}: provider '${entry.provider}' needs api_key_secret naming a secret that holds the API key. ${HOW_TO_CONFIGURE}`,
     );
   }
-  const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
+  const apiKey = entry.api_key_secret ? await resolveSecretAt(env, workspaceId, entry.api_key_secret, revision) : undefined;
   if (entry.api_key_secret && apiKey === undefined) {
     throw new AppError(
       "no_model_configured",

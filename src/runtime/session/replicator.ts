@@ -76,6 +76,21 @@ export class Replicator {
     }, RUN_REPLICATION_DELAY_MS);
   }
 
+  /**
+   * At a run's end: the copy starts once the current task has handed the result back (a zero timer),
+   * so the answer never waits for D1 (issue 27, decision 1: the SessionDO is the system of record and
+   * D1 holds a run's log within a second of its result). Should the object be evicted first, the run's
+   * alarm (armed at submit, RESUME_CHECK_MS) copies it; a D1 failure retries with backoff. A reader that
+   * needs its own session's copy calls `flush` first (read-your-writes; docs/sessions.md).
+   */
+  kickAfterAnswer(): void {
+    this.#cancelSoon();
+    this.#soon = setTimeout(() => {
+      this.#soon = null;
+      this.kick();
+    }, 0);
+  }
+
   #cancelSoon(): void {
     if (this.#soon === null) return;
     clearTimeout(this.#soon);

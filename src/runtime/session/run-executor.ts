@@ -133,10 +133,11 @@ export class RunExecutor {
         (i) => i.revision,
         () => null,
       );
-      const resolving = loading.then((config) =>
+      const resolving = inputs.then(({ config, revision }) =>
         resolveModels(this.#deps.env, this.run.input.workspace_id, config, {
           override: this.run.input.model_override,
           factory: this.#deps.services.modelFactory,
+          revision,
         }),
       );
       resolving.catch(() => undefined); // awaited below; a failure must not go unhandled while the run opens
@@ -189,9 +190,9 @@ export class RunExecutor {
         signal: this.#abort.signal,
       });
     // ---- end session title ----
-    // D1 gets one chance to catch up before anyone hears that the run ended, so a client reading the
-    // log right after sees all of it (a failure only leaves the rest to the retrying alarm).
-    await log.replicator.flush();
+    // D1 catches up after the answer, not before it (replicator.ts `kickAfterAnswer`; docs/sessions.md,
+    // "Storage first, D1 second"): readers of their own session's D1 copy flush it first.
+    log.replicator.kickAfterAnswer();
     const reason = result.status === "completed" ? "completed" : result.status === "cancelled" ? "cancelled" : "error";
     log.emit({ type: "runtime_end", run_id: this.run.id, reason, ...(result.error ? { error: result.error.message } : {}) });
     return result;

@@ -20,6 +20,7 @@ import {
   text,
   toolCalls,
   until,
+  replicated,
 } from "../../support/sessions.ts";
 import { SessionClient } from "../../../src/runtime/session/client.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
@@ -60,6 +61,8 @@ async function run(ws: TestWorkspace, sessionId: string, skills: string[] = []):
   });
   const result = await waitForRun(env, sessionId, run_id, 30_000, ws.id);
   expect(result.status).toBe("completed");
+  // The receipt job reads D1's copy, which trails the result (docs/sessions.md, "Storage first, D1 second").
+  await replicated(sessionId);
   return run_id;
 }
 

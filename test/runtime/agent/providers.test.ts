@@ -10,6 +10,7 @@ import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import type { Env } from "../../../src/storage/env.ts";
 import { call, newWorkspace } from "../../support/api.ts";
 import { statusOf } from "../../../src/edge/http/errors.ts";
+import { loadConfigAndRevision } from "../../../src/storage/config/store.ts";
 
 const config = (input: WorkspaceConfigInput) => WorkspaceConfigSchema.parse(input);
 const modelOf = (h: ModelHandle) => h.model as { provider: string; modelId: string };
@@ -190,6 +191,29 @@ describe("resolveModels: API keys reach the provider and never the errors", () =
     expect(seen[0]!.url).toBe("https://llm.test/v1/chat/completions");
     expect(seen[0]!.auth).toBe(`Bearer ${key}`);
     expect(seen[0]!.body).toMatchObject({ model: "m1", stream: true, stream_options: { include_usage: true } });
+  });
+
+  it("reuses the key read under one workspace revision, and a rotated key reaches the next run's revision", async () => {
+    const ws = await newWorkspace();
+    await putSecret(ws.admin, "MODEL_KEY", "sk-first-key-000001");
+    const cfg = config({
+      model: { provider: "openai-compatible", id: "m1", base_url: "https://llm.test/v1", api_key_secret: "MODEL_KEY" },
+    });
+    const auths: (string | null)[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      auths.push(new Request(input, init).headers.get("authorization"));
+      return sse([chunk({ role: "assistant", content: "Hi" }, "stop")]);
+    });
+    const revisionNow = async () => (await loadConfigAndRevision(env, ws.id)).revision;
+    const first = await revisionNow();
+    expect(first).not.toBeNull();
+    await step(await resolveModels(env, ws.id, cfg, { revision: first }));
+    await putSecret(ws.admin, "MODEL_KEY", "sk-second-key-00002");
+    const second = await revisionNow();
+    expect(second).not.toBe(first);
+    // What a run opening now sees (the revision read with its config): the rotated key.
+    await step(await resolveModels(env, ws.id, cfg, { revision: second }));
+    expect(auths).toEqual(["Bearer sk-first-key-000001", "Bearer sk-second-key-00002"]);
   });
 
   it("falls back to a lent Worker secret of the same name and redacts the key from provider errors", async () => {

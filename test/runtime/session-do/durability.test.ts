@@ -21,6 +21,7 @@ import {
   toolCalls,
   until,
   toolResults,
+  replicated,
 } from "../../support/sessions.ts";
 
 async function d1Events(sessionId: string): Promise<{ id: string; seq: number }[]> {
@@ -225,7 +226,7 @@ describe("replication to D1", () => {
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
   });
 
-  it("a run's events reach D1 in one batch at its end, all of the log before the result is reported", async () => {
+  it("a run's events reach D1 in one batch right after its result, without the result waiting for it", async () => {
     const counted = countingTool("counted_tool");
     const toolset = registerToolset("replication-batches", [counted.spec]);
     const calls = (n: number) => toolCalls({ id: `c${n}`, name: "counted_tool", args: { n } });
@@ -238,8 +239,10 @@ describe("replication to D1", () => {
       const before = (await stub(session.id).stats()).replication_batches;
       const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content, toolset });
       expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed", output_text: answer });
-      // Reported completed: D1 already has the whole log, copied in one batch (docs/performance.md, "Replication").
+      // The copy starts once the result is handed back (docs/sessions.md, "Storage first, D1 second"):
+      // within a second, without anyone asking, and in one batch for the whole run.
       const local = await doEvents(session.id, ws.id);
+      await until(async () => !(await stub(session.id).stats()).pending_replication, 1_000, "the run's log in D1");
       expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
       expect((await stub(session.id).stats()).replication_batches - before).toBe(1);
     }
@@ -260,6 +263,7 @@ describe("replication to D1", () => {
     );
     gate.resolve();
     expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed", output_text: "the answer" });
+    await replicated(session.id);
     const local = await doEvents(session.id, ws.id);
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
     // One batch for the opening (after the delay), one for the answer with the run's end.

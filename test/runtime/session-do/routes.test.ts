@@ -14,6 +14,7 @@ import {
   text,
   toolCalls,
   until,
+  replicated,
 } from "../../support/sessions.ts";
 
 /** A context message: the log's message shapes as `conversationForModel` leaves them. */
@@ -76,6 +77,8 @@ describe("session routes: happy paths", () => {
     expect(res.status).toBe(200);
     expect(await json<RunResult>(res)).toMatchObject({ status: "completed", output_text: "hi back", session_id: session.id });
 
+    // The list is D1's projection, which trails the result by its replication (docs/sessions.md, "Storage first, D1 second").
+    await replicated(session.id);
     const listed = await json<{ sessions: { id: string; last_seq: number; usage: { total_tokens: number } }[] }>(
       await call("GET", "/api/sessions", { token: ws.read }),
     );

@@ -7,6 +7,9 @@
 // - `POST /stream/:name` (added; the original has no HTTP streaming route): the same turn as
 //   `/turn/:name`, with the UI message stream that `onChatMessage` returns tee'd to the HTTP response,
 //   so a client can time the first text chunk. The response ends once the turn is persisted.
+// - `POST /webhook/:name` (added, issue 27): the floor of a webhook target — a Gitea delivery's
+//   HMAC-SHA256 signature checked, then one D1 insert (the delivery, deduplicated by its id), answered
+//   202. Beaver's intake is compared with this in the same batches.
 import { AIChatAgent } from '@cloudflare/ai-chat';
 import { getAgentByName, routeAgentRequest } from 'agents';
 import { DurableObject } from 'cloudflare:workers';
@@ -14,7 +17,32 @@ import { convertToModelMessages, isStepCount, streamText, tool } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { z } from 'zod';
 
-type Env = { Chat: DurableObjectNamespace<Chat>; Floor: DurableObjectNamespace<Floor>; LLM_URL: string };
+type Env = {
+  Chat: DurableObjectNamespace<Chat>;
+  Floor: DurableObjectNamespace<Floor>;
+  DB: D1Database;
+  LLM_URL: string;
+  WEBHOOK_SECRET: string;
+};
+
+let hmacKey: Promise<CryptoKey> | null = null;
+const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/** The minimal webhook receiver: signature check, one insert, 202 (401 on a bad signature). */
+async function webhook(req: Request, env: Env): Promise<Response> {
+  const body = await req.arrayBuffer();
+  hmacKey ??= crypto.subtle.importKey('raw', new TextEncoder().encode(env.WEBHOOK_SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const expected = hex(await crypto.subtle.sign('HMAC', await hmacKey, body));
+  const given = req.headers.get('X-Gitea-Signature') ?? '';
+  const a = new TextEncoder().encode(expected);
+  const b = new TextEncoder().encode(given);
+  if (a.byteLength !== b.byteLength || !crypto.subtle.timingSafeEqual(a, b)) return new Response('bad signature', { status: 401 });
+  const id = req.headers.get('X-Gitea-Delivery') ?? '';
+  await env.DB.prepare('INSERT INTO deliveries (id, event, body, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
+    .bind(id, req.headers.get('X-Gitea-Event-Type') ?? '', new TextDecoder().decode(body), Date.now())
+    .run();
+  return Response.json({ delivery_id: id }, { status: 202 });
+}
 
 export class Chat extends AIChatAgent<Env> {
   model = 'scripted-1';
@@ -74,6 +102,7 @@ export default {
       const body = await (agent as any).streamTurn(await req.text(), model);
       return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
     }
+    if (kind === 'webhook' && req.method === 'POST') return webhook(req, env);
     if (kind === 'floor' && name) {
       const n = await env.Floor.getByName(name).write(await req.text());
       return Response.json({ n });

@@ -47,14 +47,15 @@ export const runReceiptRoutes = newRouter()
   .openapi(receipt, async (c) => {
     const { id, run_id } = c.req.valid("param");
     const { session, workspaceId } = sessionFor(c, id);
-    const run = await session.getRun(run_id, workspaceId);
+    // The receipt is derived from D1's copy of the log, which trails the run's answer: flushed first.
+    const [run] = await Promise.all([session.getRun(run_id, workspaceId), session.flushReplication()]);
     return c.json(await receiptOf(c.env, workspaceId, { id: run.id, status: run.status }, Date.now()), 200);
   })
   .openapi(feedback, async (c) => {
     const { id, run_id } = c.req.valid("param");
     const p = c.get("principal");
     const { session, workspaceId } = sessionFor(c, id);
-    const run = await session.getRun(run_id, workspaceId);
+    const [run] = await Promise.all([session.getRun(run_id, workspaceId), session.flushReplication()]);
     const body = c.req.valid("json");
     return c.json(
       await recordFeedback(c.env, {

@@ -475,7 +475,9 @@ export const sessionRoutes = newRouter()
     const q = c.req.valid("query");
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
     const { session, workspaceId } = sessionFor(c, id);
-    await session.view(workspaceId);
+    // Read-your-writes on the D1 copy of one's own session: the SessionDO copies what is pending first
+    // (replication trails a run's answer; docs/sessions.md, "Storage first, D1 second").
+    await Promise.all([session.view(workspaceId), session.flushReplication()]);
     return c.json(await eventsPage(limitsOf(c.env).list_page_bytes, makeDb(c.env.DB), { sessionId: id, workspaceId }, q), 200);
   })
   .openapi(runs, async (c) => {
@@ -492,7 +494,7 @@ export const sessionRoutes = newRouter()
     const q = c.req.valid("query");
     if (q.include_hidden) assertScope(c.get("principal"), "admin");
     const { session, workspaceId } = sessionFor(c, id);
-    await session.getRun(run_id, workspaceId);
+    await Promise.all([session.getRun(run_id, workspaceId), session.flushReplication()]);
     return c.json(
       await eventsPage(limitsOf(c.env).list_page_bytes, makeDb(c.env.DB), { sessionId: id, workspaceId, runId: run_id }, q),
       200,

@@ -7,7 +7,7 @@
  * commits nothing. Extra commands (`git`, added by the app) come from `commands`.
  */
 import { z } from "zod";
-import { Bash, InMemoryFs, MountableFs, type CustomCommand } from "just-bash/browser";
+import type { Bash, CustomCommand } from "just-bash/browser";
 import { defineTool, fail, ok, type ToolContext } from "../../tools/spec.ts";
 import { WorkspaceShellFs } from "../shell-fs.ts";
 import type { SessionWorkspace } from "../session-workspace.ts";
@@ -15,6 +15,11 @@ import { capText, withWorkspace } from "./common.ts";
 import type { FileChange } from "../../../storage/files/objects.ts";
 
 export const WORKSPACE_MOUNT = "/workspace";
+/**
+ * just-bash is the largest piece of the bundle (about 1.7 MiB of 8.3 raw): loaded on the first shell
+ * call of an isolate, not evaluated at every isolate's startup (docs/performance.md, fourth round).
+ */
+const loadShell = () => import("just-bash/browser");
 /** Most bytes a command may hold in its overlay of written files (memory; the workspace limits still apply at commit). */
 const MAX_OVERLAY_BYTES = 48 * 1024 * 1024;
 /** Total output a command may produce before the shell stops it (each stream is then capped for the model). */
@@ -40,6 +45,7 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
       withWorkspace(ctx, async (ws) => {
         const limits = ws.limits;
         const base = ws.head();
+        const { Bash, InMemoryFs, MountableFs } = await loadShell();
         const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
         const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: WORKSPACE_MOUNT, filesystem: files }] });
         // A plain timer cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call).

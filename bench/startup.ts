@@ -1,0 +1,66 @@
+/**
+ * What a cold isolate costs each side of `npm run bench:peers` (issue 27): the Worker's startup CPU,
+ * from `wrangler check startup` (a V8 CPU profile of the startup phase, run locally), and the size of
+ * the bundle `wrangler deploy --dry-run` writes, raw and gzipped (what the platform's limit counts).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+export interface StartupFigures {
+  /** CPU ms in the startup profile's samples, idle excluded. */
+  startupMs: number;
+  /** Of which in the Worker's own bundle (module evaluation), not the runtime's internals or GC. */
+  bundleMs: number;
+  rawBytes: number;
+  gzipBytes: number;
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Sums each sample's interval (the delta before the next sample), idle excluded; `inBundle` for samples under the bundle's script. */
+export function profileTimes(p: CpuProfile, bundleName: string): { total: number; bundle: number } {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const underBundle = (id: number): boolean => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+      if (byId.get(at)?.callFrame.url.endsWith(bundleName)) return true;
+    return false;
+  };
+  let total = 0;
+  let bundle = 0;
+  for (let i = 0; i < p.samples.length - 1; i++) {
+    const node = byId.get(p.samples[i]!);
+    const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
+    if (!node || node.callFrame.functionName === "(idle)") continue;
+    total += dt;
+    if (underBundle(node.id)) bundle += dt;
+  }
+  return { total, bundle };
+}
+
+/** Startup profile and bundle size of the Worker configured by `config` (a path from `cwd`), built by `wrangler`. */
+export function startupFigures(wrangler: string, cwd: string, config: string): StartupFigures {
+  const dir = mkdtempSync(join(tmpdir(), "beaver-startup-"));
+  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  try {
+    const out = join(dir, "bundle");
+    execFileSync(wrangler, ["deploy", "--dry-run", "--outdir", out, "--config", config], { cwd, env, stdio: "pipe" });
+    const files = readdirSync(out).filter((f) => /\.(m?js|wasm)$/.test(f));
+    const rawBytes = files.reduce((n, f) => n + statSync(join(out, f)).size, 0);
+    const gzipBytes = files.reduce((n, f) => n + gzipSync(readFileSync(join(out, f))).byteLength, 0);
+    const profilePath = join(dir, "startup.cpuprofile");
+    execFileSync(wrangler, ["check", "startup", "--config", config, "--outfile", profilePath], { cwd, env, stdio: "pipe" });
+    const times = profileTimes(JSON.parse(readFileSync(profilePath, "utf8")) as CpuProfile, "index.js");
+    return { startupMs: times.total, bundleMs: times.bundle, rawBytes, gzipBytes };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
