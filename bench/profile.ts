@@ -154,7 +154,11 @@ export async function run(): Promise<void> {
       const step = (i: number): ScriptedStep =>
         RULE === "echo_call"
           ? { tool_calls: [{ name: "echo", arguments: { text: "x" } }] }
-          : { tool_calls: [{ name: "write_file", arguments: { path: `src/dir${i % 5}/file${i}.ts`, content: `export const v = ${i};\n`.repeat(50) } }] };
+          : {
+              tool_calls: [
+                { name: "write_file", arguments: { path: `src/dir${i % 5}/file${i}.ts`, content: `export const v = ${i};\n`.repeat(50) } },
+              ],
+            };
       turn = async (i) => {
         await models.script(modelId, [step(i), { text: "ok" }]);
         const body = (await (
