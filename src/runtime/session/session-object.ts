@@ -43,8 +43,10 @@ import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
 import { runToolset, toolsFor, type RuntimeServices } from "../services.ts";
-import { frozenTools, historyBudgetTokens } from "./run-assembly.ts";
-import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf } from "./compaction.ts";
+import { fixedPromptTokens, frozenTools, historyBudgetTokens } from "./run-assembly.ts";
+import { contextSize, type ContextSize } from "../agent/context-size.ts";
+import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf, usageAnchor } from "./compaction.ts";
+import { estimateMessageTokens } from "../agent/tokens.ts";
 import { resolveModels } from "../agent/providers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
@@ -439,6 +441,8 @@ export class SessionObject extends DurableObject<Env> {
       /** Why the running run was offered each tool (docs/agent-loop.md, "Tool assembly"); null when idle. */
       tool_choices: ToolChoice[] | null;
       messages: Message[];
+      /** How full the context is (context-size.ts): the messages' tokens, anchored on the last reported usage. */
+      context_size: ContextSize & { fixed_tokens: number };
       active_leaf: string | null;
     }>
   > {
@@ -480,7 +484,17 @@ export class SessionObject extends DurableObject<Env> {
         },
       );
       const messages = conversationForModel(hooked);
-      return { system, tools, tool_choices: running?.state.tool_choices ?? null, messages, active_leaf: log.leaf };
+      const skills = skillMessages(running?.state.skill_bodies);
+      const fixed = fixedPromptTokens(system, tools) + skills.reduce((n, m) => n + estimateMessageTokens(m), 0);
+      const size = contextSize(built, { fixedTokens: fixed, anchor: usageAnchor(log.tree, log.leaf) });
+      return {
+        system,
+        tools,
+        tool_choices: running?.state.tool_choices ?? null,
+        messages,
+        context_size: { ...size, fixed_tokens: fixed },
+        active_leaf: log.leaf,
+      };
     });
   }
 
