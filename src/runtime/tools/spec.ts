@@ -56,6 +56,11 @@ export interface ToolSpec<I = unknown> {
   /** Safe to run again after an interruption (otherwise an interrupted call gets an `interrupted` error). */
   idempotent?: boolean;
   /**
+   * Only reads (no effect anywhere, so also safe to run again): the calls of one model step to such
+   * tools run in parallel, their results kept in call order (docs/agent-loop.md, "Parallel tool calls").
+   */
+  readOnly?: boolean;
+  /**
    * Has effects outside the run (writes to Gitea, mail, schedules, memory, fetches the web): in a dry run
    * the executor answers for it without calling `execute` (docs/evaluation.md, "Isolation").
    */
