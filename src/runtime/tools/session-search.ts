@@ -59,6 +59,8 @@ export const sessionSearchTool = defineTool<z.infer<typeof Input>>({
   input: Input,
   idempotent: true,
   readOnly: true,
+  // A page of snippets: more than this is noise the model should narrow with `limit` or a query.
+  maxResultChars: 20_000,
   async execute(args, ctx) {
     // Read-your-writes for this session: its run's messages may still be on their way to D1.
     await ctx.replicated?.();
