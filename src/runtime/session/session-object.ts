@@ -243,6 +243,8 @@ export class SessionObject extends DurableObject<Env> {
       ...(args.isolated ? { isolated: true as const } : {}),
     });
     const { log, queue } = this.#require(args.workspaceId);
+    // The seed's lifecycle event (docs/extensions.md, "Lifecycle events"): subscribers and live streams.
+    log.emit({ type: "session_start", run_id: null });
     // Listed in D1 right away when D1 is up; otherwise the alarm retries like any replication.
     await this.#replicator.flush();
     return success({ session: this.#view(log, queue), created: true });
@@ -262,6 +264,7 @@ export class SessionObject extends DurableObject<Env> {
         queue.cancelAll();
         log.updateSession({ status: "closed" });
         log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { status: "closed" } });
+        log.emit({ type: "session_end", run_id: null, reason: "closed" });
       }
       return this.#view(log, queue);
     });
@@ -310,6 +313,8 @@ export class SessionObject extends DurableObject<Env> {
       queue.cancelAll();
       await Promise.all(open.map((r) => queue.waitFor(r.id, PURGE_WAIT_MS).catch(() => null)));
       await this.#replicator.flush().catch(() => false);
+      // Told before the log goes (a closed session already had its `closed` end).
+      if (log.session.status !== "closed") log.emit({ type: "session_end", run_id: null, reason: "deleted" });
       await this.#store.wipe();
       this.#log = null;
       this.#queue = null;
