@@ -29,9 +29,14 @@ describe("backoffDelay", () => {
 
   it("is the replication alarm's backoff (0.5 s to 60 s, jittered)", () => {
     const first = Array.from({ length: 30 }, () => backoffMs(1));
-    for (const d of first) (expect(d).toBeGreaterThanOrEqual(250), expect(d).toBeLessThanOrEqual(500));
-    for (const d of Array.from({ length: 30 }, () => backoffMs(40)))
-      (expect(d).toBeGreaterThanOrEqual(30_000), expect(d).toBeLessThanOrEqual(60_000));
+    for (const d of first) {
+      expect(d).toBeGreaterThanOrEqual(250);
+      expect(d).toBeLessThanOrEqual(500);
+    }
+    for (const d of Array.from({ length: 30 }, () => backoffMs(40))) {
+      expect(d).toBeGreaterThanOrEqual(30_000);
+      expect(d).toBeLessThanOrEqual(60_000);
+    }
     expect(new Set(first).size).toBeGreaterThan(1);
   });
 });
