@@ -33,7 +33,7 @@ export { defineTool, fail, ok, type ToolContext, type ToolResult, type ToolSpec 
 export { builtinTools } from "./tools/builtins/index.ts";
 export { sessionSearchTool } from "./tools/session-search.ts";
 export { workspaceTools } from "./workspace/tools/index.ts";
-export { TOOL_POLICY_KEY, ToolPolicySchema, toolPolicyExtension } from "./tools/policy.ts";
+export { TOOL_POLICY_KEY, ToolPolicySchema, matchesToolName, toolPolicyExtension } from "./tools/policy.ts";
 
 // ---- extension points the composition root fills (docs/layering.md, "Registration instead of imports") --
 export {

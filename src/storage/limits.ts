@@ -72,6 +72,8 @@ export const DEFAULT_LIMITS = {
   workspace_tool_output_bytes: 32 * KiB,
   /** Wall time of one `bash` command in a session workspace, in milliseconds. */
   shell_time_ms: 20_000,
+  /** Characters of one tool result the model reads: the central cap over each tool's `maxResultChars` (docs/agent-loop.md). */
+  tool_result_chars: 100_000,
 } as const;
 
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
@@ -115,6 +117,7 @@ const OverrideSchema = z
       .min(1 * KiB)
       .max(1 * MiB),
     shell_time_ms: z.number().int().min(100).max(300_000),
+    tool_result_chars: z.number().int().min(1_000).max(1_000_000),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
 

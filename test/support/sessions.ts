@@ -53,6 +53,26 @@ export function toolCalls(...calls: { id: string; name: string; args: unknown }[
   return parts;
 }
 
+/**
+ * `parts` with the finish's usage counting the prompt as a provider would (about four characters a
+ * token), for tests whose behaviour depends on reported usage (the context size, compaction).
+ */
+export function promptSized(parts: LanguageModelV4StreamPart[], options: LanguageModelV4CallOptions): LanguageModelV4StreamPart[] {
+  const input = Math.ceil(JSON.stringify(options.prompt).length / 4);
+  const output = parts.reduce((n, p) => n + (p.type === "text-delta" ? Math.ceil(p.delta.length / 4) : 0), 0);
+  return parts.map((p) =>
+    p.type === "finish"
+      ? {
+          ...p,
+          usage: {
+            inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+            outputTokens: { total: output, text: output, reasoning: undefined },
+          },
+        }
+      : p,
+  );
+}
+
 /** One scripted response: parts to stream, optionally only after `gate` resolves (or never: `hang`). */
 export type ScriptStep =
   | LanguageModelV4StreamPart[]

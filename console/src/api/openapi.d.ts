@@ -1114,7 +1114,21 @@ export interface Paths {
             [key: string]: unknown | undefined;
           };
         }>;
+        tool_choices: Array<{
+          name: string;
+          reason: "always" | "configured" | "hinted" | "relevant";
+          score?: number;
+          ranked_by?: "embedding" | "keywords";
+          hinted_by?: Array<string>;
+        }> | null;
         messages: Array<Schemas["ContextMessage"]>;
+        context_size: {
+          tokens: number;
+          source: "usage" | "estimate";
+          usage_tokens?: number;
+          trailing_tokens: number;
+          fixed_tokens: number;
+        };
         active_leaf: string | null;
       };
     };

@@ -1,8 +1,9 @@
 /**
  * Tool discovery with a cache (docs/mcp.md, "Discovery and its cache"): a server's `tools/list`
  * (all pages) is kept in the isolate's memory per workspace and server configuration, for
- * `DISCOVERY_TTL_MS` after a success and `FAILURE_TTL_MS` after a failure (so a server that is down
- * does not cost every run a connection attempt). A `notifications/tools/list_changed` seen on any
+ * `DISCOVERY_TTL_MS` after a success and, after failures, for the kernel's jittered backoff over
+ * `FAILURE_TTL_MS` (kernel/backoff.ts: 15–30 s after the first, doubling up to `FAILURE_MAX_TTL_MS`),
+ * so a server that is down does not cost every run a connection attempt. A `notifications/tools/list_changed` seen on any
  * connection to the server drops the entry, so the next run lists again. Isolate memory, not D1:
  * the list is cheap to fetch again, differs per secret-bearing configuration, and a stale isolate
  * only costs one extra `tools/list`.
@@ -11,9 +12,12 @@ import type { Env } from "../../storage/env.ts";
 import type { McpServerConfig } from "./config.ts";
 import { withMcpClient, McpFailure, type McpFailureCode } from "./connection.ts";
 import { setBounded } from "../../kernel/memo.ts";
+import { backoffDelay } from "../../kernel/backoff.ts";
 
 export const DISCOVERY_TTL_MS = 5 * 60_000;
 export const FAILURE_TTL_MS = 30_000;
+/** The longest a failed discovery is remembered (a server down for long is still tried every few minutes). */
+export const FAILURE_MAX_TTL_MS = 5 * 60_000;
 /** Pages of `tools/list` read at most (a server that pages forever is cut off). */
 export const MAX_LIST_PAGES = 20;
 /** Tools kept per server at most. */
@@ -37,6 +41,8 @@ export type Discovery =
 interface Entry {
   value: Discovery;
   expiresAt: number;
+  /** Consecutive failed discoveries (drives the backoff); 0 after a success. */
+  failures: number;
 }
 
 const cache = new Map<string, Entry>();
@@ -98,7 +104,9 @@ export async function discoverTools(opts: {
     // A cancelled run says nothing about the server: nothing to remember.
     if (failure.code === "cancelled") return value;
   }
-  remember(key, { value, expiresAt: now() + (value.ok ? DISCOVERY_TTL_MS : FAILURE_TTL_MS) });
+  const failures = value.ok ? 0 : (hit?.failures ?? 0) + 1;
+  const ttl = value.ok ? DISCOVERY_TTL_MS : backoffDelay(failures, { baseMs: FAILURE_TTL_MS, maxMs: FAILURE_MAX_TTL_MS });
+  remember(key, { value, expiresAt: now() + ttl, failures });
   return value;
 }
 

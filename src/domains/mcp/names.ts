@@ -1,8 +1,10 @@
 /**
  * How an MCP server's tools are named and chosen (docs/mcp.md, "Tool names"): each becomes
  * `mcp__<server>__<tool>`, spelt so every model provider accepts it (letters, digits, `_`, `-`, at
- * most 64 characters), and `allow_tools`/`deny_tools` pick which tools a workspace takes. Pure.
+ * most 64 characters), and `allow_tools`/`deny_tools` pick which tools a workspace takes — globs in
+ * the tool policy's dialect (picomatch, `matchesToolName`), so one pattern means the same everywhere. Pure.
  */
+import { matchesToolName } from "../../runtime/index.ts";
 
 /** Providers accept tool names of at most this many characters (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). */
 export const MAX_TOOL_NAME = 64;
@@ -15,23 +17,13 @@ export function mcpToolName(server: string, tool: string): string {
   return `${MCP_PREFIX}${server}__${safe}`.slice(0, MAX_TOOL_NAME);
 }
 
-/** Whether `name` matches a pattern: an exact name, or a glob where `*` matches any run of characters. */
-export function matchesPattern(name: string, pattern: string): boolean {
-  if (!pattern.includes("*")) return name === pattern;
-  const source = pattern
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${source}$`).test(name);
-}
-
 /** A tool is taken when `allow_tools` is absent or names it, and `deny_tools` does not (deny wins). */
 export function isToolAllowed(
   tool: string,
   rules: { allow_tools?: readonly string[] | undefined; deny_tools: readonly string[] },
 ): boolean {
-  if (rules.deny_tools.some((p) => matchesPattern(tool, p))) return false;
-  return rules.allow_tools === undefined || rules.allow_tools.some((p) => matchesPattern(tool, p));
+  if (rules.deny_tools.some((p) => matchesToolName(tool, p))) return false;
+  return rules.allow_tools === undefined || rules.allow_tools.some((p) => matchesToolName(tool, p));
 }
 
 /**

@@ -48,6 +48,8 @@ export function mcpToolSpecs(server: McpServerConfig, tools: readonly McpToolInf
       input,
       inputJsonSchema: normaliseInputSchema(tool.inputSchema),
       ...(isIdempotent(tool) ? { idempotent: true } : {}),
+      // MCP's readOnlyHint: calls of one step to such tools run in parallel (docs/agent-loop.md).
+      ...(tool.annotations?.readOnlyHint === true ? { readOnly: true } : {}),
       execute: (args, ctx) =>
         call({ env: ctx.env, workspaceId: ctx.workspaceId, server, tool: tool.name, arguments: args, signal: ctx.signal }),
     };

@@ -19,6 +19,7 @@ import { assertQuota } from "../../storage/limits.ts";
 import { migrate, type Migration } from "../../storage/do-migrations.ts";
 import { nextCronSlot, type NewSchedule, type ScheduleView } from "./spec.ts";
 import { fireSlot } from "./fire.ts";
+import { backoffDelay } from "../../kernel/backoff.ts";
 
 export const SCHEDULE_MIGRATIONS: readonly Migration[] = [
   {
@@ -49,6 +50,8 @@ export const SCHEDULE_MIGRATIONS: readonly Migration[] = [
 /** Transient failures of one slot are retried this many times, then the slot is skipped. */
 export const MAX_ATTEMPTS = 5;
 const RETRY_BASE_MS = 15_000;
+/** The longest wait between two tries of one slot (the fifth try waits up to 15 s · 2⁴ = 4 min anyway). */
+const RETRY_MAX_MS = 10 * 60_000;
 /** Errors that will not go away by retrying the same slot. */
 const PERMANENT = new Set([
   "not_found",
@@ -199,7 +202,7 @@ export class ScheduleObject extends DurableObject<Env> {
         else {
           this.ctx.storage.sql.exec(
             `UPDATE schedules SET attempts = attempts + 1, due_at = ?, last_error = ? WHERE id = ?`,
-            Date.now() + RETRY_BASE_MS * 2 ** row.attempts,
+            Date.now() + backoffDelay(row.attempts + 1, { baseMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS }),
             message,
             row.id,
           );

@@ -103,6 +103,7 @@ export const skillViewTool = defineTool({
   }),
   always: true,
   idempotent: true,
+  readOnly: true,
   async execute({ name, path }, ctx) {
     const catalog = withOverrides(await loadCatalog(ctx.env, ctx.workspaceId), ctx.skillOverrides);
     const skill = catalog.find((s) => s.name === name);

@@ -57,6 +57,7 @@ export const giteaGetPullTool = defineTool({
   description: "Get a pull request: title, state, author, branches, head commit and description.",
   input: z.strictObject({ repo: Repo, number: Num }),
   idempotent: true,
+  readOnly: true,
   execute: ({ repo, number }, ctx) =>
     withGitea(ctx, async (g) => {
       const pr = await g.getPull(repo, number);
@@ -81,6 +82,7 @@ export const giteaGetPullDiffTool = defineTool({
   description: "Get the unified diff of a pull request.",
   input: z.strictObject({ repo: Repo, number: Num }),
   idempotent: true,
+  readOnly: true,
   execute: ({ repo, number }, ctx) => withGitea(ctx, async (g) => clip(await g.getPullDiff(repo, number), MAX_DIFF)),
 });
 
@@ -90,6 +92,7 @@ export const giteaListPullFilesTool = defineTool({
   description: "List the files a pull request changes, with their status and line counts.",
   input: z.strictObject({ repo: Repo, number: Num, page: z.number().int().min(1).max(1000).default(1) }),
   idempotent: true,
+  readOnly: true,
   execute: ({ repo, number, page }, ctx) =>
     withGitea(ctx, async (g) => {
       const files = await g.listPullFiles(repo, number, page);
@@ -103,6 +106,7 @@ export const giteaReadFileTool = defineTool({
   description: "Read a file of a repository at a branch, tag or commit (default: the default branch).",
   input: z.strictObject({ repo: Repo, path: z.string().min(1).max(1000), ref: z.string().min(1).max(250).optional() }),
   idempotent: true,
+  readOnly: true,
   execute: ({ repo, path, ref }, ctx) =>
     withGitea(ctx, async (g) => {
       const file = await g.getContents(repo, path, ref);

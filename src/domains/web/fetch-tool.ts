@@ -94,6 +94,7 @@ export const webFetchTool: ToolSpec<unknown> = defineTool({
     "Reports the status, content type and final URL after redirects. Long pages are cut.",
   input: Input,
   idempotent: true,
+  readOnly: true,
   async execute({ url }, ctx) {
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(WEB_FETCH_TIMEOUT_MS)]);
     try {

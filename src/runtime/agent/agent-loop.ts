@@ -121,9 +121,9 @@ export async function runAgentLoop(p: LoopPorts): Promise<{ status: "completed" 
     if (p.cancelled()) throw new LoopStop({ status: "cancelled" });
     let progress = p.store.progress();
     if (progress.next === "tools") {
-      for (const call of progress.pending) {
+      for (const batch of toolBatches(progress.pending, p.tools.registry)) {
         if (p.cancelled()) throw new LoopStop({ status: "cancelled" });
-        await runTool(p, call);
+        await runBatch(p, batch);
       }
       continue;
     }
@@ -223,54 +223,110 @@ async function modelStep(p: LoopPorts): Promise<void> {
   frames.emit({ type: "turn_finish", run_id: runId, turn_index: turnIndex, duration_ms: p.clock.now() - startedAt });
 }
 
-async function runTool(p: LoopPorts, call: ToolCall): Promise<void> {
+/** At most this many read-only calls of one step run at once (docs/agent-loop.md, "Parallel tool calls"). */
+export const MAX_PARALLEL_TOOLS = 8;
+
+/**
+ * A step's pending calls, in call order, cut into batches: consecutive calls to tools that declare
+ * themselves `readOnly` share a batch (at most MAX_PARALLEL_TOOLS), any other call is a batch of its
+ * own — so a write never runs beside anything, and never before a read the model asked for first.
+ */
+export function toolBatches(calls: readonly ToolCall[], registry: Pick<ToolRegistry, "get">): ToolCall[][] {
+  const batches: ToolCall[][] = [];
+  let reads: ToolCall[] = [];
+  for (const call of calls) {
+    if (registry.get(call.name)?.readOnly === true) {
+      reads.push(call);
+      if (reads.length === MAX_PARALLEL_TOOLS) batches.push(flush());
+      continue;
+    }
+    if (reads.length > 0) batches.push(flush());
+    batches.push([call]);
+  }
+  if (reads.length > 0) batches.push(flush());
+  return batches;
+
+  function flush(): ToolCall[] {
+    const out = reads;
+    reads = [];
+    return out;
+  }
+}
+
+/** A call that passed its gate and is about to run. */
+interface Started {
+  call: ToolCall;
+  hooked: ToolCall;
+  eventId: string;
+  execution: Promise<ExecutedToolCall>;
+}
+
+/**
+ * Runs one batch: each call's gate (and approval) in call order, then the executions together, then
+ * the results — after-hooks, persistence and `tool_execution_end` — in call order, so the log reads
+ * as if the calls had run one after another. Each call is marked started before it runs (exactly
+ * once: a resumed run repeats only idempotent or read-only calls).
+ */
+async function runBatch(p: LoopPorts, batch: readonly ToolCall[]): Promise<void> {
   const { runId, store, frames } = p;
-  const earlier = store.toolStarted(call.id);
-  const eventId = earlier ?? newId("evt");
-  const spec = p.tools.registry.get(call.name);
-  if (earlier !== undefined && !spec?.idempotent) {
-    // Started before a restart, no result: it may or may not have had its effect. Say so.
-    const result = fail(
-      "interrupted",
-      `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`,
-    );
-    store.saveToolResult(eventId, call, result.content, true);
-    return;
+  const admitted: { call: ToolCall; hooked: ToolCall; eventId: string; earlier: string | undefined }[] = [];
+  for (const call of batch) {
+    if (p.cancelled()) break;
+    const earlier = store.toolStarted(call.id);
+    const eventId = earlier ?? newId("evt");
+    const spec = p.tools.registry.get(call.name);
+    if (earlier !== undefined && !spec?.idempotent && !spec?.readOnly) {
+      // Started before a restart, no result: it may or may not have had its effect. Say so.
+      const result = fail(
+        "interrupted",
+        `Tool '${call.name}' was interrupted before it finished (the session restarted) and was not run again because it is not idempotent. Check its effect before retrying.`,
+      );
+      store.saveToolResult(eventId, call, result.content, true);
+      continue;
+    }
+    const gate = await p.hooks.gate(call, spec !== undefined);
+    if (!gate.run) {
+      store.saveToolResult(eventId, call, gate.result.content, true);
+      continue;
+    }
+    admitted.push({ call, hooked: { ...call, args: gate.args }, eventId, earlier });
   }
-  const gate = await p.hooks.gate(call, spec !== undefined);
-  if (!gate.run) {
-    store.saveToolResult(eventId, call, gate.result.content, true);
-    return;
+  // After the gates: an approval's events, when there were any, come before the results. Each
+  // result is written under the one before it, so its live start names that as its parent.
+  let parentId = store.leaf()!;
+  const started: Started[] = admitted.map(({ call, hooked, eventId, earlier }) => {
+    if (earlier === undefined) store.markToolStarted(call.id, eventId, p.clock.now());
+    frames.emit({
+      type: "tool_execution_start",
+      run_id: runId,
+      event_id: eventId,
+      parent_id: parentId,
+      tool_call_id: call.id,
+      tool_name: call.name,
+      args: hooked.args,
+    });
+    parentId = eventId;
+    const execution = p.tools.execute(hooked, {
+      signal: p.signal,
+      emitUpdate: (partial) =>
+        frames.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
+    });
+    return { call, hooked, eventId, execution };
+  });
+  for (const { call, hooked, eventId, execution } of started) {
+    const executed = await execution;
+    const after = await p.hooks.afterToolCall(hooked, executed);
+    // Tokens a tool spent in other sessions (delegation) count toward this run, persisted with its result.
+    if (executed.usage) p.state.delegated_usage = addUsage(p.state.delegated_usage ?? ZERO_USAGE, executed.usage);
+    store.saveToolResult(eventId, call, after.content, !after.ok);
+    frames.emit({
+      type: "tool_execution_end",
+      run_id: runId,
+      event_id: eventId,
+      tool_call_id: call.id,
+      tool_name: call.name,
+      duration_ms: executed.duration_ms,
+      is_error: !after.ok,
+    });
   }
-  const hooked: ToolCall = { ...call, args: gate.args };
-  // After the gate: an approval's events, when there were any, come before the result.
-  const parentId = store.leaf()!;
-  if (earlier === undefined) store.markToolStarted(call.id, eventId, p.clock.now());
-  frames.emit({
-    type: "tool_execution_start",
-    run_id: runId,
-    event_id: eventId,
-    parent_id: parentId,
-    tool_call_id: call.id,
-    tool_name: call.name,
-    args: hooked.args,
-  });
-  const executed = await p.tools.execute(hooked, {
-    signal: p.signal,
-    emitUpdate: (partial) =>
-      frames.emit({ type: "tool_execution_update", run_id: runId, event_id: eventId, tool_call_id: call.id, partial }),
-  });
-  const after = await p.hooks.afterToolCall(hooked, executed);
-  // Tokens a tool spent in other sessions (delegation) count toward this run, persisted with its result.
-  if (executed.usage) p.state.delegated_usage = addUsage(p.state.delegated_usage ?? ZERO_USAGE, executed.usage);
-  store.saveToolResult(eventId, call, after.content, !after.ok);
-  frames.emit({
-    type: "tool_execution_end",
-    run_id: runId,
-    event_id: eventId,
-    tool_call_id: call.id,
-    tool_name: call.name,
-    duration_ms: executed.duration_ms,
-    is_error: !after.ok,
-  });
 }

@@ -11,12 +11,13 @@
  * falls back to the token window (trimming).
  */
 import { generateText } from "ai";
-import type { CompactEvent, Message } from "./events.ts";
+import type { AssistantMessage, CompactEvent, Message } from "./events.ts";
 import type { SessionTree } from "./tree.ts";
 import type { SessionLog } from "./session-log.ts";
 import type { ModelHandle, ResolvedModels } from "../agent/providers.ts";
 import { assembleMessages, opensGroup, pathSinceCompaction, type PathContribution } from "./build-context.ts";
 import { charsForTokens, estimateMessageTokens, estimateTokens } from "../agent/tokens.ts";
+import { anchorsUsage } from "../agent/context-size.ts";
 import { COMPACTION_SYSTEM, compactionPrompt } from "../agent/summary-prompts.ts";
 import { redactSecrets } from "../agent/providers.ts";
 import { errorFields, log as logger } from "../../kernel/log.ts";
@@ -91,6 +92,23 @@ export function planCompaction(tree: SessionTree, leafId: string | null, keepTok
 /** Estimated tokens of a history. */
 export function historyTokens(messages: readonly Message[]): number {
   return messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
+}
+
+/** Events walked back from the leaf looking for a usage anchor before the estimate alone decides. */
+const ANCHOR_SEARCH_EVENTS = 200;
+
+/**
+ * The assistant message whose reported usage anchors the context size (context-size.ts): the newest
+ * one on the active path after the newest compaction — usage reported before a compaction described
+ * a context the summary has since replaced. Null when there is none close to the leaf.
+ */
+export function usageAnchor(tree: SessionTree, leafId: string | null): AssistantMessage | null {
+  let walked = 0;
+  for (const event of tree.ancestors(leafId)) {
+    if (event.type === "compact" || ++walked > ANCHOR_SEARCH_EVENTS) return null;
+    if (event.type === "message" && anchorsUsage(event.message)) return event.message;
+  }
+  return null;
 }
 
 /**

@@ -238,6 +238,8 @@ export type TransientEvent = TransientBase &
     | { type: "prompt_submit"; content_chars: number }
     | { type: "turn_finish"; turn_index: number; duration_ms: number }
     | { type: "turn_error"; turn_index: number; error: string }
+    | { type: "session_start" }
+    | { type: "session_end"; reason: "closed" | "deleted" }
   );
 
 /** One frame on the live stream (SSE `data:` / WebSocket message): either kind, tagged. */

@@ -2,13 +2,14 @@
  * Copies a SessionDO's log to D1 after it is safely in the DO's own storage: events by id with
  * `ON CONFLICT DO NOTHING` (a retried batch never duplicates), changed runs and the session's list
  * projection. It runs beside the agent loop, never in it: a D1 failure only delays the copy, which
- * is retried from the DO alarm with exponential backoff.
+ * is retried from the DO alarm with jittered exponential backoff (kernel/backoff.ts).
  */
 import type { Env } from "../../storage/env.ts";
 import type { SessionStorage, SessionInfo } from "./do-storage.ts";
 import type { Usage } from "./events.ts";
 import { searchableText } from "./event-handlers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
+import { backoffDelay } from "../../kernel/backoff.ts";
 
 /** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
 export const REPLICATION_BATCH = 50;
@@ -23,8 +24,9 @@ const MAX_BACKOFF_MS = 60_000;
 /** Returns true to make the next D1 write of that session fail as if D1 were down (durability tests). */
 export type ReplicationFault = (sessionId: string) => boolean;
 
+/** The alarm's delay after `failures` failed copies: the kernel's jittered backoff (kernel/backoff.ts). */
 export function backoffMs(failures: number): number {
-  return Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.max(0, failures - 1));
+  return backoffDelay(failures, { baseMs: BASE_BACKOFF_MS, maxMs: MAX_BACKOFF_MS });
 }
 
 export interface ReplicatorDeps {

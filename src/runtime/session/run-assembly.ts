@@ -99,6 +99,10 @@ export function historyBudgetTokens(models: ResolvedModels, system: string, tool
     const reserve = h.maxTokens ?? Math.min(DEFAULT_OUTPUT_RESERVE, Math.floor(window / 4));
     return window - reserve;
   });
-  const fixed = estimateTokens(system) + tools.reduce((n, t) => n + estimateToolTokens(t), 0);
-  return Math.max(1, Math.min(...limits) - fixed);
+  return Math.max(1, Math.min(...limits) - fixedPromptTokens(system, tools));
+}
+
+/** Estimated tokens a request carries besides its messages: the system prompt and the tool declarations. */
+export function fixedPromptTokens(system: string, tools: readonly { name: string; description: string }[]): number {
+  return estimateTokens(system) + tools.reduce((n, t) => n + estimateToolTokens(t), 0);
 }

@@ -32,10 +32,11 @@ import { skillMessages, withSkillMessages } from "./skill-messages.ts";
 import { estimateMessageTokens } from "../agent/tokens.ts";
 import { toolSimilarity } from "../tools/tool-similarity.ts";
 // Prompt budget, tool assembly, history window (docs/agent-loop.md): decided in run-assembly.ts.
-import { frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
+import { fixedPromptTokens, frozenTools, historyBudgetTokens, openRun, openingFacts } from "./run-assembly.ts";
 import { EMPTY_ACTIVATION, hintedToolsOf, type SkillActivation } from "../skills.ts";
 // Compaction and titles (docs/sessions.md, "Compaction", "Titles"): compaction.ts, titles.ts.
-import { KEEP_SHARE, compactSession, historyTokens, shouldCompact, summariserOf } from "./compaction.ts";
+import { KEEP_SHARE, compactSession, shouldCompact, summariserOf, usageAnchor } from "./compaction.ts";
+import { contextSize } from "../agent/context-size.ts";
 import { contextForRun } from "./build-context.ts";
 import { settleTitle } from "./titles.ts";
 // Extensions and tool approval (docs/extensions.md, docs/approvals.md).
@@ -431,8 +432,9 @@ export class RunExecutor {
     const state = this.run.state;
     const skills = skillMessages(state.skill_bodies);
     const budget = historyBudgetTokens(models, state.system_prompt ?? "", registry.list());
-    const maxTokens = budget === undefined ? undefined : Math.max(1, budget - skills.reduce((n, m) => n + estimateMessageTokens(m), 0));
-    await this.#maybeCompact(config, models, maxTokens);
+    const skillTokens = skills.reduce((n, m) => n + estimateMessageTokens(m), 0);
+    const maxTokens = budget === undefined ? undefined : Math.max(1, budget - skillTokens);
+    await this.#maybeCompact(config, models, maxTokens, fixedPromptTokens(state.system_prompt ?? "", registry.list()) + skillTokens);
     const history = buildContext(log.tree, log.leaf, {
       maxMessages: config.runtime.max_context_messages,
       ...(maxTokens !== undefined ? { maxTokens } : {}),
@@ -455,11 +457,13 @@ export class RunExecutor {
 
   // ---- compaction (compaction.ts; docs/sessions.md, "Compaction") ----
   /** Compacts the history before a model step when it would take more than `compact_at_share` of its window. */
-  async #maybeCompact(config: WorkspaceConfig, models: ResolvedModels, maxTokens: number | undefined): Promise<void> {
+  async #maybeCompact(config: WorkspaceConfig, models: ResolvedModels, maxTokens: number | undefined, fixedTokens: number): Promise<void> {
     if (maxTokens === undefined || this.#compactionFailed) return;
     const { log } = this.#deps;
     const history = contextForRun(log.tree, log.leaf, { maxMessages: config.runtime.max_context_messages });
-    if (!shouldCompact(historyTokens(history.messages), maxTokens, config.runtime.compact_at_share)) return;
+    // The size is the last step's reported usage plus an estimate of what came after (context-size.ts).
+    const size = contextSize(history.messages, { fixedTokens, anchor: usageAnchor(log.tree, log.leaf) });
+    if (!shouldCompact(size.tokens, maxTokens, config.runtime.compact_at_share)) return;
     const outcome = await compactSession({
       log,
       summariser: summariserOf(models),

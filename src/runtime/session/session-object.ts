@@ -43,8 +43,10 @@ import { runSystemPrompt } from "../agent/prompt.ts";
 import { conversationForModel } from "../agent/model-messages.ts";
 import { ToolRegistry, type ToolDeclaration } from "../tools/registry.ts";
 import { runToolset, toolsFor, type RuntimeServices } from "../services.ts";
-import { frozenTools, historyBudgetTokens } from "./run-assembly.ts";
-import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf } from "./compaction.ts";
+import { fixedPromptTokens, frozenTools, historyBudgetTokens } from "./run-assembly.ts";
+import { contextSize, type ContextSize } from "../agent/context-size.ts";
+import { DEFAULT_KEEP_TOKENS, KEEP_SHARE, compactSession, summariserOf, usageAnchor } from "./compaction.ts";
+import { estimateMessageTokens } from "../agent/tokens.ts";
 import { resolveModels } from "../agent/providers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { TITLE_PENDING, titleFromMessage } from "./titles.ts";
@@ -353,6 +355,8 @@ export class SessionObject extends DurableObject<Env> {
       }
     }
     const { log, queue } = this.#require(args.workspaceId);
+    // The seed's lifecycle event (docs/extensions.md, "Lifecycle events"): subscribers and live streams.
+    log.emit({ type: "session_start", run_id: null });
     // Listed in D1 right away when D1 is up; otherwise the alarm retries like any replication.
     await this.#replicator.flush();
     return { session: this.#view(log, queue), created: true };
@@ -416,6 +420,8 @@ export class SessionObject extends DurableObject<Env> {
       queue.cancelAll();
       log.updateSession({ status: "closed" });
       log.appendOne({ type: "session_info", run_id: null, client_id: clientId, changes: { status: "closed" } });
+      // The seed's lifecycle event (docs/extensions.md, "Lifecycle events").
+      log.emit({ type: "session_end", run_id: null, reason: "closed" });
       return this.#view(log, queue);
     });
   }
@@ -532,6 +538,8 @@ export class SessionObject extends DurableObject<Env> {
       queue.cancelAll();
       await Promise.all(open.map((r) => queue.waitFor(r.id, PURGE_WAIT_MS).catch(() => null)));
       await this.#replicator.flush().catch(() => false);
+      // Told before the log goes (a closed session already had its `closed` end).
+      if (log.session.status !== "closed") log.emit({ type: "session_end", run_id: null, reason: "deleted" });
       await this.#store.wipe();
       this.#log = null;
       this.#queue = null;
@@ -678,6 +686,8 @@ export class SessionObject extends DurableObject<Env> {
       /** Why the running run was offered each tool (docs/agent-loop.md, "Tool assembly"); null when idle. */
       tool_choices: ToolChoice[] | null;
       messages: Message[];
+      /** How full the context is (context-size.ts): the messages' tokens, anchored on the last reported usage. */
+      context_size: ContextSize & { fixed_tokens: number };
       active_leaf: string | null;
     }>
   > {
@@ -719,7 +729,17 @@ export class SessionObject extends DurableObject<Env> {
         },
       );
       const messages = conversationForModel(hooked);
-      return { system, tools, tool_choices: running?.state.tool_choices ?? null, messages, active_leaf: log.leaf };
+      const skills = skillMessages(running?.state.skill_bodies);
+      const fixed = fixedPromptTokens(system, tools) + skills.reduce((n, m) => n + estimateMessageTokens(m), 0);
+      const size = contextSize(built, { fixedTokens: fixed, anchor: usageAnchor(log.tree, log.leaf) });
+      return {
+        system,
+        tools,
+        tool_choices: running?.state.tool_choices ?? null,
+        messages,
+        context_size: { ...size, fixed_tokens: fixed },
+        active_leaf: log.leaf,
+      };
     });
   }
 

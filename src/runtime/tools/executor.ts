@@ -2,11 +2,13 @@
  * Runs one tool call the model asked for and always answers with a `ToolResult` — unknown tools,
  * bad arguments, exceptions and cancellation all become error results the model can read and
  * recover from, so a misbehaving tool never takes the run down with it. Every result's text has
- * secret-shaped values redacted (kernel/prompt-guard.ts) before it is logged or enters a prompt.
+ * secret-shaped values redacted (kernel/prompt-guard.ts) before it is logged or enters a prompt, and
+ * is cut to the tool's `maxResultChars` under the central `tool_result_chars` cap, with a note.
  */
 import type { ToolCall } from "../session/events.ts";
 import { zodIssues } from "../../kernel/errors.ts";
 import { redactSecrets } from "../../kernel/prompt-guard.ts";
+import { limitsOf } from "../../storage/limits.ts";
 import type { ToolContext, ToolResult } from "./spec.ts";
 import { fail } from "./spec.ts";
 import type { ToolRegistry } from "./registry.ts";
@@ -20,7 +22,8 @@ const MAX_ERROR_MESSAGE = 2_000;
 export async function executeToolCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext): Promise<ExecutedToolCall> {
   const started = Date.now();
   const result = await runCall(registry, call, ctx);
-  const redacted: ToolResult = { ...result, content: redactSecrets(result.content) };
+  const limit = resultLimit(registry.get(call.name)?.maxResultChars, limitsOf(ctx.env).tool_result_chars);
+  const redacted: ToolResult = { ...result, content: cutResult(redactSecrets(result.content), limit) };
   if (result.error) redacted.error = { ...result.error, message: redactSecrets(result.error.message) };
   return { ...redacted, duration_ms: Date.now() - started };
 }
@@ -48,6 +51,27 @@ async function runCall(registry: ToolRegistry, call: ToolCall, ctx: ToolContext)
     if (ctx.signal.aborted) return cancelled(call.name);
     return fail("tool_error", `Tool '${call.name}' failed: ${describe(err)}`);
   }
+}
+
+/** The characters a tool's result may keep: its own `maxResultChars`, never above the central cap. */
+export function resultLimit(own: number | undefined, cap: number): number {
+  return own === undefined ? cap : Math.max(1, Math.min(own, cap));
+}
+
+/**
+ * A result cut to `limit` characters (a surrogate pair never split) with a note to the model that it
+ * was, how much is missing and what to do (hermes style); a result within the limit is unchanged.
+ */
+export function cutResult(content: string, limit: number): string {
+  if (content.length <= limit) return content;
+  let end = limit;
+  const last = content.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  const omitted = content.length - end;
+  return (
+    `${content.slice(0, end)}\n\n[The result was cut: ${omitted} of ${content.length} characters omitted (this tool's limit is ${limit}). ` +
+    `Ask for a narrower part (a range, a filter, a smaller page) if you need the rest.]`
+  );
 }
 
 /** Resolves with the tool's result, or with `cancelled` as soon as the run is aborted. */

@@ -48,6 +48,14 @@ function matcherFor(glob: string): (name: string) => boolean {
   return m;
 }
 
+/**
+ * The one glob dialect over tool names (picomatch: `*`, `?`, `{a,b}`, `[abc]`; an exact name always
+ * matches itself): the policy's `match` and MCP's `allow_tools`/`deny_tools` both use it.
+ */
+export function matchesToolName(name: string, glob: string): boolean {
+  return matcherFor(glob)(name);
+}
+
 /** The first matching rule, or null when none matches (the tool is allowed). */
 export function matchingRule(policy: ToolPolicy, toolName: string): ToolPolicyRule | null {
   for (const rule of policy) if (matcherFor(rule.match)(toolName)) return rule;

@@ -58,6 +58,9 @@ export const sessionSearchTool = defineTool<z.infer<typeof Input>>({
     'Search what was said in this workspace\'s earlier sessions (user and assistant messages; not tool output), best match first, with the session, event id and a snippet. mode "recent" lists the latest sessions instead.',
   input: Input,
   idempotent: true,
+  readOnly: true,
+  // A page of snippets: more than this is noise the model should narrow with `limit` or a query.
+  maxResultChars: 20_000,
   async execute(args, ctx) {
     // Read-your-writes for this session: its run's messages may still be on their way to D1.
     await ctx.replicated?.();

@@ -70,6 +70,17 @@ export interface ToolSpec<I = unknown> {
   /** Safe to run again after an interruption (otherwise an interrupted call gets an `interrupted` error). */
   idempotent?: boolean;
   /**
+   * Only reads (no effect anywhere, so also safe to run again): the calls of one model step to such
+   * tools run in parallel, their results kept in call order (docs/agent-loop.md, "Parallel tool calls").
+   */
+  readOnly?: boolean;
+  /**
+   * Characters of a result the model reads (hermes' per-tool `max_result_size_chars`); the central
+   * cap `tool_result_chars` (storage/limits.ts) bounds it and applies when a tool sets none. A longer
+   * result is cut with a note saying so (executor.ts).
+   */
+  maxResultChars?: number;
+  /**
    * Has effects outside the run (writes to Gitea, mail, schedules, memory, fetches the web): in a dry run
    * the executor answers for it without calling `execute` (docs/evaluation.md, "Isolation").
    */

@@ -13,7 +13,16 @@ export interface CheckedArchive {
   ignored: string[];
 }
 
-export type CheckResult = { ok: true; archive: CheckedArchive } | { ok: false; problems: Problem[] };
+/**
+ * `badNames`: some problem is a file name no skill or plugin may have — a percent-encoded segment, a
+ * `.git` segment, or a name that differs from another only by case or Unicode normalisation. The
+ * same names are refused with 400 when they come as JSON fields (issue 25), so an archive holding
+ * one is a bad request too; every other policy problem (links, escapes, limits) stays a 422.
+ */
+export type CheckResult = { ok: true; archive: CheckedArchive } | { ok: false; problems: Problem[]; badNames: boolean };
+
+/** The path problems that make an archive a bad request rather than an unprocessable one. */
+const BAD_NAME_PROBLEMS: ReadonlySet<string> = new Set(["percent_encoded", "git_dir"]);
 
 function isLitter(path: string): boolean {
   return path === "__MACOSX" || path.startsWith("__MACOSX/") || path === ".DS_Store" || path.endsWith("/.DS_Store");
@@ -28,11 +37,13 @@ export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): C
   const folded = new Map<string, string>();
   const dirs = new Set<string>();
   let bytes = 0;
+  let badNames = false;
 
   for (const e of raw) {
     const norm = normalizeRelativePath(e.name);
     if (!norm.ok) {
       if (norm.problem === "empty" && e.kind === "directory") continue;
+      if (BAD_NAME_PROBLEMS.has(norm.problem)) badNames = true;
       problems.push(problem(e.name, `unsafe path: ${norm.message}`));
       continue;
     }
@@ -65,6 +76,7 @@ export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): C
     }
     const earlier = folded.get(pathFoldKey(path));
     if (earlier !== undefined) {
+      badNames = true;
       problems.push(problem(path, `duplicate path: differs only by case or Unicode normalisation from '${earlier}'`));
       continue;
     }
@@ -86,7 +98,7 @@ export function checkEntries(raw: readonly RawEntry[], limits: ArchiveLimits): C
   if (files.length > limits.maxFiles) problems.push(problem(".", `too many files: ${files.length} (limit ${limits.maxFiles})`));
   if (bytes > limits.maxUnpackedBytes)
     problems.push(problem(".", `too many bytes once unpacked: ${bytes} (limit ${limits.maxUnpackedBytes})`));
-  return problems.length > 0 ? { ok: false, problems: dedupe(problems) } : { ok: true, archive: { files, ignored } };
+  return problems.length > 0 ? { ok: false, problems: dedupe(problems), badNames } : { ok: true, archive: { files, ignored } };
 }
 
 function dedupe(problems: Problem[]): Problem[] {

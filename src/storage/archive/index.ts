@@ -46,6 +46,6 @@ export async function readArchive(
     throw e;
   }
   const checked = checkEntries(raw, limits);
-  if (!checked.ok) throw archiveRejected(checked.problems);
+  if (!checked.ok) throw archiveRejected(checked.problems, checked.badNames);
   return { ...checked.archive, format };
 }

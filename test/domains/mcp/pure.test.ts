@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { WorkspaceConfigSchema } from "../../../src/app/config.ts";
 import { McpConfigSchema, mcpConfigOf } from "../../../src/domains/mcp/config.ts";
-import { isToolAllowed, matchesPattern, mcpToolName, selectTools } from "../../../src/domains/mcp/names.ts";
+import { isToolAllowed, mcpToolName, selectTools } from "../../../src/domains/mcp/names.ts";
+import { matchesToolName } from "../../../src/runtime/index.ts";
 import { inputSchemaOf } from "../../../src/domains/mcp/input-schema.ts";
 import { MAX_RESULT_CHARS, mcpResultToToolResult } from "../../../src/domains/mcp/results.ts";
 import { describeTool, isIdempotent, mcpToolSpecs } from "../../../src/domains/mcp/tools.ts";
@@ -65,11 +66,16 @@ describe("tool names and allow/deny", () => {
     expect(long.startsWith("mcp__server__xxx")).toBe(true);
   });
 
-  it("matches exact names and * globs; deny wins over allow", () => {
-    expect(matchesPattern("get-sum", "get-*")).toBe(true);
-    expect(matchesPattern("get-sum", "get")).toBe(false);
-    expect(matchesPattern("a.b", "a.*")).toBe(true);
-    expect(matchesPattern("axb", "a.b")).toBe(false);
+  it("matches in the tool policy's glob dialect (picomatch: exact names, *, ?, {a,b}); deny wins over allow", () => {
+    expect(matchesToolName("get-sum", "get-*")).toBe(true);
+    expect(matchesToolName("get-sum", "get")).toBe(false);
+    expect(matchesToolName("a.b", "a.*")).toBe(true);
+    expect(matchesToolName("axb", "a.b")).toBe(false);
+    // The syntax the policy documents now holds for allow_tools/deny_tools too (the old dialect knew only `*`).
+    expect(isToolAllowed("get-env", { allow_tools: ["get-{env,sum}"], deny_tools: [] })).toBe(true);
+    expect(isToolAllowed("get-tiny", { allow_tools: ["get-{env,sum}"], deny_tools: [] })).toBe(false);
+    expect(isToolAllowed("get-a", { allow_tools: ["get-?"], deny_tools: [] })).toBe(true);
+    expect(isToolAllowed("mcp__gh__issue_read", { deny_tools: ["mcp__gh__*"] })).toBe(false);
     expect(isToolAllowed("echo", { deny_tools: [] })).toBe(true);
     expect(isToolAllowed("echo", { allow_tools: ["get-*"], deny_tools: [] })).toBe(false);
     expect(isToolAllowed("get-sum", { allow_tools: ["get-*"], deny_tools: ["get-sum"] })).toBe(false);

@@ -129,6 +129,34 @@ describe("archive attacks through the upload endpoints", () => {
     });
   }
 
+  // Issue 25 item 3, the sweep's probes: names no file may have answer 400 through both endpoints, as JSON fields do.
+  const BAD_NAMES: [string, string][] = [
+    ["a percent-encoded segment", "skills/evil/%2e%2e/x"],
+    ["a .git/ segment", "skills/evil/.git/config"],
+    ["a case-only duplicate", "skills/evil/skill.md"],
+  ];
+  for (const [label, entry] of BAD_NAMES) {
+    it(`answers ${label} in an archive with 400, storing nothing`, async () => {
+      const ws = await newWorkspace();
+      const bytes = await tarGz([
+        { name: "beaver.plugin.json", data: manifest },
+        { name: "skills/evil/SKILL.md", data: skill },
+        { name: entry, data: "x" },
+      ]);
+      const headers = { "Content-Type": "application/gzip" };
+      const asPlugin = await call("PUT", "/api/plugins/packages", { token: ws.admin, rawBody: bytes, headers });
+      const asSkill = await call("PUT", "/api/skills/evil/upload", { token: ws.member, rawBody: bytes, headers });
+      for (const res of [asPlugin, asSkill]) {
+        expect(res.status).toBe(400);
+        const body = await json<J>(res);
+        expect(body.error?.code).toBe("bad_request");
+        expect((body.error?.details as { problems: { path: string }[] }).problems.map((p) => p.path)).toContain(entry);
+      }
+      expect(await r2Objects(ws.id)).toBe(0);
+      expect(await rows("skills", ws.id)).toBe(0);
+    });
+  }
+
   it("refuses too many files with the limit named, storing nothing", async () => {
     const ws = await newWorkspace();
     const many: TarEntryInput[] = [

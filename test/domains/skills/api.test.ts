@@ -198,7 +198,8 @@ describe("skills API", () => {
     const b64 = await put(ws.member, "demo", { files: [{ path: "SKILL.md", content: "%%%", encoding: "base64" }] });
     expect(b64.status).toBe(400);
     expect((await json<J>(b64)).error?.message).toContain("files.0.content");
-    // A JSON upload's paths are body fields: an unsafe one is a 400 naming it (issue 25); in an archive it is a 422.
+    // A JSON upload's paths are body fields: an unsafe one is a 400 naming it (issue 25); in an archive an escape is a
+    // 422 (a policy problem) and a bad name (percent-encoded, `.git`, case duplicate) a 400 (test/domains/plugins/http-edges.test.ts).
     const escape = await put(ws.member, "demo", { files: [jsonFile("../SKILL.md", skillMd("demo", "x"))] });
     expect(escape.status).toBe(400);
     expect((await json<J>(escape)).error?.message).toContain("files.0.path: unsafe path");

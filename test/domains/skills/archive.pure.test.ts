@@ -94,6 +94,41 @@ describe("archive reading", () => {
     });
   }
 
+  // Issue 25 item 3: names no skill or plugin file may have are a bad request (400), as in a JSON upload.
+  const badNames: [string, () => Promise<Uint8Array>, string, RegExp][] = [
+    ["percent-encoded segment", () => tarGz([ok, { name: "skill/%2e%2e/x", data: "x" }]), "skill/%2e%2e/x", /percent-encoded segment/],
+    ["zip percent-encoded segment", () => zip([ok, { name: "%2e%2e/x", data: "x" }]), "%2e%2e/x", /percent-encoded segment/],
+    [".git/config", () => tarGz([ok, { name: "skill/.git/config", data: "[core]" }]), "skill/.git/config", /'\.git' segment/],
+    [
+      ".GIT in any case",
+      () => zip([ok, { name: "skill/.Git/hooks/post-checkout", data: "x" }]),
+      "skill/.Git/hooks/post-checkout",
+      /'\.git' segment/,
+    ],
+    [
+      "case-only duplicate",
+      () => tarGz([ok, { name: "skill/Notes.md", data: "1" }, { name: "skill/notes.md", data: "2" }]),
+      "skill/notes.md",
+      /differs only by case or Unicode normalisation from 'skill\/Notes\.md'/,
+    ],
+    [
+      "Unicode-normalisation duplicate",
+      () => zip([ok, { name: "skill/ﬁle.md", data: "1" }, { name: "skill/file.md", data: "2" }]),
+      "skill/file.md",
+      /differs only by case or Unicode normalisation/,
+    ],
+  ];
+  for (const [label, build, path, message] of badNames) {
+    it(`answers a ${label} with 400`, async () => {
+      const err = await rejection(await build());
+      expect(err.code).toBe("bad_request");
+      expect(statusOf(err.code)).toBe(400);
+      const p = problemsOf(err).find((x) => x.path === path);
+      expect(p, JSON.stringify(problemsOf(err))).toBeDefined();
+      expect(p!.message).toMatch(message);
+    });
+  }
+
   it("rejects too many files", async () => {
     const entries = Array.from({ length: 11 }, (_, i) => ({ name: `skill/f${i}.md`, data: "x" }));
     const err = await rejection(await tarGz(entries), { maxArchiveBytes: 1 << 20, maxFiles: 10, maxUnpackedBytes: 1 << 20 });

@@ -2,7 +2,7 @@
 // tool calls, steer and follow-up, cancel, the iteration limit, the fallback model, a call written as text, resume.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LoopStop } from "../../../src/runtime/agent/agent-loop.ts";
+import { LoopStop, MAX_PARALLEL_TOOLS, toolBatches } from "../../../src/runtime/agent/agent-loop.ts";
 import { defineTool, fail, ok } from "../../../src/runtime/tools/spec.ts";
 import { failingModel, models, textParts, toolCallParts } from "../../support/mock-models.ts";
 import { loopHarness, scriptedModel } from "../../support/loop-harness.ts";
@@ -196,5 +196,88 @@ describe("agent loop", () => {
     expect(results[0]).toMatchObject({ tool_call_id: "c1", is_error: true, content: expect.stringContaining("interrupted") });
     expect(results[1]).toMatchObject({ tool_call_id: "c2", is_error: false, content: "again" });
     expect(h.state.output_text).toBe("recovered");
+  });
+
+  it("runs a step's read-only calls in parallel, a write alone, and keeps the results in call order", async () => {
+    const log: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const releases: (() => void)[] = [];
+    const read = defineTool({
+      name: "read",
+      description: "Read something (read-only).",
+      input: z.object({ key: z.string() }),
+      readOnly: true,
+      async execute({ key }) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        log.push(`start:${key}`);
+        // Each read waits until released; released newest first, so completion order is reversed.
+        await new Promise<void>((resolve) => releases.push(resolve));
+        inFlight--;
+        log.push(`end:${key}`);
+        return ok(`value of ${key}`);
+      },
+    });
+    const write = defineTool({
+      name: "write",
+      description: "Write something.",
+      input: z.object({ key: z.string() }),
+      async execute({ key }) {
+        log.push(`write:${key} while ${inFlight} reads run`);
+        return ok(`wrote ${key}`);
+      },
+    });
+    const model = scriptedModel([
+      [
+        ...toolCallParts("r1", "read", '{"key":"a"}'),
+        ...toolCallParts("r2", "read", '{"key":"b"}'),
+        ...toolCallParts("w1", "write", '{"key":"c"}'),
+        ...toolCallParts("r3", "read", '{"key":"d"}'),
+      ],
+      textParts("done"),
+    ]);
+    const h = loopHarness({ models: models(model), tools: [read, write] });
+    const running = h.run();
+    // Release pending reads, newest first, whenever some are waiting.
+    const releaser = setInterval(
+      () =>
+        releases
+          .splice(0)
+          .reverse()
+          .forEach((r) => r()),
+      1,
+    );
+    await running.finally(() => clearInterval(releaser));
+    expect(most).toBe(2);
+    expect(log.slice(0, 2)).toEqual(["start:a", "start:b"]);
+    expect(log).toContain("write:c while 0 reads run");
+    expect(log.indexOf("write:c while 0 reads run")).toBeGreaterThan(log.indexOf("end:a"));
+    expect(log.indexOf("start:d")).toBeGreaterThan(log.indexOf("write:c while 0 reads run"));
+    // The log reads in call order whatever order the reads finished in.
+    const results = h.messages().filter((m) => m.role === "tool_result");
+    expect(results.map((m) => (m.role === "tool_result" ? `${m.tool_call_id}=${m.content}` : ""))).toEqual([
+      "r1=value of a",
+      "r2=value of b",
+      "w1=wrote c",
+      "r3=value of d",
+    ]);
+    // Live starts name the result each will be written under; ends follow call order.
+    const starts = h.frames.filter((f) => f.type === "tool_execution_start");
+    expect(starts[1]).toMatchObject({ tool_call_id: "r2", parent_id: (starts[0] as { event_id: string }).event_id });
+    expect(h.frames.filter((f) => f.type === "tool_execution_end").map((f) => ("tool_call_id" in f ? f.tool_call_id : ""))).toEqual([
+      "r1",
+      "r2",
+      "w1",
+      "r3",
+    ]);
+  });
+
+  it("cuts batches at writes and at MAX_PARALLEL_TOOLS; unknown tools run alone", () => {
+    const registry = { get: (name: string) => (name.startsWith("r") ? { readOnly: true } : name === "w" ? {} : undefined) } as never;
+    const call = (name: string, i: number) => ({ id: `c${i}`, name, args: {} });
+    const names = ["r", "r", "w", "r", "x", ...Array.from({ length: MAX_PARALLEL_TOOLS + 1 }, () => "r")];
+    const batches = toolBatches(names.map(call), registry);
+    expect(batches.map((b) => b.length)).toEqual([2, 1, 1, 1, MAX_PARALLEL_TOOLS, 1]);
   });
 });

@@ -196,6 +196,31 @@ describe("tool approval", () => {
     expect(toolResults(events)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("unknown_tool") });
   });
 
+  it("GET /context of a running run shows why each tool was chosen (tool_choices, issue 20 item 5)", async () => {
+    const { ws, sessionId, request } = await pausedRun({ runtime: { always_tools: ["deploy"] } });
+    const res = await call("GET", `/api/sessions/${sessionId}/context`, { token: ws.read });
+    expect(res.status).toBe(200);
+    const context = await json<{ tools: { name: string }[]; tool_choices: { name: string; reason: string; score?: number }[] | null }>(res);
+    expect(context.tool_choices).not.toBeNull();
+    const choices = new Map(context.tool_choices!.map((c) => [c.name, c]));
+    // One reason per offered tool, and only for offered tools.
+    expect([...choices.keys()].sort()).toEqual(context.tools.map((t) => t.name).sort());
+    expect(choices.get("deploy")).toMatchObject({ reason: "configured" });
+    for (const c of choices.values()) expect(["always", "configured", "hinted", "relevant"]).toContain(c.reason);
+    const relevant = [...choices.values()].filter((c) => c.reason === "relevant");
+    expect(relevant.length).toBeGreaterThan(0);
+    for (const c of relevant) expect(c).toMatchObject({ ranked_by: "keywords", score: expect.any(Number) });
+    expect((await decide(ws, ws.member, sessionId, request.approval_id, "deny")).status).toBe(200);
+    // Idle again: no run, no choices.
+    await until(
+      async () =>
+        (await json<{ tool_choices: unknown }>(await call("GET", `/api/sessions/${sessionId}/context`, { token: ws.read })))
+          .tool_choices === null,
+      10_000,
+      "the run to end",
+    );
+  });
+
   it("another workspace's token cannot decide (404)", async () => {
     const { ws, sessionId, request } = await pausedRun();
     const other = await scriptedWorkspace(new ScriptedModel([text("x")]));

@@ -9,7 +9,17 @@ import { env } from "cloudflare:workers";
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import type { CompactEvent, Message, MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
-import { ScriptedModel, deferred, doEvents, registerModel, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  deferred,
+  doEvents,
+  registerModel,
+  scriptedWorkspace,
+  text,
+  until,
+  generated,
+  promptSized,
+} from "../../support/sessions.ts";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
 
 const SUMMARY =
@@ -35,8 +45,8 @@ function auxModel(opts: { fail?: boolean } = {}) {
   return { aux, calls };
 }
 
-/** Main model: answer n is long, so a few turns fill a small window. */
-const longAnswers = () => new ScriptedModel((i) => text(`answer ${i} ${"a".repeat(1_600)}`));
+/** Main model: answer n is long, so a few turns fill a small window; its usage counts the prompt (the context size anchors on it). */
+const longAnswers = () => new ScriptedModel((i, options) => promptSized(text(`answer ${i} ${"a".repeat(1_600)}`), options));
 
 async function configure(ws: TestWorkspace, main: ScriptedModel, aux: ScriptedModel | null, runtime: Record<string, unknown> = {}) {
   const config: Record<string, unknown> = {
@@ -102,6 +112,14 @@ describe("compaction at a model step", () => {
     expect(firstText(ctx)).toContain("Plan the beaver dam.");
     expect(JSON.stringify(ctx)).not.toContain("question 0 ");
     expect(ctx.at(-1)).toMatchObject({ role: "assistant" });
+    // The context size anchors on the answer's reported usage (it came after the compaction).
+    const lastAnswer = [...(await doEvents(session.id, ws.id))].reverse().find((e): e is MessageEvent => e.type === "message")!;
+    const reported = (lastAnswer.message as { usage: { total_tokens: number } }).usage.total_tokens;
+    const size = (
+      await json<{ context_size: Record<string, unknown> }>(await call("GET", `/api/sessions/${session.id}/context`, { token: ws.read }))
+    ).context_size;
+    expect(size).toMatchObject({ source: "usage", usage_tokens: reported, trailing_tokens: 0 });
+    expect(size.tokens).toBe(reported - (size.fixed_tokens as number));
 
     // Nothing was deleted: every question is still in the log.
     const all = await doEvents(session.id, ws.id);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { z } from "zod";
-import { executeToolCall } from "../../../src/runtime/tools/executor.ts";
+import { cutResult, executeToolCall, resultLimit } from "../../../src/runtime/tools/executor.ts";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.ts";
 import { defineTool, fail, ok, type ToolContext } from "../../../src/runtime/tools/spec.ts";
 
@@ -153,5 +153,43 @@ describe("executeToolCall", () => {
     const res = await executeToolCall(registry, { id: "c10", name: "slow", args: {} }, ctx(controller.signal));
     expect(res.error?.code).toBe("cancelled");
     expect(res.duration_ms).toBeLessThan(1_000);
+  });
+});
+
+describe("result size (issue 20 item 6: a per-tool max_result_chars under a central cap, hermes style)", () => {
+  const big = (name: string, chars: number, maxResultChars?: number) =>
+    defineTool({
+      name,
+      description: "Answers with a long text",
+      input: z.strictObject({}),
+      ...(maxResultChars !== undefined ? { maxResultChars } : {}),
+      execute: async () => ok(`${"a".repeat(chars - 1)}Z`),
+    });
+
+  it("cuts a result over the tool's own limit and tells the model it was cut", async () => {
+    const registry = new ToolRegistry([big("small_limit", 5_000, 1_200)]);
+    const result = await executeToolCall(registry, { id: "c1", name: "small_limit", args: {} }, ctx());
+    expect(result.ok).toBe(true);
+    expect(result.content.startsWith("a".repeat(1_200))).toBe(true);
+    expect(result.content).not.toContain("Z");
+    expect(result.content).toContain("[The result was cut: 3800 of 5000 characters omitted (this tool's limit is 1200).");
+  });
+
+  it("applies the central cap to a tool without a limit and over a tool's larger one; a short result is untouched", async () => {
+    const registry = new ToolRegistry([big("no_limit", 100_050), big("huge_limit", 100_050, 5_000_000), big("fits", 10)]);
+    for (const name of ["no_limit", "huge_limit"]) {
+      const result = await executeToolCall(registry, { id: "c", name, args: {} }, ctx());
+      expect(result.content).toContain("(this tool's limit is 100000)");
+      expect(result.content.length).toBeLessThan(100_300);
+    }
+    expect((await executeToolCall(registry, { id: "c", name: "fits", args: {} }, ctx())).content).toBe(`${"a".repeat(9)}Z`);
+  });
+
+  it("never splits a surrogate pair at the cut", () => {
+    const cut = cutResult(`${"a".repeat(9)}😀tail`, 10);
+    expect(cut.startsWith(`${"a".repeat(9)}\n`)).toBe(true);
+    expect(resultLimit(undefined, 50)).toBe(50);
+    expect(resultLimit(20, 50)).toBe(20);
+    expect(resultLimit(80, 50)).toBe(50);
   });
 });

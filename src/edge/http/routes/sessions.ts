@@ -203,7 +203,27 @@ const context = createRoute({
       z.object({
         system: z.string(),
         tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })),
+        /** Why the running run was offered each tool (docs/agent-loop.md, "Tool assembly"); null when idle. */
+        tool_choices: z
+          .array(
+            z.object({
+              name: z.string(),
+              reason: z.enum(["always", "configured", "hinted", "relevant"]),
+              score: z.number().optional(),
+              ranked_by: z.enum(["embedding", "keywords"]).optional(),
+              hinted_by: z.array(z.string()).optional(),
+            }),
+          )
+          .nullable(),
         messages: z.array(MessageSchema),
+        /** How full the context is (docs/agent-loop.md, "Context size"). */
+        context_size: z.object({
+          tokens: z.number().int(),
+          source: z.enum(["usage", "estimate"]),
+          usage_tokens: z.number().int().optional(),
+          trailing_tokens: z.number().int(),
+          fixed_tokens: z.number().int(),
+        }),
         active_leaf: z.string().nullable(),
       }),
       "Context",

@@ -28,6 +28,7 @@ import {
   taskView,
 } from "../../../domains/toolchain/task-model.ts";
 import { cancelTask, retryTask } from "../../../domains/toolchain/task-actions.ts";
+import { getAgent } from "../../../domains/tasks/agent-store.ts";
 import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
 import { takeWithinBudget } from "../../../kernel/byte-budget.ts";
 import { assertFieldSize, limitsOf } from "../../../storage/limits.ts";
@@ -95,7 +96,7 @@ const list = createRoute({
       z.object({ tasks: z.array(TaskDoc), next_before: z.number().nullable(), next_before_id: z.string().nullable() }),
       "Tasks",
     ),
-    ...errorResponses(),
+    ...errorResponses(404),
   },
 });
 
@@ -227,7 +228,10 @@ export const toolchainRoutes = newRouter()
   })
   .openapi(list, async (c) => {
     const q = c.req.valid("query");
-    const rows = await listTasks(c.env, c.get("principal").workspaceId, {
+    const workspaceId = c.get("principal").workspaceId;
+    // A filter naming an agent this workspace does not have is a 404, like the agent itself (issue 25).
+    if (q.agent_id !== undefined && !(await getAgent(c.env, workspaceId, q.agent_id))) throw notFound(`Agent '${q.agent_id}'`);
+    const rows = await listTasks(c.env, workspaceId, {
       status: q.status,
       agentId: q.agent_id,
       actionType: q.action_type,

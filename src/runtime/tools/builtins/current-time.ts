@@ -17,6 +17,7 @@ export const currentTimeTool = defineTool({
     timezone: z.string().refine(isTimeZone, "must be an IANA time zone such as Europe/Berlin").optional().describe("IANA time zone name"),
   }),
   idempotent: true,
+  readOnly: true,
   async execute({ timezone }, ctx) {
     const tz = timezone ?? ctx.timezone ?? (await loadConfig(ctx.env, ctx.workspaceId)).runtime.timezone;
     const t = describeTime(new Date(), tz);

@@ -7,6 +7,7 @@ export const echoTool = defineTool({
   description: "Echo the given text back unchanged. Useful for testing that tool calls work.",
   input: z.strictObject({ text: z.string().max(100_000).describe("The text to echo back") }),
   idempotent: true,
+  readOnly: true,
   async execute({ text }) {
     return ok(text);
   },

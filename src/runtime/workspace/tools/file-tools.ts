@@ -24,6 +24,7 @@ export const readFileTool = defineTool({
     limit: z.number().int().min(1).max(100_000).optional().describe(`How many lines to show; default ${READ_DEFAULT_LINES}`),
   }),
   idempotent: true,
+  readOnly: true,
   execute: (args, ctx) =>
     withWorkspace(ctx, async (ws) => {
       const path = filePath(args.path);

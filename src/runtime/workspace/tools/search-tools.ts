@@ -45,6 +45,7 @@ export const listFilesTool = defineTool({
   description: `List the files in the workspace (recursively) under path, optionally filtered by a glob. At most ${LIST_MAX_ENTRIES} paths are shown.`,
   input: z.strictObject({ path: pathArg, glob: globArg }),
   idempotent: true,
+  readOnly: true,
   execute: (args, ctx) =>
     withWorkspace(ctx, async (ws) => {
       const path = dirPath(args.path);
@@ -72,6 +73,7 @@ export const grepTool = defineTool({
     ignore_case: z.boolean().optional().describe("Match case-insensitively"),
   }),
   idempotent: true,
+  readOnly: true,
   execute: (args, ctx) =>
     withWorkspace(ctx, async (ws) => {
       let re: RE2JS;
