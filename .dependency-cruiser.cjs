@@ -20,7 +20,7 @@ const DOMAIN_DEPENDENCIES = {
   gitea: [],
   tasks: [],
   skills: [],
-  toolchain: ["tasks", "gitea"],
+  toolchain: ["tasks", "gitea", "git"],
   mail: ["tasks"],
   plugins: ["skills", "gitea"],
   learning: ["skills", "plugins"],
@@ -31,6 +31,8 @@ const DOMAIN_DEPENDENCIES = {
   web: [],
   // MCP client (docs/mcp.md): tool sources from the workspace's MCP servers.
   mcp: [],
+  // git over the session workspace (docs/workspace.md, "Git"): knows git, not Gitea.
+  git: [],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

@@ -14,9 +14,9 @@ import {
   type RuntimeServices,
   type ToolsetFactory,
   type ToolSpec,
-  workspaceTools,
 } from "../runtime/index.ts";
 import { toolchainTools } from "../domains/toolchain/tools.ts";
+import { codeTools } from "../domains/toolchain/code-tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
 import { textEmbedder } from "../domains/skills/embeddings.ts";
@@ -43,7 +43,7 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
     // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
-    ["code", () => [...commonTools(), ...alwaysOffered(workspaceTools())]],
+    ["code", () => [...commonTools(), ...alwaysOffered(codeTools())]],
   ]);
 }
 

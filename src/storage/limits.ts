@@ -72,6 +72,11 @@ export const DEFAULT_LIMITS = {
   workspace_tool_output_bytes: 32 * KiB,
   /** Wall time of one `bash` command in a session workspace, in milliseconds. */
   shell_time_ms: 20_000,
+  /**
+   * Bytes one `git clone` may download (its packfile, held in memory while isomorphic-git indexes it;
+   * docs/workspace.md, "Git"): a 50 MB repository's pack fits, the 128 MB isolate still has room.
+   */
+  git_clone_bytes: 64 * MiB,
 } as const;
 
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
@@ -115,6 +120,11 @@ const OverrideSchema = z
       .min(1 * KiB)
       .max(1 * MiB),
     shell_time_ms: z.number().int().min(100).max(300_000),
+    git_clone_bytes: z
+      .number()
+      .int()
+      .min(1 * KiB)
+      .max(96 * MiB),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
 
