@@ -122,7 +122,9 @@ export function gitCommand(options: GitCommandOptions): CustomCommand {
 function explain(err: unknown): Out {
   if (err instanceof GitTooLargeError) return fatal(`the remote sent more than ${err.limit} bytes; the clone limit is git_clone_bytes`);
   if (err instanceof AppError) return fatal(err.message);
-  const e = err as { code?: string; message?: string; data?: { statusCode?: number; response?: string } };
+  const e = err as { code?: string; message?: string; data?: { statusCode?: number; response?: string }; errors?: unknown[] };
+  // A checkout's several failures (isomorphic-git's MultipleGitError): the first one says what went wrong.
+  if (Array.isArray(e.errors) && e.errors.length > 0) return explain(e.errors[0]);
   if (e.code === "HttpError") {
     const status = e.data?.statusCode;
     if (status === 401 || status === 403) return fatal(`authentication failed (HTTP ${status}): the remote refused this workspace's credentials`);
@@ -192,7 +194,7 @@ class GitSession {
       case "rm":
         return this.rm(rest);
       case "commit":
-        return this.commit(rest);
+        return this.commit(expandShort(rest));
       case "log":
         return this.log(rest);
       case "checkout":
@@ -202,7 +204,7 @@ class GitSession {
       case "branch":
         return this.branch(rest);
       case "push":
-        return this.push(rest);
+        return this.push(expandShort(rest));
       case "rev-parse":
         return this.revParse(rest);
       case "remote":
@@ -398,10 +400,7 @@ class GitSession {
       if (a === "-m" || a === "--message") messages.push(args[++i] ?? "");
       else if (a.startsWith("--message=")) messages.push(a.slice(10));
       else if (a === "-a" || a === "--all") stageTracked = true;
-      else if (a === "-am") {
-        stageTracked = true;
-        messages.push(args[++i] ?? "");
-      } else if (a === "--allow-empty") allowEmpty = true;
+      else if (a === "--allow-empty") allowEmpty = true;
       else if (a === "-q" || a === "--quiet" || a === "--no-verify" || a === "-n") continue;
       else return usage(`error: unsupported option '${a}' (commit takes -m <message>, -a, --allow-empty)`);
     }
@@ -621,6 +620,11 @@ class GitSession {
       : `To ${url}\n * [new branch]      ${src} -> ${dst}\n`;
     return done(`pushed ${oid}\n`, line);
   }
+}
+
+/** Combined short options as separate ones (`-qam msg` is `-q -a -m msg`), as git reads them. */
+function expandShort(args: string[]): string[] {
+  return args.flatMap((a) => (/^-[A-Za-z]{2,}$/.test(a) ? [...a.slice(1)].map((c) => `-${c}`) : [a]));
 }
 
 /** git's branch name rules, the ones a model can trip over (check-ref-format). */

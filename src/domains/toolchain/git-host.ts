@@ -10,7 +10,8 @@ import type { ToolContext } from "../../runtime/index.ts";
 import { loadConfig } from "../../storage/config/store.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
 import { outboundFetch } from "../../storage/outbound.ts";
-import { giteaClient, GiteaError } from "../gitea/client.ts";
+import picomatch from "picomatch";
+import { giteaClient } from "../gitea/client.ts";
 import type { GitHost } from "../git/command.ts";
 import { getAgent } from "../tasks/agent-store.ts";
 import { toolchainConfigOf } from "./config.ts";
@@ -58,13 +59,12 @@ export async function gitHostFor(ctx: ToolContext): Promise<GitHost> {
     async isProtected(remoteUrl, branch) {
       const repo = base && gitea ? giteaRepoOf(remoteUrl, base) : null;
       if (!repo || !gitea) return false;
-      try {
-        return (await gitea.getBranch(repo, branch)).protected === true;
-      } catch (err) {
-        // A branch the remote does not have yet is a new branch: not protected.
-        if (err instanceof GiteaError && err.status === 404) return false;
-        throw err;
-      }
+      // Gitea's rules name branches by glob (`release/*`), and protect a branch before it exists.
+      const rules = await gitea.listBranchProtections(repo);
+      return rules.some((rule) => {
+        const pattern = rule.rule_name || rule.branch_name;
+        return pattern ? picomatch.isMatch(branch, pattern) : false;
+      });
     },
   };
 }
