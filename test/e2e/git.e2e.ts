@@ -53,7 +53,10 @@ async function codeSession() {
   async function turn(calls: { name: string; args: Record<string, unknown> }[]): Promise<ToolResult[]> {
     const steps: ScriptedStep[] = [...calls.map((c) => ({ tool_calls: [{ name: c.name, arguments: c.args }] })), { text: "done" }];
     await models.script(model, steps);
-    const res = await api("POST", `/api/sessions/${id}/messages?wait=true`, { token: ws.token, body: { content: "work", toolset: "code" } });
+    const res = await api("POST", `/api/sessions/${id}/messages?wait=true`, {
+      token: ws.token,
+      body: { content: "work", toolset: "code" },
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { status: string }).status).toBe("completed");
     const events = (await (await api("GET", `/api/sessions/${id}/events?limit=1000`, { token: ws.token })).json()) as {
@@ -85,16 +88,21 @@ describe("git over smart HTTP against git http-backend", () => {
     // A second commit, so the shallow clone has something to leave out.
     pushFromElsewhere(server, repo, "main", "CHANGELOG.md", "v1\n");
     const s = await codeSession();
-    const greet = 'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n';
+    const greet = "export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n";
     const test = 'import { greet } from "../src/greet";\nif (greet("x") !== "Hello, x!") throw new Error("greet");\n';
     const first = await s.turn([
       bash(`git clone ${url}`),
       { name: "grep", args: { pattern: "Hello", path: "hello" } },
-      { name: "edit_file", args: { path: "hello/src/greet.ts", old_text: '  return "Hello " + name;', new_text: "  return `Hello, ${name}!`;" } },
+      {
+        name: "edit_file",
+        args: { path: "hello/src/greet.ts", old_text: '  return "Hello " + name;', new_text: "  return `Hello, ${name}!`;" },
+      },
       { name: "edit_file", args: { path: "hello/src/main.ts", old_text: 'greet("world")', new_text: 'greet("Beaver")' } },
       { name: "write_file", args: { path: "hello/test/greet.test.ts", content: test } },
       bash("cd hello && git status --short && git log --oneline | wc -l"),
-      bash('cd hello && git checkout -b fix/7-greeting && git add -A && git commit -m "Fix the greeting" && git push origin fix/7-greeting'),
+      bash(
+        'cd hello && git checkout -b fix/7-greeting && git add -A && git commit -m "Fix the greeting" && git push origin fix/7-greeting',
+      ),
       bash("cd hello && git push origin fix/7-greeting:main; echo exit=$?"),
       bash("cd hello && git push origin fix/7-greeting:release; echo exit=$?"),
       bash("cd hello && git push --force origin fix/7-greeting; echo exit=$?"),
@@ -118,7 +126,9 @@ describe("git over smart HTTP against git http-backend", () => {
     const mainHead = server.git(repo, "rev-parse", "main").trim();
     expect(log).toBe(`beaver <beaver@users.noreply.beaver>\nFix the greeting\n${mainHead}\n`);
     expect(server.git(repo, "show", "fix/7-greeting:src/greet.ts")).toBe(greet);
-    expect(server.git(repo, "show", "fix/7-greeting:src/main.ts")).toBe('import { greet } from "./greet";\nconsole.log(greet("Beaver"));\n');
+    expect(server.git(repo, "show", "fix/7-greeting:src/main.ts")).toBe(
+      'import { greet } from "./greet";\nconsole.log(greet("Beaver"));\n',
+    );
     expect(server.git(repo, "show", "fix/7-greeting:test/greet.test.ts")).toBe(test);
     expect(server.git(repo, "rev-parse", "main").trim()).toBe(mainHead);
     expect(() => server.git(repo, "rev-parse", "--verify", "-q", "refs/heads/release")).toThrow();
@@ -130,7 +140,9 @@ describe("git over smart HTTP against git http-backend", () => {
 
     // Someone else pushes to the branch meanwhile: the agent's next push is a readable non-fast-forward.
     pushFromElsewhere(server, repo, "fix/7-greeting", "OTHER.md", "theirs\n");
-    const [rejected] = await s.turn([bash('cd hello && echo more >> README.md && git commit -qam "More" && git push origin fix/7-greeting; echo exit=$?')]);
+    const [rejected] = await s.turn([
+      bash('cd hello && echo more >> README.md && git commit -qam "More" && git push origin fix/7-greeting; echo exit=$?'),
+    ]);
     expect(rejected!.content).toContain("! [rejected]        fix/7-greeting -> fix/7-greeting (non-fast-forward)");
     expect(rejected!.content).toContain("exit=1");
     expect(server.git(repo, "log", "-1", "--format=%s", "fix/7-greeting")).toBe("meanwhile\n");

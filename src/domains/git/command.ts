@@ -57,8 +57,7 @@ export interface GitCommandOptions {
 
 /** The shell's working directory mount (runtime/workspace/tools/bash.ts). */
 const MOUNT = "/workspace";
-export const GIT_SUBCOMMANDS =
-  "init, clone, status, diff, add, rm, commit, log, checkout, switch, branch, push, rev-parse, remote, config";
+export const GIT_SUBCOMMANDS = "init, clone, status, diff, add, rm, commit, log, checkout, switch, branch, push, rev-parse, remote, config";
 
 /** Appended to the `bash` tool's description where `git` is available. */
 export const GIT_SHELL_NOTE =
@@ -127,7 +126,8 @@ function explain(err: unknown): Out {
   if (Array.isArray(e.errors) && e.errors.length > 0) return explain(e.errors[0]);
   if (e.code === "HttpError") {
     const status = e.data?.statusCode;
-    if (status === 401 || status === 403) return fatal(`authentication failed (HTTP ${status}): the remote refused this workspace's credentials`);
+    if (status === 401 || status === 403)
+      return fatal(`authentication failed (HTTP ${status}): the remote refused this workspace's credentials`);
     if (status === 404) return fatal("repository not found (HTTP 404)");
     return fatal(`the remote answered HTTP ${status ?? "?"}`);
   }
@@ -200,7 +200,10 @@ class GitSession {
       case "checkout":
         return this.checkout(rest, "checkout");
       case "switch":
-        return this.checkout(rest.map((a) => (a === "-c" || a === "--create" ? "-b" : a)), "switch");
+        return this.checkout(
+          rest.map((a) => (a === "-c" || a === "--create" ? "-b" : a)),
+          "switch",
+        );
       case "branch":
         return this.branch(rest);
       case "push":
@@ -261,7 +264,17 @@ class GitSession {
     files.spillTo(this.#o.persist);
     const http = await this.http();
     try {
-      await git.clone({ fs: this.fs(dir), http, dir, url, ...(ref ? { ref } : {}), singleBranch: true, depth, noTags: true, cache: this.cache });
+      await git.clone({
+        fs: this.fs(dir),
+        http,
+        dir,
+        url,
+        ...(ref ? { ref } : {}),
+        singleBranch: true,
+        depth,
+        noTags: true,
+        cache: this.cache,
+      });
     } catch (err) {
       // Nothing half-cloned stays: the destination was absent or empty before.
       if (dir === "/") for (const child of await files.readdir("/")) await files.rm(`/${child}`, { recursive: true, force: true });
@@ -327,11 +340,19 @@ class GitSession {
     const dir = await this.repo();
     const fs = this.fs(dir);
     const cached = args.includes("--cached") || args.includes("--staged");
-    const mode = args.includes("--stat") ? "stat" : args.includes("--name-only") ? "name-only" : args.includes("--name-status") ? "name-status" : "patch";
+    const mode = args.includes("--stat")
+      ? "stat"
+      : args.includes("--name-only")
+        ? "name-only"
+        : args.includes("--name-status")
+          ? "name-status"
+          : "patch";
     const sep = args.indexOf("--");
     const pathArgs = (sep === -1 ? args : args.slice(sep + 1)).filter((a) => !a.startsWith("-"));
     if (sep === -1 && pathArgs.some((a) => a === "HEAD" || /^[0-9a-f]{7,40}$/.test(a)))
-      return fatal("git diff here compares the index with the working tree (or, with --cached, HEAD with the index); revisions are not supported");
+      return fatal(
+        "git diff here compares the index with the working tree (or, with --cached, HEAD with the index); revisions are not supported",
+      );
     // statusMatrix: stage 1 = as HEAD, 2 = as the working tree, 3 = neither; 0 = absent.
     const rows = (await this.matrix(dir, this.paths(dir, pathArgs))).filter(([, h, w, s]) =>
       cached ? (h === 0 ? s !== 0 : s !== 1) : s === 1 ? w !== 1 : s === 3,
@@ -340,10 +361,16 @@ class GitSession {
     const head = await git.resolveRef({ fs, dir, ref: "HEAD" }).catch(() => null);
     const readAt = async (oid: string | undefined) => (oid ? (await git.readBlob({ fs, dir, oid, cache: this.cache })).blob : null);
     const readHead = async (filepath: string) =>
-      head ? await git.readBlob({ fs, dir, oid: head, filepath, cache: this.cache }).then((b) => b.blob, () => null) : null;
+      head
+        ? await git.readBlob({ fs, dir, oid: head, filepath, cache: this.cache }).then(
+            (b) => b.blob,
+            () => null,
+          )
+        : null;
     const files: { path: string; before: Uint8Array | null; after: Uint8Array | null }[] = [];
     for (const [path, h, w, s] of rows) {
-      if (cached) files.push({ path, before: h === 1 ? await readHead(path) : null, after: s === 0 ? null : await readAt(stage.get(path)) });
+      if (cached)
+        files.push({ path, before: h === 1 ? await readHead(path) : null, after: s === 0 ? null : await readAt(stage.get(path)) });
       else {
         const before = await readAt(stage.get(path));
         const after = w === 0 ? null : await this.#o.files.readFileBuffer(`${dir === "/" ? "" : dir}/${path}`);
@@ -379,7 +406,10 @@ class GitSession {
     if (named.length === 0) return usage("usage: git rm [--cached] [-r] <file>...");
     const tracked = new Set(await git.listFiles({ fs, dir, cache: this.cache }));
     const out: string[] = [];
-    for (const p of this.paths(dir, named.filter((a) => a !== "."))) {
+    for (const p of this.paths(
+      dir,
+      named.filter((a) => a !== "."),
+    )) {
       const under = [...tracked].filter((t) => t === p || t.startsWith(`${p}/`));
       if (under.length === 0) return fatal(`pathspec '${p}' did not match any files`);
       for (const filepath of under) {
@@ -405,13 +435,14 @@ class GitSession {
       else return usage(`error: unsupported option '${a}' (commit takes -m <message>, -a, --allow-empty)`);
     }
     if (messages.length === 0 || messages.every((m) => m.trim() === ""))
-      return usage("Aborting commit due to empty commit message (use git commit -m \"<message>\"; there is no editor here).");
+      return usage('Aborting commit due to empty commit message (use git commit -m "<message>"; there is no editor here).');
     const dir = await this.repo();
     const fs = this.fs(dir);
     if (stageTracked) await this.add(["-u"]);
     const rows = await this.matrix(dir);
     const staged = rows.filter(([, h, , s]) => !(h === 1 && s === 1) && !(h === 0 && s === 0));
-    if (staged.length === 0 && !allowEmpty) return { stdout: formatStatus(rows, (await git.currentBranch({ fs, dir })) ?? null, true), stderr: "", exitCode: 1 };
+    if (staged.length === 0 && !allowEmpty)
+      return { stdout: formatStatus(rows, (await git.currentBranch({ fs, dir })) ?? null, true), stderr: "", exitCode: 1 };
     const { author } = await this.#host();
     const oid = await git.commit({ fs, dir, message: messages.join("\n\n"), author, committer: author, cache: this.cache });
     const branch = (await git.currentBranch({ fs, dir })) ?? "detached HEAD";
@@ -463,7 +494,10 @@ class GitSession {
     }
     const sep = args.indexOf("--");
     if (sep !== -1 || (verb === "checkout" && args.length > 1)) {
-      const filepaths = this.paths(dir, (sep === -1 ? args : args.slice(sep + 1)).filter((a) => !a.startsWith("-")));
+      const filepaths = this.paths(
+        dir,
+        (sep === -1 ? args : args.slice(sep + 1)).filter((a) => !a.startsWith("-")),
+      );
       await git.checkout({ fs, dir, force: true, cache: this.cache, ...(filepaths.length > 0 ? { filepaths } : {}) });
       return done("", `Updated ${filepaths.length || "all"} path${filepaths.length === 1 ? "" : "s"} from HEAD\n`);
     }
@@ -526,7 +560,8 @@ class GitSession {
       return url ? done(`${url}\n`) : { stdout: "", stderr: `error: No such remote '${args[1]}'\n`, exitCode: 2 };
     }
     const remotes = await git.listRemotes({ fs, dir });
-    if (args.includes("-v")) return done(remotes.flatMap((r) => [`${r.remote}\t${r.url} (fetch)\n`, `${r.remote}\t${r.url} (push)\n`]).join(""));
+    if (args.includes("-v"))
+      return done(remotes.flatMap((r) => [`${r.remote}\t${r.url} (fetch)\n`, `${r.remote}\t${r.url} (push)\n`]).join(""));
     return done(remotes.map((r) => `${r.remote}\n`).join(""));
   }
 
@@ -537,7 +572,10 @@ class GitSession {
     if (key === "user.name" || key === "user.email") {
       const mine = key === "user.name" ? author.name : author.email;
       if (value === undefined) return done(`${mine}\n`);
-      return done("", `note: commits here are authored as ${author.name} <${author.email}> (set by the workspace); ${key} is not changed\n`);
+      return done(
+        "",
+        `note: commits here are authored as ${author.name} <${author.email}> (set by the workspace); ${key} is not changed\n`,
+      );
     }
     if (!key) return usage("usage: git config <key> [<value>]");
     const dir = await this.repo();
@@ -591,7 +629,10 @@ class GitSession {
         1,
       );
     if (host.isProtected && (await host.isProtected(url, dst)))
-      return fatal(`refusing to push to '${dst}': the branch is protected on the remote; push to another branch and open a pull request`, 1);
+      return fatal(
+        `refusing to push to '${dst}': the branch is protected on the remote; push to another branch and open a pull request`,
+        1,
+      );
     const heads = (info.refs as { heads?: Record<string, string> } | undefined)?.heads ?? {};
     const before = heads[dst];
     const oid = await git.resolveRef({ fs, dir, ref: src });
@@ -630,7 +671,12 @@ function expandShort(args: string[]): string[] {
 /** git's branch name rules, the ones a model can trip over (check-ref-format). */
 function validBranchName(name: string): boolean {
   return (
-    /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(name) && !name.includes("..") && !name.includes("//") && !name.endsWith("/") && !name.endsWith(".lock") && !name.endsWith(".")
+    /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(name) &&
+    !name.includes("..") &&
+    !name.includes("//") &&
+    !name.endsWith("/") &&
+    !name.endsWith(".lock") &&
+    !name.endsWith(".")
   );
 }
 

@@ -50,12 +50,17 @@ export function formatStatus(rows: readonly StatusRow[], branch: string | null, 
   }
   const out = [branch ? `On branch ${branch}` : "HEAD detached"];
   if (staged.length > 0) out.push("Changes to be committed:", '  (use "git restore --staged <file>..." to unstage)', ...staged, "");
-  if (unstaged.length > 0) out.push("Changes not staged for commit:", '  (use "git add <file>..." to update what will be committed)', ...unstaged, "");
+  if (unstaged.length > 0)
+    out.push("Changes not staged for commit:", '  (use "git add <file>..." to update what will be committed)', ...unstaged, "");
   if (untracked.length > 0)
     out.push("Untracked files:", '  (use "git add <file>..." to include in what will be committed)', ...untracked.map((p) => `\t${p}`), "");
   if (staged.length === 0) {
     if (unstaged.length > 0 || untracked.length > 0)
-      out.push(forCommit || unstaged.length > 0 ? 'no changes added to commit (use "git add" and/or "git commit -a")' : "nothing added to commit but untracked files present (use \"git add\" to track)");
+      out.push(
+        forCommit || unstaged.length > 0
+          ? 'no changes added to commit (use "git add" and/or "git commit -a")'
+          : 'nothing added to commit but untracked files present (use "git add" to track)',
+      );
     else out.push("nothing to commit, working tree clean");
   }
   return `${out.join("\n")}\n`;
@@ -78,7 +83,9 @@ export interface DiffFile {
 }
 
 export function formatDiff(files: readonly DiffFile[], mode: "patch" | "stat" | "name-only" | "name-status"): string {
-  const changed = files.filter((f) => !(f.before && f.after && f.before.byteLength === f.after.byteLength && f.before.every((b, i) => b === f.after![i])));
+  const changed = files.filter(
+    (f) => !(f.before && f.after && f.before.byteLength === f.after.byteLength && f.before.every((b, i) => b === f.after![i])),
+  );
   if (mode === "name-only") return changed.map((f) => `${f.path}\n`).join("");
   if (mode === "name-status") return changed.map((f) => `${f.before ? (f.after ? "M" : "D") : "A"}\t${f.path}\n`).join("");
   const out: string[] = [];
@@ -108,7 +115,9 @@ export function formatDiff(files: readonly DiffFile[], mode: "patch" | "stat" | 
     else if (patch !== "") out.push(patch.replace(/\n$/, ""));
   }
   if (mode === "stat" && changed.length > 0)
-    out.push(` ${changed.length} file${changed.length === 1 ? "" : "s"} changed, ${added} insertion${added === 1 ? "" : "s"}(+), ${removed} deletion${removed === 1 ? "" : "s"}(-)`);
+    out.push(
+      ` ${changed.length} file${changed.length === 1 ? "" : "s"} changed, ${added} insertion${added === 1 ? "" : "s"}(+), ${removed} deletion${removed === 1 ? "" : "s"}(-)`,
+    );
   return out.length === 0 ? "" : `${out.join("\n")}\n`;
 }
 
@@ -118,7 +127,13 @@ function gitDate(seconds: number, offsetMinutes: number): string {
   const sign = offsetMinutes <= 0 ? "+" : "-";
   const abs = Math.abs(offsetMinutes);
   const tz = `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}${String(abs % 60).padStart(2, "0")}`;
-  const [wd, day, mon, year, time] = d.toUTCString().replace(",", "").split(" ").filter(Boolean) as [string, string, string, string, string];
+  const [wd, day, mon, year, time] = d.toUTCString().replace(",", "").split(" ").filter(Boolean) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   return `${wd} ${mon} ${Number(day)} ${time} ${year} ${tz}`;
 }
 
@@ -127,8 +142,18 @@ export function formatLog(commits: readonly ReadCommitResult[], oneline: boolean
   return commits
     .map((c) => {
       const a = c.commit.author;
-      const body = c.commit.message.replace(/\n+$/, "").split("\n").map((l) => `    ${l}`.trimEnd());
-      return [`commit ${c.oid}`, `Author: ${a.name} <${a.email}>`, `Date:   ${gitDate(a.timestamp, a.timezoneOffset)}`, "", ...body, ""].join("\n");
+      const body = c.commit.message
+        .replace(/\n+$/, "")
+        .split("\n")
+        .map((l) => `    ${l}`.trimEnd());
+      return [
+        `commit ${c.oid}`,
+        `Author: ${a.name} <${a.email}>`,
+        `Date:   ${gitDate(a.timestamp, a.timezoneOffset)}`,
+        "",
+        ...body,
+        "",
+      ].join("\n");
     })
     .join("\n");
 }

@@ -31,7 +31,10 @@ export function giteaRepoOf(remoteUrl: string, base: URL): string | null {
   if (url.origin !== base.origin) return null;
   const prefix = base.pathname.replace(/\/+$/, "");
   if (!url.pathname.startsWith(`${prefix}/`)) return null;
-  const parts = url.pathname.slice(prefix.length + 1).replace(/\/+$/, "").split("/");
+  const parts = url.pathname
+    .slice(prefix.length + 1)
+    .replace(/\/+$/, "")
+    .split("/");
   if (parts.length !== 2 || !parts[0] || !parts[1]) return null;
   return `${parts[0]}/${parts[1].replace(/\.git$/, "")}`;
 }

@@ -32,7 +32,8 @@ export function normalizeRelativePath(raw: string, options: { allowGitDir?: bool
     if (s === "." || s === "..") return { ok: false, problem: "dot_segment", message: `'${s}' segment in path '${raw}'` };
     if (/%[0-9A-Fa-f]{2}/.test(s))
       return { ok: false, problem: "percent_encoded", message: `percent-encoded segment '${s}' in path '${raw}'` };
-    if (!options.allowGitDir && s.toLowerCase() === ".git") return { ok: false, problem: "git_dir", message: `'.git' segment in path '${raw}'` };
+    if (!options.allowGitDir && s.toLowerCase() === ".git")
+      return { ok: false, problem: "git_dir", message: `'.git' segment in path '${raw}'` };
   }
   if (new TextEncoder().encode(p).byteLength > MAX_PATH_BYTES)
     return { ok: false, problem: "too_long", message: `path longer than ${MAX_PATH_BYTES} bytes` };
