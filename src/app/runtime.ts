@@ -41,6 +41,8 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
     [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
+    // Code scenarios (docs/toolchain.md, "Code scenarios"): the toolchain's tools plus files, a shell and git.
+    ["toolchain_code", () => [...commonTools(), ...alwaysOffered([...toolchainTools(), ...codeTools()])]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
     // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
     ["code", () => [...commonTools(), ...alwaysOffered(codeTools())]],

@@ -196,13 +196,17 @@ export async function startGitServer(options: { forward?: string; token?: string
   };
 }
 
-/** Adds a commit to a bare repository's branch from outside (someone else pushing meanwhile). */
-export function pushFromElsewhere(server: GitServer, repo: string, branch: string, path: string, content: string): void {
+/**
+ * Adds a commit to a bare repository's branch from outside (someone else pushing meanwhile); with
+ * `to`, the commit goes to that (new) branch instead, made from `branch`.
+ */
+export function pushFromElsewhere(server: GitServer, repo: string, branch: string, path: string, content: string, to = branch): void {
   const work = mkdtempSync(join(tmpdir(), "beaver-git-other-"));
   execFileSync("git", ["clone", "-q", "--branch", branch, join(server.root, `${repo}.git`), work]);
+  mkdirSync(dirname(join(work, path)), { recursive: true });
   writeFileSync(join(work, path), content);
   execFileSync("git", ["-C", work, "add", "-A"]);
   execFileSync("git", ["-C", work, ...AUTHOR, "commit", "-q", "-m", "meanwhile"]);
-  execFileSync("git", ["-C", work, "push", "-q", "origin", branch]);
+  execFileSync("git", ["-C", work, "push", "-q", "origin", `HEAD:refs/heads/${to}`]);
   rmSync(work, { recursive: true, force: true });
 }

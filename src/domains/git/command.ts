@@ -40,6 +40,8 @@ export interface GitHost {
   policy: GitPolicy;
   /** Whether the remote protects `branch` (a Gitea branch protection), when the host can tell. */
   isProtected?(remoteUrl: string, branch: string): Promise<boolean>;
+  /** The URL of a bare `owner/name` given to `git clone` (the configured Gitea's repository), or null. */
+  shorthand?(spec: string): string | null;
   /** Told after a push the remote accepted (a task records the commit it pushed). */
   pushed?(p: { remoteUrl: string; branch: string; commit: string }): Promise<void>;
 }
@@ -248,8 +250,13 @@ class GitSession {
       else if (a.startsWith("-")) return usage(`error: unknown option '${a}' (clone takes --depth, --branch)`);
       else positional.push(a);
     }
-    const url = positional[0];
+    let url = positional[0];
     if (!url) return usage("usage: git clone [--depth <n>] [--branch <name>] <url> [<directory>]");
+    if (/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(url)) {
+      const full = (await this.#host()).shorthand?.(url) ?? null;
+      if (!full) return fatal(`'${url}' is not a URL, and no Gitea is configured to clone it from`);
+      url = full;
+    }
     if (!/^https?:\/\//i.test(url)) return fatal(`only http(s) remotes can be cloned here, not '${url}'`);
     if (!Number.isInteger(depth) || depth < 1 || depth > 1000) return fatal("--depth must be a whole number from 1 to 1000");
     const name = positional[1] ?? (new URL(url).pathname.split("/").filter(Boolean).pop() ?? "repo").replace(/\.git$/, "");

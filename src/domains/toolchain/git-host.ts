@@ -16,6 +16,7 @@ import type { GitHost } from "../git/command.ts";
 import { getAgent } from "../tasks/agent-store.ts";
 import { toolchainConfigOf } from "./config.ts";
 import { loadTask } from "./task-store.ts";
+import { recordPush } from "./pushes.ts";
 
 /** The author name outside a task (a chat session on the `code` tool set). */
 const DEFAULT_AUTHOR = "beaver";
@@ -59,6 +60,17 @@ export async function gitHostFor(ctx: ToolContext): Promise<GitHost> {
       base && token && url.origin === base.origin ? { Authorization: `Basic ${btoa(`${name}:${token}`)}` } : null,
     author: { name, email: config.git.author_email.replaceAll("{agent}", name) },
     policy: { allowForcePush: config.git.allow_force_push, allowDefaultBranchPush: config.git.allow_default_branch_push },
+    // `git clone owner/name`: the configured Gitea's repository (the task steps say so).
+    shorthand: (spec) => (base ? `${base.href.replace(/\/+$/, "")}/${spec}.git` : null),
+    async pushed({ remoteUrl, branch, commit }) {
+      if (!task || !agent) return;
+      await recordPush(ctx.env, ctx.workspaceId, task.id, ctx.runId, {
+        remote: remoteUrl,
+        repo: base ? giteaRepoOf(remoteUrl, base) : null,
+        branch,
+        commit,
+      });
+    },
     async isProtected(remoteUrl, branch) {
       const repo = base && gitea ? giteaRepoOf(remoteUrl, base) : null;
       if (!repo || !gitea) return false;
