@@ -180,7 +180,7 @@ describe("code scenarios against a real git server", () => {
     expect(server.requests.filter((r) => r.path.includes(s.repo)).every((r) => r.password === TOKEN)).toBe(true);
   });
 
-  it("ci_failure: the agent fixes the failing test on the pull request's branch and pushes; a head someone else replaced fails verification", async () => {
+  it("ci_failure: the agent fixes the failing test on the pull request's branch and pushes; the task is verified", async () => {
     const s = await setup();
     const headRef = "jony-patch-1";
     pushFromElsewhere(server, s.repo, "main", "src/routes.ts", 'export const routes = ["/", "/broken"];\n', headRef);
@@ -207,5 +207,39 @@ describe("code scenarios against a real git server", () => {
     expect(done.task.action_type).toBe("ci_failure");
     expect(server.git(s.repo, "log", "-1", "--format=%an%n%s%n%P", headRef)).toBe(`jony\nFix the broken route\n${headSha}\n`);
     expect(server.git(s.repo, "show", `${headRef}:src/routes.ts`)).toBe('export const routes = ["/", "/fixed"];\n');
+  });
+
+  it("a report over a push whose branch head someone else replaced before verification fails it", async () => {
+    const s = await setup();
+    const branch = "fix/13-add-a-health-endpoint";
+    await models.script(s.model, [
+      call("bash", { command: `git clone ${s.repo} && cd hello_world_ci && git checkout -b ${branch}` }),
+      call("write_file", { path: "hello_world_ci/health.txt", content: "ok\n" }),
+      call("bash", { command: `cd hello_world_ci && git add -A && git commit -qm "Health" && git push origin ${branch}` }),
+      call("toolchain_report", { summary: `Pushed ${branch} with the health endpoint and opened nothing yet.` }),
+      // The run ends a few seconds later: time for someone else's push to replace the branch head.
+      { text: "Done.", delay_ms: 4_000 },
+    ]);
+    const [taskId] = await deliver(s.ws.id, "issue_assign", payload("issue_assign", s.repo));
+    const deadline = Date.now() + 30_000;
+    while (!server.git(s.repo, "branch", "--list", branch).trim()) {
+      if (Date.now() > deadline) throw new Error("the agent never pushed");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    pushFromElsewhere(server, s.repo, branch, "other.txt", "theirs\n");
+    const deadline2 = Date.now() + 60_000;
+    let t: TaskDetail;
+    for (;;) {
+      t = (await (await api("GET", `/api/toolchain/tasks/${taskId}`, { token: s.ws.token })).json()) as TaskDetail;
+      if (t.history.some((h) => h.event === "retry_scheduled" || h.event === "failed")) break;
+      if (Date.now() > deadline2) throw new Error(JSON.stringify(t.history));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const failure = t.history.find((h) => h.event === "retry_scheduled" || h.event === "failed")!;
+    expect(failure.detail).toMatchObject({ cause: "business" });
+    expect(String(failure.detail.reason)).toMatch(
+      new RegExp(`the head of ${s.repo} ${branch} is [0-9a-f]{12}, not a commit this task pushed`),
+    );
+    expect(t.history.some((h) => h.event === "verified")).toBe(false);
   });
 });

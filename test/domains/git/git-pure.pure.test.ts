@@ -5,6 +5,7 @@ import { gitHttp, GitTooLargeError } from "../../../src/domains/git/http.ts";
 import { linkStaysInside } from "../../../src/domains/git/fs.ts";
 import { shortStatus } from "../../../src/domains/git/format.ts";
 import { giteaRepoOf } from "../../../src/domains/toolchain/git-host.ts";
+import { headVerdict } from "../../../src/domains/toolchain/pushes.ts";
 
 async function drain(body: AsyncIterableIterator<Uint8Array> | undefined): Promise<number> {
   let n = 0;
@@ -77,6 +78,23 @@ describe("git status --short", () => {
     ];
     expect(shortStatus(rows, "main")).toBe(
       "## main\nA  added.ts\nMM both.ts\n D deleted.ts\nD  staged-rm.ts\nD  untracked-again.ts\n?? new.ts\n?? untracked-again.ts\n",
+    );
+  });
+});
+
+describe("the pushed head check of a code scenario", () => {
+  it("passes when every pushed branch has a commit this task pushed at its head, and says which one does not", () => {
+    const commits = new Set(["a".repeat(40), "b".repeat(40)]);
+    expect(headVerdict([{ repo: "o/r", branch: "fix/1-x", commits, head: "b".repeat(40) }])).toEqual({
+      passed: true,
+      detail: "1 pushed branch head(s) verified",
+    });
+    expect(headVerdict([{ repo: "o/r", branch: "fix/1-x", commits, head: "c".repeat(40) }])).toEqual({
+      passed: false,
+      detail: `the head of o/r fix/1-x is ${"c".repeat(12)}, not a commit this task pushed (${"a".repeat(12)}, ${"b".repeat(12)})`,
+    });
+    expect(headVerdict([{ repo: "o/r", branch: "gone", commits, head: null }]).detail).toBe(
+      "branch gone of o/r, which this task pushed, no longer exists",
     );
   });
 });
