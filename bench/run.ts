@@ -18,6 +18,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "evaluation", load: () => import("./evaluation.ts") },
   { name: "receipts", load: () => import("./receipts.ts") },
   { name: "workspace", load: () => import("./workspace.ts") },
+  { name: "git-clone", load: () => import("./git-clone.ts") },
 ];
 
 const args = process.argv.slice(2);
