@@ -20,7 +20,7 @@ const DOMAIN_DEPENDENCIES = {
   gitea: [],
   tasks: [],
   skills: [],
-  toolchain: ["tasks", "gitea"],
+  toolchain: ["tasks", "gitea", "git"],
   mail: ["tasks"],
   plugins: ["skills", "gitea"],
   learning: ["skills", "plugins"],
@@ -33,6 +33,8 @@ const DOMAIN_DEPENDENCIES = {
   mcp: [],
   // Delegation and teams (docs/delegation.md): agent configs from tasks' registry.
   team: ["tasks"],
+  // git over the session workspace (docs/workspace.md, "Git"): knows git, not Gitea.
+  git: [],
 };
 
 const domainRules = Object.entries(DOMAIN_DEPENDENCIES).map(([domain, allowed]) => ({

@@ -19,6 +19,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "receipts", load: () => import("./receipts.ts") },
   { name: "workspace", load: () => import("./workspace.ts") },
   { name: "delegation", load: () => import("./delegation.ts") },
+  { name: "git-clone", load: () => import("./git-clone.ts") },
 ];
 
 const args = process.argv.slice(2);

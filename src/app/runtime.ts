@@ -14,9 +14,9 @@ import {
   type RuntimeServices,
   type ToolsetFactory,
   type ToolSpec,
-  workspaceTools,
 } from "../runtime/index.ts";
 import { toolchainTools } from "../domains/toolchain/tools.ts";
+import { codeTools } from "../domains/toolchain/code-tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
 import { textEmbedder } from "../domains/skills/embeddings.ts";
@@ -43,9 +43,11 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
     [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
+    // Code scenarios (docs/toolchain.md, "Code scenarios"): the toolchain's tools plus files, a shell and git.
+    ["toolchain_code", () => [...commonTools(), ...alwaysOffered([...toolchainTools(), ...codeTools()])]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
     // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
-    ["code", () => [...commonTools(), ...alwaysOffered(workspaceTools())]],
+    ["code", () => [...commonTools(), ...alwaysOffered(codeTools())]],
   ]);
 }
 

@@ -74,6 +74,11 @@ export const DEFAULT_LIMITS = {
   shell_time_ms: 20_000,
   /** Characters of one tool result the model reads: the central cap over each tool's `maxResultChars` (docs/agent-loop.md). */
   tool_result_chars: 100_000,
+  /**
+   * Bytes one `git clone` may download (its packfile, held in memory while isomorphic-git indexes it;
+   * docs/workspace.md, "Git"): a 50 MB repository's pack fits, the 128 MB isolate still has room.
+   */
+  git_clone_bytes: 64 * MiB,
 } as const;
 
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
@@ -118,6 +123,11 @@ const OverrideSchema = z
       .max(1 * MiB),
     shell_time_ms: z.number().int().min(100).max(300_000),
     tool_result_chars: z.number().int().min(1_000).max(1_000_000),
+    git_clone_bytes: z
+      .number()
+      .int()
+      .min(1 * KiB)
+      .max(96 * MiB),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
 

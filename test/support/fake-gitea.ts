@@ -37,6 +37,8 @@ interface FakeRepo {
   files: Map<string, Map<string, string>>;
   pulls: Map<number, FakePull>;
   nextIndex: number;
+  /** Branches with a branch protection (GET …/branches/{branch} answers `protected: true`). */
+  protectedBranches?: Set<string>;
 }
 
 export type DownMode = false | "503" | "network";
@@ -114,7 +116,14 @@ export class FakeGitea {
     this.#tokens.set(token, login);
   }
 
-  addRepo(fullName: string, opts: { defaultBranch?: string; files?: Record<string, string> } = {}): void {
+  /** A branch head set from outside (the git server after a push: test/support/git-server.ts). */
+  setBranch(fullName: string, branch: string, headSha: string): void {
+    const repo = this.#repo(fullName);
+    repo.branches.set(branch, headSha);
+    if (!repo.files.has(branch)) repo.files.set(branch, new Map(repo.files.get(repo.defaultBranch)));
+  }
+
+  addRepo(fullName: string, opts: { defaultBranch?: string; files?: Record<string, string>; protectedBranches?: string[] } = {}): void {
     const defaultBranch = opts.defaultBranch ?? "main";
     const files = new Map<string, Map<string, string>>([[defaultBranch, new Map(Object.entries(opts.files ?? {}))]]);
     this.#repos.set(fullName, {
@@ -123,6 +132,7 @@ export class FakeGitea {
       files,
       pulls: new Map(),
       nextIndex: 1,
+      protectedBranches: new Set(opts.protectedBranches ?? []),
     });
   }
 
@@ -285,6 +295,19 @@ export class FakeGitea {
       this.merges.push({ repo: full(c), number: pr.number, method: b.Do });
       return c.body(null, 200);
     });
+    app.get("/api/v1/repos/:owner/:repo/branch_protections", (c) => {
+      const repo = repoOf(c);
+      if (!repo) return notFound(c, "repository");
+      return c.json([...(repo.protectedBranches ?? [])].map((name) => ({ rule_name: name, branch_name: name, enable_push: false })));
+    });
+    app.get("/api/v1/repos/:owner/:repo/branches/:branch", (c) => {
+      const repo = repoOf(c);
+      if (!repo) return notFound(c, "repository");
+      const name = c.req.param("branch");
+      const head = repo.branches.get(name);
+      if (!head) return notFound(c, "branch");
+      return c.json({ name, commit: { id: head }, protected: repo.protectedBranches?.has(name) ?? false });
+    });
     app.post("/api/v1/repos/:owner/:repo/branches", async (c) => {
       const repo = repoOf(c);
       if (!repo) return notFound(c, "repository");
@@ -374,7 +397,8 @@ export interface FakeGiteaServer {
 
 /** Control requests (not recorded): how an e2e test in another process drives the shared fake. */
 type Control =
-  | { op: "addRepo"; repo: string; defaultBranch?: string; files?: Record<string, string> }
+  | { op: "addRepo"; repo: string; defaultBranch?: string; files?: Record<string, string>; protectedBranches?: string[] }
+  | { op: "setBranch"; repo: string; branch: string; sha: string }
   | { op: "addPull"; repo: string; pull: Partial<FakePull> & { number: number; author: string; headRef: string } }
   | { op: "addToken"; token: string; login: string }
   | { op: "setDown"; mode: DownMode }
@@ -384,7 +408,10 @@ type Control =
 function control(gitea: FakeGitea, c: Control): unknown {
   switch (c.op) {
     case "addRepo":
-      gitea.addRepo(c.repo, { defaultBranch: c.defaultBranch, files: c.files });
+      gitea.addRepo(c.repo, { defaultBranch: c.defaultBranch, files: c.files, protectedBranches: c.protectedBranches });
+      return { ok: true };
+    case "setBranch":
+      gitea.setBranch(c.repo, c.branch, c.sha);
       return { ok: true };
     case "addPull":
       return gitea.addPull(c.repo, c.pull);
@@ -474,7 +501,7 @@ export function fakeGiteaControl(url: string) {
     return (await res.json()) as T;
   };
   return {
-    addRepo: (repo: string, opts: { defaultBranch?: string; files?: Record<string, string> } = {}) =>
+    addRepo: (repo: string, opts: { defaultBranch?: string; files?: Record<string, string>; protectedBranches?: string[] } = {}) =>
       send({ op: "addRepo", repo, ...opts }),
     addPull: (repo: string, pull: Partial<FakePull> & { number: number; author: string; headRef: string }) =>
       send<FakePull>({ op: "addPull", repo, pull }),

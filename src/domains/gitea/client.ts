@@ -177,6 +177,14 @@ export function giteaClient(opts: GiteaClientOptions) {
         r.repoMergePullRequest(seg(o), seg(n), number, body, { format: "text" }),
       );
     },
+    getBranch: (repo: string, name: string) => {
+      const [o, n] = splitRepo(repo);
+      return call(`GET /repos/${repo}/branches/${name}`, () => r.repoGetBranch(seg(o), seg(n), seg(name)));
+    },
+    listBranchProtections: (repo: string) => {
+      const [o, n] = splitRepo(repo);
+      return call(`GET /repos/${repo}/branch_protections`, () => r.repoListBranchProtection(seg(o), seg(n)));
+    },
     createBranch: (repo: string, name: string, from: string) => {
       const [o, n] = splitRepo(repo);
       return call(`POST /repos/${repo}/branches`, () => r.repoCreateBranch(seg(o), seg(n), { new_branch_name: name, old_ref_name: from }));

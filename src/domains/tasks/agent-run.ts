@@ -13,8 +13,8 @@ export interface AgentRunRequest {
   workspaceId: string;
   taskId: string;
   title: string;
-  /** The tool set of the run (src/tools/toolsets.ts): `toolchain` or `mail`. */
-  toolset: "toolchain" | "mail";
+  /** The tool set of the run (src/app/runtime.ts): `toolchain`, `toolchain_code` (with the workspace and git) or `mail`. */
+  toolset: "toolchain" | "toolchain_code" | "mail";
   /** Recorded on the session (shown to the model as session metadata). */
   metadata: Record<string, unknown>;
   content: string;

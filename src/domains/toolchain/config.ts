@@ -69,6 +69,21 @@ const ConcurrencySchema = z.strictObject({
   dispatch_on_intake: z.boolean().default(true),
 });
 
+/** Git in the workspace shell (docs/workspace.md, "Git"): who commits, and what a push may do. */
+const GitSchema = z.strictObject({
+  /** The commit e-mail; `{agent}` becomes the agent's Gitea user name (the commit's author name). */
+  author_email: z
+    .string()
+    .min(3)
+    .max(254)
+    .regex(/^[^\s<>@]+@[^\s<>@]+$/, "must be an e-mail address (may contain {agent})")
+    .default("{agent}@users.noreply.beaver"),
+  /** Force pushes (`git push --force`) are refused unless this is true. */
+  allow_force_push: z.boolean().default(false),
+  /** Pushes to the repository's default branch are refused unless this is true (protected branches always are). */
+  allow_default_branch_push: z.boolean().default(false),
+});
+
 export const ToolchainConfigSchema = z.strictObject({
   gitea_base_url: z.url({ protocol: /^https?$/ }).optional(),
   webhook_secret: secretName.optional(),
@@ -82,6 +97,7 @@ export const ToolchainConfigSchema = z.strictObject({
   concurrency: ConcurrencySchema.default(() => ConcurrencySchema.parse({})),
   /** Tool iterations one task run may take (a chat turn's limit, runtime.max_tool_iterations, is far lower). */
   max_tool_iterations: z.number().int().min(1).max(200).default(40),
+  git: GitSchema.default(() => GitSchema.parse({})),
 });
 export type ToolchainConfig = z.infer<typeof ToolchainConfigSchema>;
 

@@ -29,6 +29,7 @@ import {
 import type { TaskType } from "../tasks/task-type.ts";
 import type { ToolchainTask } from "./task-model.ts";
 import type { RunKind } from "./prompt-sections.ts";
+import { CODE_ACTIONS, pushedHeadCheck } from "./pushes.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 
 export interface DispatchSummary {
@@ -59,6 +60,9 @@ async function finishTask(c: Ctx, task: ToolchainTask, result: RunResult): Promi
     return applyFailure(c, task, { kind: "system", reason });
   }
   const verdict = toolchainHandler.verify(task, await evidenceOf(c.env, c.workspaceId, task.id));
+  // Code scenarios: a branch this task pushed must still have a commit it pushed at its head.
+  const pushed = verdict.passed ? await pushedHeadCheck(c.env, c.workspaceId, task, c.config, c.agents) : null;
+  if (pushed && !pushed.passed) return applyFailure(c, task, { kind: "business", reason: `verification failed (${pushed.detail})` });
   if (verdict.passed) {
     return transition(c.env, c.workspaceId, task.id, {
       from: ["working"],
@@ -88,7 +92,7 @@ function startTaskRun(c: Ctx, task: ToolchainTask, model: ModelEntry | null, run
     workspaceId: c.workspaceId,
     taskId: task.id,
     title: task.title,
-    toolset: "toolchain",
+    toolset: CODE_ACTIONS.has(task.actionType) ? "toolchain_code" : "toolchain",
     metadata: { task_id: task.id, task_type: "toolchain", action_type: task.actionType, agent_id: task.agentId },
     content: toolchainHandler.runContent(task, run),
     systemPrompt: toolchainHandler.systemPrompt(task),

@@ -14,9 +14,10 @@ const MAX_PATH_BYTES = 512;
  * Normalise a relative, `/`-separated path: Unicode NFC, no leading `./`, no trailing `/`.
  * Rejects absolute paths (`/x`, `C:`), backslashes, control characters, `..` and empty segments,
  * percent-encoded bytes (`%2e%2e/x` is `../x` to whatever decodes it later: a browser, a proxy, a
- * file server) and `.git` segments in any case (git metadata: hooks and config run code on checkout).
+ * file server) and `.git` segments in any case (git metadata: hooks and config run code on checkout)
+ * unless `allowGitDir` (the session workspace's shell, where `git` keeps its repository: no hooks run).
  */
-export function normalizeRelativePath(raw: string): NormalizedPath {
+export function normalizeRelativePath(raw: string, options: { allowGitDir?: boolean } = {}): NormalizedPath {
   let p = raw.normalize("NFC");
   while (p.startsWith("./")) p = p.slice(2);
   if (p.endsWith("/")) p = p.replace(/\/+$/, "");
@@ -31,7 +32,8 @@ export function normalizeRelativePath(raw: string): NormalizedPath {
     if (s === "." || s === "..") return { ok: false, problem: "dot_segment", message: `'${s}' segment in path '${raw}'` };
     if (/%[0-9A-Fa-f]{2}/.test(s))
       return { ok: false, problem: "percent_encoded", message: `percent-encoded segment '${s}' in path '${raw}'` };
-    if (s.toLowerCase() === ".git") return { ok: false, problem: "git_dir", message: `'.git' segment in path '${raw}'` };
+    if (!options.allowGitDir && s.toLowerCase() === ".git")
+      return { ok: false, problem: "git_dir", message: `'.git' segment in path '${raw}'` };
   }
   if (new TextEncoder().encode(p).byteLength > MAX_PATH_BYTES)
     return { ok: false, problem: "too_long", message: `path longer than ${MAX_PATH_BYTES} bytes` };

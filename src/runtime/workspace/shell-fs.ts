@@ -8,6 +8,10 @@
  *
  * Not supported (refused with an error the shell prints): symbolic and hard links. Empty directories
  * live only for the command (the store, like git, keeps files, not directories).
+ *
+ * A command that writes a whole repository (`git clone`) turns on `spillTo`: each written file is then
+ * stored as an unreferenced blob at once and the overlay keeps only its hash, so memory holds one file
+ * at a time; the commit afterwards still makes all of them visible together (docs/workspace.md, "Git").
  */
 import type { CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash/browser";
 
@@ -18,15 +22,29 @@ interface DirentEntry {
   isDirectory: boolean;
   isSymbolicLink: boolean;
 }
-import type { FileObjects, TreeEntry } from "../../storage/files/objects.ts";
+import type { FileObjects, StagedBlob, TreeEntry } from "../../storage/files/objects.ts";
 import { normalizeRelativePath } from "../../kernel/content-tree/paths.ts";
+import { sha256HexBytes } from "../../kernel/content-tree/hashing.ts";
+
+/** A written file: its bytes in memory, or (spilled) already stored and named by its hash. */
+type Written = Uint8Array | StagedBlob;
+const sizeOf = (w: Written): number => (w instanceof Uint8Array ? w.byteLength : w.size);
+/** Stores a written file now (e.g. `FileObjects.persist` after a limit check) instead of keeping its bytes. */
+export type Spill = (path: string, bytes: Uint8Array) => Promise<StagedBlob>;
+
+/** One path's final state after a command: bytes in memory, a blob already stored, or removed (both null). */
+export interface ShellChange {
+  path: string;
+  bytes: Uint8Array | null;
+  staged?: StagedBlob;
+}
 
 type Encoding = "utf8" | "utf-8" | "ascii" | "binary" | "base64" | "hex" | "latin1";
 
 interface Node {
   kind: "file" | "dir";
   size: number;
-  /** Stored content's hash (a file from the tree), or null for an overlay file. */
+  /** Stored content's hash (a file from the tree, or a spilled write), or null for an overlay file in memory. */
   hash: string | null;
 }
 
@@ -40,7 +58,9 @@ export class WorkspaceShellFs implements IFileSystem {
   readonly #objects: FileObjects;
   readonly #root: string;
   readonly #maxOverlayBytes: number;
-  readonly #writes = new Map<string, Uint8Array>();
+  readonly #writes = new Map<string, Written>();
+  #spill: Spill | null = null;
+  readonly #hashes = new WeakMap<Uint8Array, string>();
   /** Paths removed from the stored tree (a directory's removal covers everything under it). */
   readonly #removed = new Set<string>();
   readonly #dirs = new Set<string>();
@@ -56,19 +76,44 @@ export class WorkspaceShellFs implements IFileSystem {
   }
 
   /** Every path the command changed, with its final content (null: removed), for one commit. */
-  changes(): { path: string; bytes: Uint8Array | null }[] {
-    const out: { path: string; bytes: Uint8Array | null }[] = [];
+  changes(): ShellChange[] {
+    const out: ShellChange[] = [];
     for (const path of this.#removed) out.push({ path, bytes: null });
-    for (const [path, bytes] of this.#writes) out.push({ path, bytes });
+    for (const [path, w] of this.#writes) out.push(w instanceof Uint8Array ? { path, bytes: w } : { path, bytes: null, staged: w });
     return out;
+  }
+
+  /** From now on, store each written file at once (`spill`) and keep only its hash (a clone's thousands of files). */
+  spillTo(spill: Spill): void {
+    this.#spill = spill;
+  }
+
+  /** The SHA-256 of a file's content (stored or written), without keeping its bytes: git's stat stand-in. */
+  async contentHash(path: string): Promise<string> {
+    const { rel, node } = this.#require(path, "stat");
+    if (node.kind === "dir") throw fsError("EISDIR", "illegal operation on a directory", "read", path);
+    const w = this.#writes.get(rel);
+    if (w === undefined) return node.hash!;
+    if (!(w instanceof Uint8Array)) return w.hash;
+    let hash = this.#hashes.get(w);
+    if (hash === undefined) {
+      hash = await sha256HexBytes(w);
+      this.#hashes.set(w, hash);
+    }
+    return hash;
   }
 
   // ---- lookups ----
 
   #rel(path: string, op: string): string {
-    const p = path.replace(/^\/+/, "").replace(/\/+$/, "");
+    // Empty and '.' segments name the same place ('//.' is the root, as isomorphic-git spells it).
+    const p = path
+      .split("/")
+      .filter((seg) => seg !== "" && seg !== ".")
+      .join("/");
     if (p === "") return "";
-    const n = normalizeRelativePath(p);
+    // `.git` is allowed here: the `git` command keeps its repository in the workspace (nothing runs hooks).
+    const n = normalizeRelativePath(p, { allowGitDir: true });
     if (!n.ok) throw fsError("EINVAL", n.message, op, path);
     return n.path;
   }
@@ -118,7 +163,7 @@ export class WorkspaceShellFs implements IFileSystem {
 
   #node(rel: string): Node | null {
     const written = this.#writes.get(rel);
-    if (written) return { kind: "file", size: written.byteLength, hash: null };
+    if (written) return { kind: "file", size: sizeOf(written), hash: written instanceof Uint8Array ? null : written.hash };
     if (this.#dirs.has(rel)) return { kind: "dir", size: 0, hash: null };
     const stored = this.#stored(rel);
     if (stored)
@@ -137,7 +182,8 @@ export class WorkspaceShellFs implements IFileSystem {
   async #bytes(path: string): Promise<Uint8Array> {
     const { rel, node } = this.#require(path, "open");
     if (node.kind === "dir") throw fsError("EISDIR", "illegal operation on a directory", "read", path);
-    return this.#writes.get(rel) ?? this.#objects.read(node.hash!);
+    const written = this.#writes.get(rel);
+    return written instanceof Uint8Array ? written : this.#objects.read(node.hash!);
   }
 
   #names(rel: string, path: string): DirentEntry[] {
@@ -169,7 +215,13 @@ export class WorkspaceShellFs implements IFileSystem {
 
   // ---- overlay changes ----
 
-  #put(rel: string, path: string, bytes: Uint8Array): void {
+  async #write(rel: string, path: string, bytes: Uint8Array): Promise<void> {
+    if (!this.#spill) return this.#put(rel, path, bytes);
+    this.#put(rel, path, new Uint8Array()); // the same checks, before anything is stored
+    this.#put(rel, path, await this.#spill(rel, bytes));
+  }
+
+  #put(rel: string, path: string, written: Written): void {
     if (rel === "") throw fsError("EISDIR", "illegal operation on a directory", "open", path);
     const node = this.#node(rel);
     if (node?.kind === "dir") throw fsError("EISDIR", "illegal operation on a directory", "open", path);
@@ -177,18 +229,20 @@ export class WorkspaceShellFs implements IFileSystem {
     const up = this.#node(parent);
     if (!up) throw fsError("ENOENT", "no such file or directory", "open", path);
     if (up.kind !== "dir") throw fsError("ENOTDIR", "not a directory", "open", path);
-    const before = this.#writes.get(rel)?.byteLength ?? 0;
-    if (this.#overlayBytes - before + bytes.byteLength > this.#maxOverlayBytes)
+    const previous = this.#writes.get(rel);
+    const before = previous instanceof Uint8Array ? previous.byteLength : 0;
+    const after = written instanceof Uint8Array ? written.byteLength : 0;
+    if (this.#overlayBytes - before + after > this.#maxOverlayBytes)
       throw fsError("ENOSPC", `the command wrote more than ${this.#maxOverlayBytes} bytes`, "write", path);
-    this.#overlayBytes += bytes.byteLength - before;
-    this.#writes.set(rel, bytes);
+    this.#overlayBytes += after - before;
+    this.#writes.set(rel, written);
   }
 
   #drop(rel: string): void {
     const prefix = `${rel}/`;
     for (const [p, b] of this.#writes)
       if (p === rel || p.startsWith(prefix)) {
-        this.#overlayBytes -= b.byteLength;
+        if (b instanceof Uint8Array) this.#overlayBytes -= b.byteLength;
         this.#writes.delete(p);
       }
     for (const p of this.#dirs) if (p === rel || p.startsWith(prefix)) this.#dirs.delete(p);
@@ -209,7 +263,7 @@ export class WorkspaceShellFs implements IFileSystem {
 
   async writeFile(path: string, content: FileContent, options?: { encoding?: Encoding } | Encoding): Promise<void> {
     const enc = typeof options === "string" ? options : options?.encoding;
-    this.#put(this.#rel(path, "open"), path, encode(content, enc));
+    await this.#write(this.#rel(path, "open"), path, encode(content, enc));
   }
 
   async appendFile(path: string, content: FileContent, options?: { encoding?: Encoding } | Encoding): Promise<void> {
@@ -220,7 +274,7 @@ export class WorkspaceShellFs implements IFileSystem {
     const joined = new Uint8Array(before.byteLength + add.byteLength);
     joined.set(before);
     joined.set(add, before.byteLength);
-    this.#put(rel, path, joined);
+    await this.#write(rel, path, joined);
   }
 
   async exists(path: string): Promise<boolean> {

@@ -154,6 +154,17 @@ export class FileObjects {
   }
 
   /**
+   * `stage` that also writes the blob's row now, so its bytes need not stay in memory until the commit
+   * (a clone writes thousands of files). The row is unreachable until a commit's tree names it, so
+   * nothing becomes visible early; an abandoned change leaves at most unreferenced rows and objects.
+   */
+  async persist(bytes: Uint8Array): Promise<StagedBlob> {
+    const staged = await this.stage(bytes);
+    this.#sql.exec(`INSERT OR IGNORE INTO ws_blobs (hash, size, data) VALUES (?, ?, ?)`, staged.hash, staged.size, staged.inline);
+    return { hash: staged.hash, size: staged.size, inline: null };
+  }
+
+  /**
    * The new root after `changes` (deletions first, then writes; each path's final state once),
    * hashed but not written. Refuses a change that would make a path both a file and a directory, and
    * a result over `limits` (`payload_too_large`, naming the limit).

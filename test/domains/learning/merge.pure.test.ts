@@ -236,7 +236,7 @@ describe("unified diffs", () => {
       ).files,
     ).toEqual([
       { path: "b", change: "removed", unified: null },
-      { path: "c", change: "added", unified: "--- a/c\n+++ b/c\n@@ -1,0 +1,1 @@\n+new\n" },
+      { path: "c", change: "added", unified: "--- a/c\n+++ b/c\n@@ -0,0 +1,1 @@\n+new\n" },
     ]);
   });
 });

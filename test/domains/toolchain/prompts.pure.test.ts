@@ -37,7 +37,13 @@ const CASES = [
     name: "HookPullRequestReviewDeny",
     event: "pull_request_review_rejected",
     action: "review_result",
-    mustSay: ["REQUEST_CHANGES", "I decided otherwhies :O", "POST /repos/a_nice_user/hello_world_ci/contents", "jony-patch-1"],
+    // Code scenarios change code with git in the workspace (docs/toolchain.md, "Code scenarios").
+    mustSay: [
+      "REQUEST_CHANGES",
+      "I decided otherwhies :O",
+      "git clone --branch jony-patch-1 a_nice_user/hello_world_ci",
+      "git push origin jony-patch-1",
+    ],
   },
   {
     name: "HookPullRequestReviewComment",
@@ -58,7 +64,9 @@ const CASES = [
     mustSay: [
       "fix/13-add-a-health-endpoint",
       "POST /repos/a_nice_user/hello_world_ci/pulls",
-      "POST /repos/a_nice_user/hello_world_ci/branches",
+      "git clone a_nice_user/hello_world_ci",
+      "git checkout -b fix/13-add-a-health-endpoint",
+      "git push origin fix/13-add-a-health-endpoint",
       "Expose GET /health",
       "enhancement",
     ],

@@ -78,7 +78,10 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
           );
         const changes: FileChange[] = [];
         for (const change of files.changes())
-          changes.push({ path: change.path, blob: change.bytes === null ? null : await ws.stage(change.path, change.bytes) });
+          changes.push({
+            path: change.path,
+            blob: change.staged ?? (change.bytes === null ? null : await ws.stage(change.path, change.bytes)),
+          });
         let note = "";
         if (changes.length > 0) {
           const committed = await ws.commit(base, changes, { runId: ctx.runId, toolCallId: ctx.toolCallId });

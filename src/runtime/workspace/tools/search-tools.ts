@@ -25,6 +25,8 @@ const globArg = z
   .optional()
   .describe("Only paths matching this glob, relative to `path` (e.g. '**/*.ts'; a pattern without '/' matches file names)");
 
+const GIT_DIR = /(^|\/)\.git\//;
+
 /** The files under `path` (a directory or one file) matching `glob`, as paths from the root. */
 function* filesUnder(ws: SessionWorkspace, root: string, path: string, glob: string | undefined) {
   const entry = ws.lookup(root, path);
@@ -35,6 +37,8 @@ function* filesUnder(ws: SessionWorkspace, root: string, path: string, glob: str
     return;
   }
   for (const file of ws.objects.walk(entry.hash, path)) {
+    // A repository's `.git` is git's, not the project's (as ripgrep skips it); the shell still sees it.
+    if (GIT_DIR.test(file.path)) continue;
     const rel = path === "" ? file.path : file.path.slice(path.length + 1);
     if (!match || match(rel)) yield file;
   }

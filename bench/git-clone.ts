@@ -1,0 +1,99 @@
+/**
+ * `git clone` of a 5,000-file repository into a session workspace (docs/workspace.md, "Git"), end to
+ * end: `wrangler dev` of the bench Worker, a zero-latency scripted model whose one tool call is
+ * `bash {command: "git clone <url>"}`, and git's own `git http-backend` on loopback over a bare
+ * repository made here. Figures: the turn's wall time against a no-tool baseline turn, and the peak
+ * resident memory (VmHWM) of the workerd processes before and after the clone. VmHWM is the whole
+ * runtime's high-water mark (every isolate, the runtime itself), not one isolate's heap: it bounds the
+ * isolate's peak from above and is a lead, not the isolate figure the issue asks for. The shell's time
+ * cap is raised for this run (`BEAVER_LIMITS.shell_time_ms`), the one change from bench/wrangler.toml.
+ */
+import { performance } from "node:perf_hooks";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { scriptedModelClient, startScriptedModelServer } from "../test/support/scripted-openai.ts";
+import { startGitServer } from "../test/support/git-server.ts";
+import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+
+const FILES = 5_000;
+const FILE_BYTES = 4_000;
+
+/** Peak resident memory (KiB) of the workerd processes in wrangler's process group. */
+function workerdPeakKiB(group: number): number {
+  const pids = execFileSync("pgrep", ["-g", String(group), "workerd"], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .filter(Boolean);
+  let peak = 0;
+  for (const pid of pids) {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    if (m) peak = Math.max(peak, Number(m[1]));
+  }
+  return peak;
+}
+
+function corpus(): Record<string, string> {
+  const words = ["alpha", "beta", "gamma", "delta", "return", "const", "function", "value", "index", "export"];
+  const files: Record<string, string> = {};
+  let seed = 7;
+  for (let i = 0; i < FILES; i++) {
+    let text = `// file ${i}\n`;
+    while (text.length < FILE_BYTES) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      text += `${words[seed % words.length]}_${seed % 997} `;
+      if (seed % 11 === 0) text += "\n";
+    }
+    files[`src/m${i % 50}/f${i}.ts`] = `${text}\n`;
+  }
+  return files;
+}
+
+export async function run(): Promise<void> {
+  const model = await startScriptedModelServer();
+  const models = scriptedModelClient(model.url);
+  const git = await startGitServer();
+  const dev = await startBenchWorker({ vars: { BEAVER_LIMITS: JSON.stringify({ shell_time_ms: 300_000 }) } });
+  const call = benchClient(dev);
+  try {
+    const url = git.createRepo("bench/big", corpus());
+    const pack = execFileSync("du", ["-sk", `${git.root}/bench/big.git`], { encoding: "utf8" }).split("\t")[0];
+    const { token } = await benchWorkspace(dev, call);
+    const modelId = "script:git-clone-bench";
+    await call("PUT", "/api/config", token, {
+      model: { provider: "openai-compatible", id: modelId, base_url: `${model.url}/v1` },
+      runtime: { max_tool_iterations: 4 },
+    });
+    const id = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
+    const turn = async (steps: Parameters<typeof models.script>[1]) => {
+      await models.script(modelId, steps);
+      const t0 = performance.now();
+      const res = await call("POST", `/api/sessions/${id}/messages?wait=true`, token, { content: "go", toolset: "code" });
+      const body = (await res.json()) as { status: string };
+      if (body.status !== "completed") throw new Error(`turn ended ${body.status}`);
+      return performance.now() - t0;
+    };
+    const baseline = await turn([{ text: "ok" }]);
+    const before = workerdPeakKiB(dev.pid);
+    const clone = await turn([{ tool_calls: [{ name: "bash", arguments: { command: `git clone ${url} big` } }] }, { text: "ok" }]);
+    const after = workerdPeakKiB(dev.pid);
+    const events = (await (await call("GET", `/api/sessions/${id}/events?limit=100`, token)).json()) as {
+      events: { type: string; message?: { role: string; content: string } }[];
+    };
+    const result = events.events.filter((e) => e.message?.role === "tool_result").at(-1)?.message?.content ?? "";
+    const files = (await (await call("GET", `/api/sessions/${id}/files`, token)).json()) as { file_count: number; total_bytes: number };
+    console.log(
+      `repository: ${FILES} files of ~${FILE_BYTES} bytes (${(FILES * FILE_BYTES) / 1e6} MB), bare repository ${pack} KiB on disk`,
+    );
+    console.log(`clone result: ${result.split("\n").slice(0, 3).join(" | ")}`);
+    console.log(`workspace after: ${files.file_count} files, ${files.total_bytes} bytes (the checkout plus .git)`);
+    console.log(`baseline turn (no tools): ${baseline.toFixed(0)} ms`);
+    console.log(`turn with the clone: ${clone.toFixed(0)} ms = ${(clone / baseline).toFixed(1)} x baseline`);
+    console.log(
+      `workerd peak RSS (VmHWM, all isolates and the runtime): ${(before / 1024).toFixed(0)} MiB before, ${(after / 1024).toFixed(0)} MiB after`,
+    );
+  } finally {
+    await dev.stop();
+    await git.stop();
+    await model.stop();
+  }
+}
