@@ -15,7 +15,7 @@ import { errorFields, log } from "../../kernel/log.ts";
 import { providerModel, resolveModels, type ModelFactory } from "../../runtime/index.ts";
 import { getCandidate, otherActiveDraft } from "../skills/candidate-store.ts";
 import { modelSkillAuthor, type SkillAuthor } from "../learning/improvement/author.ts";
-import { workspacesWithSkillRuns } from "../learning/improvement/job.ts";
+import { workspacesWithReceipts } from "../learning/improvement/job.ts";
 import { synthesizeEvidenceDraft } from "../learning/improvement/synthesize.ts";
 import type { RecordedEvidenceDraft } from "../learning/improvement/record.ts";
 import { startEvaluation } from "../learning/evaluation/client.ts";
@@ -128,8 +128,9 @@ export async function runEvidencePass(
   if (!opts.skipDetection) {
     try {
       report.candidates.push(...(await runLocked(env, workspaceId, { kind: "propose_improvements", now }, lock)));
+      report.candidates.push(...(await runLocked(env, workspaceId, { kind: "propose_new_skills", now }, lock)));
     } catch (e) {
-      report.skipped.push({ step: "propose_improvements", reason: e instanceof Error ? e.message : String(e) });
+      report.skipped.push({ step: "propose", reason: e instanceof Error ? e.message : String(e) });
       if (!(e instanceof AppError && e.code === "busy")) throw e;
       return report;
     }
@@ -157,7 +158,7 @@ export async function runEvidenceTick(env: Env, now: number): Promise<void> {
   const waiting = await env.DB.prepare(
     "SELECT DISTINCT workspace_id AS w FROM learning_candidates WHERE status = 'pending' AND kind IN ('skill_improvement', 'new_skill')",
   ).all<{ w: string }>();
-  const workspaces = new Set([...(await workspacesWithSkillRuns(env, WORKSPACES_PER_TICK)), ...waiting.results.map((r) => r.w)]);
+  const workspaces = new Set([...(await workspacesWithReceipts(env, WORKSPACES_PER_TICK)), ...waiting.results.map((r) => r.w)]);
   for (const w of workspaces) {
     try {
       const r = await runEvidencePass(env, w, now, { actor: "learning-cron", lock: "try" });

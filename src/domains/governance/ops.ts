@@ -16,6 +16,7 @@ import { collectOrphans } from "../../storage/blob/gc.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { proposeImprovements } from "../learning/improvement/job.ts";
 import { recordEvidenceDraft } from "../learning/improvement/record.ts";
+import { proposeNewSkills } from "../learning/improvement/new-skill.ts";
 import type { EvidenceDraft } from "../learning/improvement/synthesize.ts";
 
 export type WorkspaceOp =
@@ -36,6 +37,7 @@ export type WorkspaceOp =
   | { kind: "reject_draft"; draftId: string; reason: string; actor: string }
   | { kind: "collect_garbage"; now: number; graceMs: number }
   | { kind: "propose_improvements"; now: number }
+  | { kind: "propose_new_skills"; now: number }
   | { kind: "record_evidence_draft"; drafted: EvidenceDraft; actor: string; epoch: number };
 
 export type OpKind = WorkspaceOp["kind"];
@@ -58,6 +60,7 @@ export interface OpResults {
   reject_draft: Awaited<ReturnType<typeof rejectDraft>>;
   collect_garbage: Awaited<ReturnType<typeof collectOrphans>>;
   propose_improvements: Awaited<ReturnType<typeof proposeImprovements>>;
+  propose_new_skills: Awaited<ReturnType<typeof proposeNewSkills>>;
   record_evidence_draft: Awaited<ReturnType<typeof recordEvidenceDraft>>;
 }
 
@@ -112,6 +115,8 @@ export async function executeOp(
     case "propose_improvements":
       // Under the lock so two overlapping ticks never record two candidates for one version (docs/learning.md).
       return proposeImprovements(env, makeDb(env.DB), workspaceId, op.now);
+    case "propose_new_skills":
+      return proposeNewSkills(env, workspaceId, op.now);
     case "record_evidence_draft":
       if (op.drafted.status === "pending_review" && op.drafted.treeHash) await ensureStoredFor(op.epoch)(op.drafted.treeHash);
       return recordEvidenceDraft(env, workspaceId, op.drafted, op.actor);

@@ -156,7 +156,7 @@ describe("improvement candidates become drafts", () => {
     try {
       const busy = await pass(ws);
       expect(busy.candidates).toEqual([]);
-      expect(busy.skipped[0]).toMatchObject({ step: "propose_improvements" });
+      expect(busy.skipped[0]).toMatchObject({ step: "propose" });
       expect((await candidatesOf(ws)).candidates).toEqual([]);
     } finally {
       lock.release();

@@ -21,9 +21,9 @@ export const IMPROVEMENT_KIND = "skill_improvement";
 /** Candidate statuses that hold a version: no other improvement candidate is made for it meanwhile. */
 const OPEN_STATUSES = ["pending", "drafted"];
 
-/** Workspaces with receipts of runs that activated a skill (at most `limit`). */
-export async function workspacesWithSkillRuns(env: Env, limit: number): Promise<string[]> {
-  const rows = await makeDb(env.DB).selectDistinct({ id: runReceiptSkills.workspaceId }).from(runReceiptSkills).limit(limit);
+/** Workspaces with run receipts (at most `limit`). */
+export async function workspacesWithReceipts(env: Env, limit: number): Promise<string[]> {
+  const rows = await makeDb(env.DB).selectDistinct({ id: runReceipts.workspaceId }).from(runReceipts).limit(limit);
   return rows.map((r) => r.id);
 }
 
