@@ -833,6 +833,28 @@ export interface Paths {
       };
     };
   };
+  "/api/candidates": {
+    get: {
+      params: never;
+      query: { kind?: string | number | boolean; status?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        candidates: Array<{
+          [key: string]: unknown | undefined;
+        }>;
+      };
+    };
+  };
+  "/api/candidates/run": {
+    post: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
   "/api/sessions/{id}/stream": {
     get: {
       params: { id: string };
