@@ -8,7 +8,7 @@
  */
 import type { Env } from "../../../storage/env.ts";
 import { sharedTerms, termsOf } from "../improvement/similarity.ts";
-import type { StatGroup } from "./stats.ts";
+import type { SimilarGroups, StatGroup } from "./stats.ts";
 
 export const SIMILAR_LIMITS = { withSkill: 200, withoutSkill: 1_000 } as const;
 
@@ -28,11 +28,6 @@ function promptOf(payload: string | null): string | null {
   if (!payload) return null;
   const m = (JSON.parse(payload) as { message?: { role?: unknown; content?: unknown } }).message;
   return m?.role === "user" && typeof m.content === "string" ? m.content : null;
-}
-
-export interface SimilarGroups {
-  groups: StatGroup[];
-  looked_at: { with_skill: number; without_skill: number };
 }
 
 export async function similarWithoutSkill(env: Env, workspaceId: string, skill: string): Promise<SimilarGroups> {

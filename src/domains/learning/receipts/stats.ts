@@ -8,7 +8,6 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../../storage/db/client.ts";
 import { runFeedback, runReceipts, runReceiptSkills } from "../../../storage/db/schema.ts";
 import { effectiveRating } from "./store.ts";
-import type { SimilarGroups } from "./similar.ts";
 
 export interface StatGroup {
   version?: string;
@@ -16,6 +15,12 @@ export interface StatGroup {
   outcome: string;
   rating: string | null;
   runs: number;
+}
+
+/** The similar-messages comparison group, grouped like the others (similar.ts computes it). */
+export interface SimilarGroups {
+  groups: StatGroup[];
+  looked_at: { with_skill: number; without_skill: number };
 }
 
 export interface Counts {
@@ -72,12 +77,7 @@ export async function skillStats(db: Db, workspaceId: string, skill: string, sim
   return shapeStats(skill, withSkill, without, similar);
 }
 
-export function shapeStats(
-  skill: string,
-  withSkill: StatGroup[],
-  without: StatGroup[],
-  similar?: { groups: StatGroup[]; looked_at: { with_skill: number; without_skill: number } },
-): SkillStats {
+export function shapeStats(skill: string, withSkill: StatGroup[], without: StatGroup[], similar?: SimilarGroups): SkillStats {
   const agents = [...new Set(withSkill.map((g) => g.agentId))].sort(byAgent);
   const comparable = without.filter((g) => agents.includes(g.agentId));
   const versions = [...new Set(withSkill.map((g) => g.version ?? ""))].sort();
