@@ -115,6 +115,8 @@ export async function draftDetail(env: Env, workspaceId: string, d: DraftRow) {
           confidence: report.confidence ?? null,
           resolver_calls: report.resolver_calls ?? 0,
           decisions: report.decisions ?? [],
+          record: report.record ?? [],
+          local_evidence: report.local_evidence ?? [],
           merged_files: report.merged_files ?? [],
           unresolved_files: report.unresolved_files ?? [],
           failure: report.failure ?? null,
