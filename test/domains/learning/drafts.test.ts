@@ -161,7 +161,14 @@ describe("merged drafts from a three-way plugin update", () => {
   it("approve needs an evaluation or a reasoned skip, publishes once under concurrency, and records the review in provenance", async () => {
     const { ws } = await threeWay([combine()]);
     const id = draftOf((await post(ws.admin, "/api/plugins/sync")).body).draft_id!;
-    const none = await post(ws.member, `/api/drafts/${id}/approve`);
+    // The merged line rewrote upstream's new ink step past recognition: a dropped upstream addition to acknowledge.
+    expect((await get(ws.read, `/api/drafts/${id}`)).body.acknowledgements_required).toEqual([
+      { id: "dropped_upstream:0", kind: "dropped_upstream", message: `the draft drops the upstream addition "${UPSTREAM_LINE}"` },
+    ]);
+    const unacked = await post(ws.member, `/api/drafts/${id}/approve`);
+    expect(unacked.status).toBe(409);
+    expect(unacked.body.error).toMatchObject({ code: "conflict", details: { gate: "acknowledgements" } });
+    const none = await post(ws.member, `/api/drafts/${id}/approve`, { acknowledge: ["dropped_upstream:0"] });
     expect(none.status).toBe(409);
     expect(none.body.error).toMatchObject({ code: "evaluation_required", details: { gate: "evaluation" } });
     expect((await post(ws.member, `/api/drafts/${id}/approve`, { skip_evaluation: true })).status).toBe(400);
@@ -170,7 +177,7 @@ describe("merged drafts from a three-way plugin update", () => {
     expect((await post(other.member, `/api/drafts/${id}/approve`, { skip_evaluation: true, reason: "x" })).status).toBe(404);
     expect((await get(other.read, `/api/drafts/${id}`)).status).toBe(404);
 
-    const body = { skip_evaluation: true, reason: "reviewed the merge by hand" };
+    const body = { skip_evaluation: true, reason: "reviewed the merge by hand", acknowledge: ["dropped_upstream:0"] };
     const results = await Promise.all([
       post(ws.member, `/api/drafts/${id}/approve`, body),
       post(ws.member, `/api/drafts/${id}/approve`, body),
