@@ -38,6 +38,12 @@ export interface Schemas {
       version: string;
     })>;
     baseline: Schemas["RunCounts"];
+    similar_baseline?: (Schemas["RunCounts"]) & ({
+      looked_at: {
+        with_skill: number;
+        without_skill: number;
+      };
+    });
     by_agent: Array<{
       agent_id: string | null;
       with_skill: Schemas["RunCounts"];
@@ -805,6 +811,8 @@ export interface Paths {
       body: {
         skip_evaluation?: boolean;
         reason?: string;
+        acknowledge?: Array<string>;
+        override_regression?: boolean;
       };
       response: {
         [key: string]: unknown | undefined;
