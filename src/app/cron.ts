@@ -7,7 +7,7 @@ import { dispatchTaskTypes } from "../domains/tasks/task-type.ts";
 import { runPluginSyncTick } from "../domains/governance/plugin-cron.ts";
 import { runLearningTick } from "../domains/governance/learning-drafts.ts";
 import { runReceiptTick } from "../domains/learning/receipts/job.ts";
-import { runImprovementTick } from "../domains/learning/improvement/job.ts";
+import { runEvidenceTick } from "../domains/governance/evidence-cron.ts";
 import { TASK_TYPES } from "./tasks.ts";
 
 export interface CronJob {
@@ -22,6 +22,6 @@ export const CRON_JOBS: readonly CronJob[] = [
   { name: "learning", run: (env) => runLearningTick(env) },
   // Receipts of finished runs, derived from the replicated log in bounded batches (docs/learning.md, "Run receipts").
   { name: "receipts", run: async (env, now) => void (await runReceiptTick(env, now)) },
-  // Improvement candidates for skills whose recent runs fail or are rated down (docs/learning.md, "Improvement candidates").
-  { name: "improvement", run: async (env, now) => void (await runImprovementTick(env, now)) },
+  // Candidates from run evidence, their drafts and evaluations (docs/learning.md, "Improvement candidates", "From candidate to draft").
+  { name: "improvement", run: runEvidenceTick },
 ];

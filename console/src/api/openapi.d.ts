@@ -38,6 +38,12 @@ export interface Schemas {
       version: string;
     })>;
     baseline: Schemas["RunCounts"];
+    similar_baseline?: (Schemas["RunCounts"]) & ({
+      looked_at: {
+        with_skill: number;
+        without_skill: number;
+      };
+    });
     by_agent: Array<{
       agent_id: string | null;
       with_skill: Schemas["RunCounts"];
@@ -854,6 +860,8 @@ export interface Paths {
       body: {
         skip_evaluation?: boolean;
         reason?: string;
+        acknowledge?: Array<string>;
+        override_regression?: boolean;
       };
       response: {
         [key: string]: unknown | undefined;
@@ -875,6 +883,28 @@ export interface Paths {
   "/api/drafts/{id}/regenerate": {
     post: {
       params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        [key: string]: unknown | undefined;
+      };
+    };
+  };
+  "/api/candidates": {
+    get: {
+      params: never;
+      query: { kind?: string | number | boolean; status?: string | number | boolean; limit?: string | number | boolean };
+      body: never;
+      response: {
+        candidates: Array<{
+          [key: string]: unknown | undefined;
+        }>;
+      };
+    };
+  };
+  "/api/candidates/run": {
+    post: {
+      params: never;
       query: never;
       body: never;
       response: {

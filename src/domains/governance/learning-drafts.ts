@@ -25,6 +25,7 @@ import { synthesizeCandidate } from "../learning/synthesize.ts";
 import type { RecordedDraft } from "../learning/record-draft.ts";
 import { decideGates, type EvaluationVerdict, type GateDecision } from "../learning/gates.ts";
 import { learningConfigOf } from "../learning/config.ts";
+import { draftSensitiveItems } from "../learning/draft-sensitive.ts";
 import type { PublishDraftResult } from "../learning/publish-draft.ts";
 import { runLocked, storeEpoch } from "./client.ts";
 import type { LockMode } from "./lock.ts";
@@ -155,6 +156,7 @@ export async function draftGates(
   mode: "manual" | "auto",
   evaluation: EvaluationVerdict,
   skipEvaluation: { reason: string } | null,
+  review: { acknowledged?: readonly string[]; overrideRegression?: { reason: string } | null; isAdmin?: boolean } = {},
 ): Promise<GateDecision> {
   const candidate = draft.candidateId ? await getCandidate(makeDb(env.DB), workspaceId, draft.candidateId) : undefined;
   const plan = candidate?.mergePlan ? (JSON.parse(candidate.mergePlan) as MergePlan) : null;
@@ -170,6 +172,11 @@ export async function draftGates(
     lostLocal: report?.preservation?.lost_local ?? 0,
     skipEvaluation,
     autoPublish: config.auto_publish,
+    proposalKind: draft.proposalKind,
+    sensitive: await draftSensitiveItems(env, workspaceId, draft),
+    acknowledged: review.acknowledged ?? [],
+    overrideRegression: review.overrideRegression ?? null,
+    isAdmin: review.isAdmin ?? false,
   });
 }
 
@@ -177,6 +184,11 @@ export interface ApproveInput {
   actor: string;
   skipEvaluation: boolean;
   reason?: string | undefined;
+  /** Ids of the sensitive changes the reviewer acknowledges (docs/learning.md, "Gates"). */
+  acknowledge?: readonly string[];
+  /** Approve over a failed evaluation: needs `isAdmin` and `reason`; recorded in the review. */
+  overrideRegression?: boolean;
+  isAdmin?: boolean;
 }
 
 /**
@@ -192,7 +204,12 @@ export async function approveDraft(
 ): Promise<PublishDraftResult & { gates: GateDecision["steps"] }> {
   const draft = await requireDraft(env, workspaceId, draftId);
   const skip = input.skipEvaluation ? { reason: input.reason ?? "" } : null;
-  const gates = await draftGates(env, workspaceId, draft, "manual", evaluation, skip);
+  const override = input.overrideRegression ? { reason: input.reason ?? "" } : null;
+  const gates = await draftGates(env, workspaceId, draft, "manual", evaluation, skip, {
+    acknowledged: input.acknowledge ?? [],
+    overrideRegression: override,
+    isAdmin: input.isAdmin ?? false,
+  });
   if (gates.refusal)
     throw new AppError(gates.refusal.code, `Draft '${draftId}' cannot be approved: ${gates.refusal.message}`, {
       details: { gate: gates.refusal.gate, gates: gates.steps },
@@ -206,6 +223,8 @@ export async function approveDraft(
       mode: "manual",
       evaluation,
       ...(skip ? { skip_evaluation: true, skip_reason: skip.reason } : {}),
+      ...(override && evaluation === "failed" ? { override_regression: { by: input.actor, reason: override.reason } } : {}),
+      ...(input.acknowledge && input.acknowledge.length > 0 ? { acknowledged: [...input.acknowledge] } : {}),
       confidence: draft.confidence,
       gates: gates.steps,
     },

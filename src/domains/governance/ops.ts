@@ -13,6 +13,11 @@ import { publishDraft, type DraftReview } from "../learning/publish-draft.ts";
 import { recordMergeDraft, recordProposalDraft, rejectDraft, type ProposalDraftInput } from "../learning/record-draft.ts";
 import type { MergedDraft } from "../learning/synthesize.ts";
 import { collectOrphans } from "../../storage/blob/gc.ts";
+import { makeDb } from "../../storage/db/client.ts";
+import { proposeImprovements } from "../learning/improvement/job.ts";
+import { recordEvidenceDraft } from "../learning/improvement/record.ts";
+import { proposeNewSkills } from "../learning/improvement/new-skill.ts";
+import type { EvidenceDraft } from "../learning/improvement/synthesize.ts";
 
 export type WorkspaceOp =
   | { kind: "publish_skill"; input: PublishSkillInput; epoch: number }
@@ -30,7 +35,10 @@ export type WorkspaceOp =
   | { kind: "record_merge_draft"; merged: MergedDraft; supersedes: string | null; actor: string; epoch: number }
   | { kind: "record_proposal_draft"; input: ProposalDraftInput; epoch: number }
   | { kind: "reject_draft"; draftId: string; reason: string; actor: string }
-  | { kind: "collect_garbage"; now: number; graceMs: number };
+  | { kind: "collect_garbage"; now: number; graceMs: number }
+  | { kind: "propose_improvements"; now: number }
+  | { kind: "propose_new_skills"; now: number }
+  | { kind: "record_evidence_draft"; drafted: EvidenceDraft; actor: string; epoch: number };
 
 export type OpKind = WorkspaceOp["kind"];
 
@@ -51,6 +59,9 @@ export interface OpResults {
   record_proposal_draft: Awaited<ReturnType<typeof recordProposalDraft>>;
   reject_draft: Awaited<ReturnType<typeof rejectDraft>>;
   collect_garbage: Awaited<ReturnType<typeof collectOrphans>>;
+  propose_improvements: Awaited<ReturnType<typeof proposeImprovements>>;
+  propose_new_skills: Awaited<ReturnType<typeof proposeNewSkills>>;
+  record_evidence_draft: Awaited<ReturnType<typeof recordEvidenceDraft>>;
 }
 
 /** Run one op. `ensureStoredFor(epoch)` gives the tree check for content stored before the lock. */
@@ -101,5 +112,13 @@ export async function executeOp(
       return rejectDraft(env, workspaceId, op.draftId, op.reason, op.actor);
     case "collect_garbage":
       return collectOrphans(env, workspaceId, op.now, op.graceMs);
+    case "propose_improvements":
+      // Under the lock so two overlapping ticks never record two candidates for one version (docs/learning.md).
+      return proposeImprovements(env, makeDb(env.DB), workspaceId, op.now);
+    case "propose_new_skills":
+      return proposeNewSkills(env, workspaceId, op.now);
+    case "record_evidence_draft":
+      if (op.drafted.status === "pending_review" && op.drafted.treeHash) await ensureStoredFor(op.epoch)(op.drafted.treeHash);
+      return recordEvidenceDraft(env, workspaceId, op.drafted, op.actor);
   }
 }

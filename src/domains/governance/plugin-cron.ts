@@ -25,7 +25,7 @@ async function workspacesNeedingSync(env: Env): Promise<string[]> {
   const rows = await env.DB.prepare(
     `SELECT DISTINCT workspace_id AS w FROM plugins
        WHERE enabled = 1 AND updates_paused = 0 AND package_status = 'present' AND (synced_digest IS NULL OR synced_digest != package_digest)
-     UNION SELECT DISTINCT workspace_id AS w FROM learning_candidates WHERE status = 'pending'`,
+     UNION SELECT DISTINCT workspace_id AS w FROM learning_candidates WHERE status = 'pending' AND plugin_id IS NOT NULL`,
   ).all<{ w: string }>();
   return rows.results.map((r) => r.w);
 }

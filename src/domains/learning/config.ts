@@ -25,9 +25,20 @@ export const ImprovementSchema = z.strictObject({
   bad_share: z.number().min(0).max(1).default(0.5),
 });
 
+/**
+ * When the evidence pass proposes a new skill (docs/learning.md, "New-skill candidates"): among the
+ * last `window_runs` successful runs that activated no skill, at least `min_runs` similar ones.
+ */
+export const NewSkillSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  window_runs: z.number().int().min(1).max(2_000).default(200),
+  min_runs: z.number().int().min(2).max(100).default(3),
+});
+
 export const LearningConfigSchema = z.strictObject({
   auto_publish: AutoPublishSchema.default({ enabled: false, min_confidence: 0.8 }),
   improvement: ImprovementSchema.default({ enabled: true, window_runs: 20, min_runs: 5, bad_share: 0.5 }),
+  new_skill: NewSkillSchema.default({ enabled: true, window_runs: 200, min_runs: 3 }),
 });
 
 export type LearningConfig = z.infer<typeof LearningConfigSchema>;

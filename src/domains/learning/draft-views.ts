@@ -14,6 +14,7 @@ import { getCandidate, type DraftRow } from "../skills/candidate-store.ts";
 import type { MergePlan } from "../plugins/merge-plan.ts";
 import { treeDiff, type FileSnapshot, type TreeDiff } from "./diffs.ts";
 import { loadTree, textOf } from "./tree-files.ts";
+import { draftSensitiveItems } from "./draft-sensitive.ts";
 import { latestEvaluationView } from "./evaluation/client.ts";
 
 export const DRAFT_STATUSES = ["pending_review", "merge_failed", "superseded", "published", "rejected"] as const;
@@ -115,12 +116,16 @@ export async function draftDetail(env: Env, workspaceId: string, d: DraftRow) {
           confidence: report.confidence ?? null,
           resolver_calls: report.resolver_calls ?? 0,
           decisions: report.decisions ?? [],
+          record: report.record ?? [],
+          local_evidence: report.local_evidence ?? [],
           merged_files: report.merged_files ?? [],
           unresolved_files: report.unresolved_files ?? [],
           failure: report.failure ?? null,
         }
       : null,
     preservation: report?.preservation ?? null,
+    /** Changes the approval must acknowledge one by one (docs/learning.md, "Gates"). */
+    acknowledgements_required: await draftSensitiveItems(env, workspaceId, d),
     supporting_files: candidate?.mergePlan ? (JSON.parse(candidate.mergePlan) as MergePlan) : null,
     diffs: { current: vsCurrent, upstream: vsUpstream },
     /** The latest replay evaluation (docs/evaluation.md): progress, per-case results and the report; null if never evaluated. */

@@ -8,11 +8,13 @@
 import type { SafetyLevel } from "../skills/safety.ts";
 import { blocksPublication } from "../skills/safety.ts";
 import type { ErrorCode } from "../../kernel/errors.ts";
+import type { SensitiveItem } from "./sensitive-changes.ts";
 
 export const EVALUATION_VERDICTS = ["none", "running", "passed", "failed", "cancelled"] as const;
 export type EvaluationVerdict = (typeof EVALUATION_VERDICTS)[number];
 
-export type GateName = "draft" | "safety" | "supporting_files" | "evaluation" | "confidence" | "preservation" | "review";
+export type GateName =
+  "draft" | "safety" | "supporting_files" | "acknowledgements" | "evaluation" | "confidence" | "preservation" | "review";
 export type GateStatus = "passed" | "blocked" | "skipped";
 
 export interface GateStep {
@@ -36,6 +38,14 @@ export interface GateInput {
   /** Manual only: approve without an evaluation, with the reason recorded in provenance. */
   skipEvaluation: { reason: string } | null;
   autoPublish: { enabled: boolean; min_confidence: number };
+  /** The draft's `proposal_kind`: automatic publishing never publishes a `plugin_skill_update`. */
+  proposalKind?: string;
+  /** Changes the reviewer must acknowledge one by one (sensitive-changes.ts), and the ids the approval acknowledged. */
+  sensitive?: readonly SensitiveItem[];
+  acknowledged?: readonly string[];
+  /** Manual only: approve over a failed (regressed) evaluation; needs `isAdmin` and a reason, recorded. */
+  overrideRegression?: { reason: string } | null;
+  isAdmin?: boolean;
 }
 
 export interface GateRefusal {
@@ -61,6 +71,8 @@ export function decideGates(input: GateInput): GateDecision {
 
   if (input.mode === "auto" && !input.autoPublish.enabled)
     return block("review", "conflict", "automatic publishing is off for this workspace (learning.auto_publish.enabled)");
+  if (input.mode === "auto" && input.proposalKind === "plugin_skill_update")
+    return block("review", "conflict", "automatic publishing never publishes plugin updates: a reviewer approves them");
   if (input.draftStatus !== "pending_review") return block("draft", "conflict", `the draft is ${input.draftStatus}, not pending_review`);
   pass("draft", "pending review");
 
@@ -70,11 +82,35 @@ export function decideGates(input: GateInput): GateDecision {
   if (input.blockedConflicts) return block("supporting_files", "unprocessable", "the supporting-file merge plan has unresolved conflicts");
   pass("supporting_files", "no unresolved conflicts");
 
+  const sensitive = input.sensitive ?? [];
+  if (sensitive.length > 0) {
+    if (input.mode === "auto")
+      return block("acknowledgements", "conflict", `a reviewer must acknowledge: ${sensitive.map((i) => i.message).join("; ")}`);
+    const acked = new Set(input.acknowledged ?? []);
+    const missing = sensitive.filter((i) => !acked.has(i.id));
+    if (missing.length > 0)
+      return block(
+        "acknowledgements",
+        "conflict",
+        `acknowledge each of these before approving (acknowledge: [${missing.map((i) => `"${i.id}"`).join(", ")}]): ${missing.map((i) => i.message).join("; ")}`,
+      );
+    pass("acknowledgements", `acknowledged by the approver: ${sensitive.map((i) => i.id).join(", ")}`);
+  } else pass("acknowledgements", "nothing to acknowledge");
+
   switch (input.evaluation) {
     case "running":
       return block("evaluation", "conflict", "the evaluation is still running; wait for its verdict or cancel it");
     case "failed":
-      return block("evaluation", "conflict", "the evaluation failed: the draft scored worse than the current version");
+      if (input.mode === "manual" && input.overrideRegression) {
+        if (!input.isAdmin) return block("evaluation", "forbidden", "approving over a failed evaluation needs the 'admin' scope");
+        pass("evaluation", `failed; approved over the regression by an admin: ${input.overrideRegression.reason}`, "skipped");
+        break;
+      }
+      return block(
+        "evaluation",
+        "conflict",
+        'the evaluation failed: the draft scored worse than the current version (an admin may approve with { "override_regression": true, "reason": "…" })',
+      );
     case "cancelled":
       return block("evaluation", "conflict", "the evaluation was cancelled; evaluate again");
     case "none":

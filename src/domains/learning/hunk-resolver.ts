@@ -37,6 +37,8 @@ export interface HunkRequest {
   hunks: readonly ConflictHunk[];
   /** Why the previous answer was refused, on the retry. */
   previousError?: string;
+  /** Runs of the local version where its learned lines mattered (local-evidence.ts); SKILL.md requests only. */
+  localEvidence?: string;
 }
 
 export interface HunkResolver {
@@ -60,6 +62,10 @@ export function describeRequest(request: HunkRequest): string {
       `### Hunk ${h.id}\n--- context before ---\n${h.before}--- BASE ---\n${h.base}--- LOCAL ---\n${h.local}--- UPSTREAM ---\n${h.upstream}--- context after ---\n${h.after}`,
     );
   }
+  if (request.localEvidence)
+    parts.push(
+      `### Evidence: runs of the LOCAL version where its learned lines mattered (keep those lines unless UPSTREAM makes them wrong)\n${request.localEvidence}`,
+    );
   if (request.previousError) parts.push(`Your previous answer was refused: ${request.previousError}. Answer again, following the schema.`);
   return parts.join("\n");
 }

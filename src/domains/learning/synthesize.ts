@@ -20,7 +20,9 @@ import type { PluginUpdateEvidence, PluginUpdateProvenance } from "../skills/can
 import type { FileConflict, MergePlan } from "../plugins/merge-plan.ts";
 import { mergeSkillMd, mergeTextFile, type MergeDecision } from "./skill-merge.ts";
 import type { HunkResolver } from "./hunk-resolver.ts";
-import type { PreservationReport } from "./preservation.ts";
+import { preservationReport, type PreservationReport } from "./preservation.ts";
+import { localVersionEvidence, withLocalEvidence, type LocalEvidence } from "./local-evidence.ts";
+import { mergeRecord, type MergeChange } from "./merge-record.ts";
 import { loadTree, textOf, type LoadedFile } from "./tree-files.ts";
 
 export interface MergeReport {
@@ -29,6 +31,10 @@ export interface MergeReport {
   skill_md: MergePlan["skill_md"];
   decisions: MergeDecision[];
   preservation: PreservationReport | null;
+  /** Per change between local and upstream: preserved, adopted or dropped, and why (merge-record.ts). */
+  record: MergeChange[];
+  /** The local version's runs where its learned lines mattered, given to the merge model with SKILL.md's conflicts. */
+  local_evidence: LocalEvidence["runs"];
   confidence: number | null;
   resolver_calls: number;
   /** Supporting text files changed on both sides that the line merge (and resolver) merged. */
@@ -93,6 +99,8 @@ export async function synthesizeCandidate(
     skill_md: plan.skill_md,
     decisions: [],
     preservation: null,
+    record: [],
+    local_evidence: [],
     confidence: null,
     resolver_calls: 0,
     merged_files: [],
@@ -135,11 +143,21 @@ export async function synthesizeCandidate(
     };
     if (texts.base === null || texts.ours === null || texts.theirs === null) return failed("SKILL.md is not UTF-8 text on every side");
     report.resolver = resolver.label;
-    const merged = await mergeSkillMd(name, { base: texts.base, ours: texts.ours, theirs: texts.theirs }, resolver, signal);
+    // The local version's evidence goes with SKILL.md's conflicts so learned rules survive upstream rewrites.
+    const learned = preservationReport(texts.base, texts.ours, texts.theirs, texts.ours).local.map((u) => u.text);
+    const local = await localVersionEvidence(env, workspaceId, name, evidence.local_version, learned);
+    report.local_evidence = local ? local.runs : [];
+    const merged = await mergeSkillMd(
+      name,
+      { base: texts.base, ours: texts.ours, theirs: texts.theirs },
+      withLocalEvidence(resolver, local),
+      signal,
+    );
     report.resolver_calls += merged.resolverCalls;
     report.decisions.push(...merged.decisions.map(clip));
     if (!merged.ok) return failed(merged.reason);
     report.preservation = merged.preservation;
+    report.record = mergeRecord(merged.preservation, report.decisions);
     report.confidence = merged.confidence;
     skillMdBytes = utf8(merged.text);
   } else {

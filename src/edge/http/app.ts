@@ -20,6 +20,7 @@ import { secretRoutes } from "./routes/secrets.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
 import { draftRoutes } from "./routes/drafts.ts";
+import { candidateRoutes } from "./routes/candidates.ts";
 import { skillStatsRoutes } from "./routes/skill-stats.ts";
 import { runReceiptRoutes } from "./routes/run-receipts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -78,6 +79,7 @@ export function createApp() {
   app.route("/api/skills", skillStatsRoutes);
   app.route("/api/plugins", pluginRoutes);
   app.route("/api/drafts", draftRoutes);
+  app.route("/api/candidates", candidateRoutes);
   app.route("/api/sessions", streamRoutes);
   app.route("/api/sessions", messageRoutes);
   app.route("/api/sessions", approvalRoutes);

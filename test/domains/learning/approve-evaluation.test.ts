@@ -12,7 +12,8 @@ import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from "
 import { call, json, type TestWorkspace } from "../../support/api.ts";
 import { ScriptedModel, deferred, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
 import { candidates, versionsOf, type J } from "../../support/plugins.ts";
-import { SKILL, draftWithCases, evaluation, type EvaluationJson } from "../../support/evaluation.ts";
+import { CANDIDATE_MARK, SKILL, casesJsonl, draftWithCases, evaluation, type EvaluationJson } from "../../support/evaluation.ts";
+import { skillMd } from "../../fixtures/skills/bundles.ts";
 
 interface ModelControl {
   /** Runs wait on this gate while it is set. */
@@ -133,9 +134,28 @@ describe("approval and the evaluation verdict", () => {
     const config = { ...current, learning: { auto_publish: { enabled: true, min_confidence: 0.8 } } };
     expect((await call("PUT", "/api/config", { token: ws.admin, body: config })).status).toBe(200);
 
-    // A failed verdict: the draft waits for review.
+    // A plugin update is never published automatically, even with a passed verdict: a reviewer approves it.
+    control.scores = { baseline: 6, candidate: 8 };
+    const pluginDraft = await draftWithCases(ws, 2);
+    await evaluate(ws, pluginDraft, 2);
+    expect((await settled(ws, pluginDraft)).status).toBe("passed");
+    expect((await candidates(ws.read, SKILL)).drafts.find((d) => d.id === pluginDraft)!.status).toBe("pending_review");
+    expect(await versionsOf(ws.id, SKILL)).toBe(1);
+    expect((await call("POST", `/api/drafts/${pluginDraft}/reject`, { token: ws.member, body: { reason: "next" } })).status).toBe(200);
+
+    // An uploaded draft (not a plugin update). A failed verdict: the draft waits for review.
     control.scores = { baseline: 8, candidate: 3 };
-    const draftId = await draftWithCases(ws, 2);
+    const upload = await call("PUT", `/api/skills/${SKILL}?draft=true`, {
+      token: ws.member,
+      body: {
+        files: [
+          { path: "SKILL.md", content: skillMd(SKILL, "Greets people by name.", `# Greeting\n\n${CANDIDATE_MARK}: use the name.\n`) },
+          { path: "evals/cases.jsonl", content: casesJsonl(2) },
+        ],
+      },
+    });
+    expect(upload.status).toBe(200);
+    const draftId = (await json<{ draft_id: string }>(upload)).draft_id;
     await evaluate(ws, draftId, 2);
     expect((await settled(ws, draftId)).status).toBe("failed");
     expect((await candidates(ws.read, SKILL)).drafts.find((d) => d.id === draftId)!.status).toBe("pending_review");

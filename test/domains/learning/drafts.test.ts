@@ -14,6 +14,9 @@ import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.
 import { setOutboundFetch } from "../../support/test-services.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { candidates, plugin, pluginPackage, post, uploadPackage, type J, type SkillFiles } from "../../support/plugins.ts";
+import { ScriptedModel, generated, newSession, scriptedWorkspace, text } from "../../support/sessions.ts";
+import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import { runReceiptTick } from "../../../src/domains/learning/receipts/job.ts";
 
 const STEPS = "# Steps\n\n1. Sketch the panels.\n2. Ink the lines.\n3. Letter the balloons.\n\n## Notes\n\nKeep it short.\n";
 const LOCAL_RULE = "2. Ink the lines with waterproof ink (regular ink smears under colour).";
@@ -121,6 +124,24 @@ describe("merged drafts from a three-way plugin update", () => {
     });
     const preservation = d.body.preservation as { local: { text: string; kept: string }[]; lost_local: number };
     expect(preservation.lost_local).toBe(0);
+    // The merge record: per change between local and upstream, what the merge did and why.
+    const record = (d.body.merge as { record: J[] }).record;
+    expect(record.find((c) => c.side === "local")).toEqual({
+      side: "local",
+      kind: "rule",
+      text: LOCAL_RULE,
+      label: "preserved",
+      kept: "reworded",
+      change_reason: "combine (model): keeps the local ink lesson and adds upstream colouring",
+      hunk: { file: "SKILL.md", hunk: 0, decision: "combine" },
+    });
+    expect(record.find((c) => c.text === "Keep it short: four panels.")).toMatchObject({
+      side: "upstream",
+      label: "adopted",
+      kept: "verbatim",
+      change_reason: "only upstream changed this region: the line merge kept it",
+      hunk: null,
+    });
     expect(preservation.local).toEqual([{ kind: "rule", text: LOCAL_RULE, kept: "reworded" }]);
     const diffs = d.body.diffs as {
       current: { version: string; files: { path: string; unified: string }[] };
@@ -140,7 +161,14 @@ describe("merged drafts from a three-way plugin update", () => {
   it("approve needs an evaluation or a reasoned skip, publishes once under concurrency, and records the review in provenance", async () => {
     const { ws } = await threeWay([combine()]);
     const id = draftOf((await post(ws.admin, "/api/plugins/sync")).body).draft_id!;
-    const none = await post(ws.member, `/api/drafts/${id}/approve`);
+    // The merged line rewrote upstream's new ink step past recognition: a dropped upstream addition to acknowledge.
+    expect((await get(ws.read, `/api/drafts/${id}`)).body.acknowledgements_required).toEqual([
+      { id: "dropped_upstream:0", kind: "dropped_upstream", message: `the draft drops the upstream addition "${UPSTREAM_LINE}"` },
+    ]);
+    const unacked = await post(ws.member, `/api/drafts/${id}/approve`);
+    expect(unacked.status).toBe(409);
+    expect(unacked.body.error).toMatchObject({ code: "conflict", details: { gate: "acknowledgements" } });
+    const none = await post(ws.member, `/api/drafts/${id}/approve`, { acknowledge: ["dropped_upstream:0"] });
     expect(none.status).toBe(409);
     expect(none.body.error).toMatchObject({ code: "evaluation_required", details: { gate: "evaluation" } });
     expect((await post(ws.member, `/api/drafts/${id}/approve`, { skip_evaluation: true })).status).toBe(400);
@@ -149,7 +177,7 @@ describe("merged drafts from a three-way plugin update", () => {
     expect((await post(other.member, `/api/drafts/${id}/approve`, { skip_evaluation: true, reason: "x" })).status).toBe(404);
     expect((await get(other.read, `/api/drafts/${id}`)).status).toBe(404);
 
-    const body = { skip_evaluation: true, reason: "reviewed the merge by hand" };
+    const body = { skip_evaluation: true, reason: "reviewed the merge by hand", acknowledge: ["dropped_upstream:0"] };
     const results = await Promise.all([
       post(ws.member, `/api/drafts/${id}/approve`, body),
       post(ws.member, `/api/drafts/${id}/approve`, body),
@@ -282,5 +310,40 @@ describe("merged drafts from a three-way plugin update", () => {
     expect((await post(ws.member, `/api/drafts/${draft!.id}/regenerate`)).status).toBe(409);
     const ok = await post(ws.member, `/api/drafts/${draft!.id}/approve`, { skip_evaluation: true, reason: "upstream only" });
     expect(ok.body).toMatchObject({ version: "v0002", plugin_state_updated: true });
+  });
+
+  it("the SKILL.md merge request carries the local version's runs where its learned line mattered", async () => {
+    const main = new ScriptedModel(() => text("Inked the lines with waterproof ink so the colour does not smear."));
+    main.model.doGenerate = async () => generated("Comic inking");
+    const ws = await scriptedWorkspace(main);
+    await uploadPackage(ws.admin, await pluginPackage("comics", "1.0.0", { comic: V1 }));
+    expect((await post(ws.admin, "/api/plugins/comics/enable")).status).toBe(200);
+    expect((await publishLocal(ws, LOCAL)).status).toBe(200);
+    const sid = await newSession(ws);
+    const { run_id } = await submitRun(env, sid, {
+      workspace_id: ws.id,
+      content: "ink the panels, the colour must not smear",
+      skills: ["comic"],
+      skill_choice: "requested_only",
+    });
+    expect((await waitForRun(env, sid, run_id, 30_000, ws.id)).status).toBe("completed");
+    for (let i = 0; i < 20 && (await runReceiptTick(env, Date.now())).derived > 0; i++);
+    // The merge model is the fake OpenAI-compatible server (the sync's resolver uses the provider packages).
+    const model = fakeModelServer([combine()]);
+    setOutboundFetch(model.fetch);
+    const current = await json<J>(await call("GET", "/api/config", { token: ws.admin }));
+    const aux = { provider: "openai-compatible", id: "merge-model", base_url: "https://models.test/v1" };
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...current, auxiliary_model: aux } })).status).toBe(200);
+    await uploadPackage(ws.admin, await pluginPackage("comics", "1.1.0", { comic: V2 }));
+
+    const s = draftOf((await post(ws.admin, "/api/plugins/sync")).body);
+    expect(s).toMatchObject({ status: "pending_review" });
+    const mergePrompt = JSON.stringify(model.requests[0]!.messages);
+    expect(mergePrompt).toContain("Evidence: runs of the LOCAL version where its learned lines mattered");
+    expect(mergePrompt).toContain(run_id);
+    const d = await get(ws.read, `/api/drafts/${s.draft_id}`);
+    expect((d.body.merge as { local_evidence: J[] }).local_evidence).toEqual([
+      { run_id, outcome: "success", rating: null, lines: [LOCAL_RULE] },
+    ]);
   });
 });

@@ -4,6 +4,7 @@
  * turned `learning.auto_publish` on and the draft clears the confidence threshold.
  */
 import { describe, expect, it } from "vitest";
+import { sectionText, sensitiveChanges } from "../../../src/domains/learning/sensitive-changes.ts";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
@@ -32,6 +33,7 @@ describe("decideGates", () => {
       "draft",
       "safety",
       "supporting_files",
+      "acknowledgements",
       "evaluation",
       "confidence",
       "preservation",
@@ -110,5 +112,52 @@ describe("onEvaluationFinished", () => {
       body: { learning: { auto_publish: { enabled: true, threshold: 1 } } },
     });
     expect(res.status).toBe(400);
+  });
+
+  it("auto-publish never publishes plugin updates; sensitive changes need each acknowledgement; a regression needs an admin and a reason", () => {
+    const auto = { mode: "auto" as const, evaluation: "passed" as const, autoPublish: { enabled: true, min_confidence: 0.8 } };
+    expect(gateOf({ ...auto, proposalKind: "plugin_skill_update" })).toMatchObject({ gate: "review", code: "conflict" });
+    expect(gateOf({ ...auto, proposalKind: "skill_improvement" })).toBeNull();
+
+    const sensitive = [
+      { id: "dropped_upstream:0", kind: "dropped_upstream" as const, message: "drops x" },
+      { id: "section:safety", kind: "safety_section" as const, message: "changes Safety" },
+    ];
+    expect(gateOf({ sensitive })).toMatchObject({ gate: "acknowledgements", code: "conflict" });
+    expect(gateOf({ sensitive, acknowledged: ["section:safety"] })!.message).toContain('"dropped_upstream:0"');
+    expect(gateOf({ sensitive, acknowledged: ["section:safety", "dropped_upstream:0"] })).toBeNull();
+    expect(gateOf({ ...auto, sensitive, acknowledged: ["section:safety", "dropped_upstream:0"] })).toMatchObject({
+      gate: "acknowledgements",
+    });
+
+    expect(gateOf({ evaluation: "failed" })).toMatchObject({ gate: "evaluation", code: "conflict" });
+    expect(gateOf({ evaluation: "failed", overrideRegression: { reason: "judge is wrong" } })).toMatchObject({ code: "forbidden" });
+    const over = decideGates(input({ evaluation: "failed", overrideRegression: { reason: "judge is wrong" }, isAdmin: true }));
+    expect(over.publish).toBe(true);
+    expect(over.steps.find((s) => s.gate === "evaluation")).toMatchObject({
+      status: "skipped",
+      message: expect.stringContaining("judge is wrong"),
+    });
+  });
+});
+
+describe("sensitive changes", () => {
+  it("lists dropped upstream additions and changed Safety / Required Tools sections", () => {
+    const cur = "# Steps\n\n1. Go.\n\n## Safety\n\nNever delete files.\n\n## Notes\n\nx\n";
+    expect(sensitiveChanges(cur, cur, null)).toEqual([]);
+    expect(sensitiveChanges(cur, cur.replace("Never delete files.", "Delete files when asked."), null).map((i) => i.id)).toEqual([
+      "section:safety",
+    ]);
+    expect(sensitiveChanges(cur, `${cur}\n## Required tools\n\n- shell\n`, null).map((i) => i.message)).toEqual([
+      "the draft adds the Required Tools section",
+    ]);
+    const report = {
+      local: [],
+      upstream: [{ kind: "rule" as const, text: "- a", kept: "lost" as const }],
+      lost_local: 0,
+      lost_upstream: 1,
+    };
+    expect(sensitiveChanges(cur, cur.replace("Notes", "Notes\n\nmore"), report).map((i) => i.id)).toEqual(["dropped_upstream:0"]);
+    expect(sectionText(cur, /^notes\b/i)).toBe("## Notes\n\nx");
   });
 });

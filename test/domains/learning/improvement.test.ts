@@ -11,7 +11,7 @@ import { ScriptedModel, newSession, scriptedWorkspace, text } from "../../suppor
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { runReceiptTick } from "../../../src/domains/learning/receipts/job.ts";
-import { runImprovementTick } from "../../../src/domains/learning/improvement/job.ts";
+import { runLocked } from "../../../src/domains/governance/client.ts";
 import { improvementCandidateId } from "../../../src/domains/learning/improvement/detect.ts";
 
 type Candidate = {
@@ -43,6 +43,9 @@ async function skillRuns(ws: TestWorkspace, n: number): Promise<{ sid: string; r
   return { sid, runs };
 }
 
+/** The detection step of the evidence pass, under the workspace lock as the cron runs it. */
+const detect = (ws: TestWorkspace) => runLocked(env, ws.id, { kind: "propose_improvements", now: Date.now() }, "try");
+
 const candidatesOf = async (ws: TestWorkspace) =>
   (await json<{ candidates: Candidate[] }>(await call("GET", "/api/skills/notes/candidates", { token: ws.read }))).candidates.filter(
     (c) => c.kind === "skill_improvement",
@@ -58,7 +61,7 @@ describe("improvement candidates", () => {
         200,
       );
 
-    await runImprovementTick(env, Date.now());
+    await detect(ws);
     const [candidate, ...more] = await candidatesOf(ws);
     expect(more).toEqual([]);
     expect(candidate).toMatchObject({
@@ -68,7 +71,7 @@ describe("improvement candidates", () => {
     });
     expect(candidate!.id).toBe(await improvementCandidateId({ skill: "notes", version: "v0001", runs: [...down].sort() }));
 
-    await runImprovementTick(env, Date.now());
+    await detect(ws);
     expect((await candidatesOf(ws)).map((c) => c.id)).toEqual([candidate!.id]);
   });
 
@@ -83,15 +86,15 @@ describe("improvement candidates", () => {
       expect((await call("POST", `/api/sessions/${sid}/runs/${r}/feedback`, { token: ws.member, body: { rating: "down" } })).status).toBe(
         200,
       );
-    await runImprovementTick(env, Date.now());
+    await detect(ws);
     expect(await candidatesOf(ws)).toEqual([]);
 
     await configure({ enabled: false, bad_share: 0.5 });
-    await runImprovementTick(env, Date.now());
+    await detect(ws);
     expect(await candidatesOf(ws)).toEqual([]);
 
     await configure({ bad_share: 0.5 });
-    await runImprovementTick(env, Date.now());
+    await detect(ws);
     expect(await candidatesOf(ws)).toHaveLength(1);
   });
 });

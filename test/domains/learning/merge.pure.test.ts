@@ -8,6 +8,7 @@ import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { mergeSkillMd, mergeTextFile } from "../../../src/domains/learning/skill-merge.ts";
 import { modelHunkResolver, type HunkRequest, type HunkResolver } from "../../../src/domains/learning/hunk-resolver.ts";
 import { preservationReport } from "../../../src/domains/learning/preservation.ts";
+import { mergeRecord } from "../../../src/domains/learning/merge-record.ts";
 import { mergeLines } from "../../../src/domains/learning/text-merge.ts";
 import { treeDiff, unifiedDiff } from "../../../src/domains/learning/diffs.ts";
 import { USAGE } from "../../support/mock-models.ts";
@@ -238,5 +239,44 @@ describe("unified diffs", () => {
       { path: "b", change: "removed", unified: null },
       { path: "c", change: "added", unified: "--- a/c\n+++ b/c\n@@ -0,0 +1,1 @@\n+new\n" },
     ]);
+  });
+});
+
+describe("merge record", () => {
+  it("labels each change preserved, adopted or dropped, with the resolver's reason or the line merge's rule", () => {
+    const base = "# Steps\n\n1. Draw.\n";
+    const ours = "# Steps\n\n1. Draw.\n2. Date every page.\n";
+    const theirs = "# Steps\n\n1. Draw in pencil first.\n";
+    const merged = "# Steps\n\n1. Draw in pencil first.\n";
+    const record = mergeRecord(preservationReport(base, ours, theirs, merged), [
+      {
+        file: "SKILL.md",
+        hunk: 0,
+        decision: "take_upstream",
+        reason: "upstream rewrote the step",
+        confidence: 0.4,
+        by: "model",
+        base: "1. Draw.\n",
+        local: "1. Draw.\n2. Date every page.\n",
+        upstream: "1. Draw in pencil first.\n",
+        merged: "1. Draw in pencil first.\n",
+      },
+    ]);
+    expect(record.map((c) => [c.side, c.text, c.label, c.change_reason])).toEqual([
+      ["local", "2. Date every page.", "dropped", "take_upstream (model): upstream rewrote the step"],
+      ["upstream", "1. Draw in pencil first.", "adopted", "take_upstream (model): upstream rewrote the step"],
+    ]);
+    expect(mergeRecord(preservationReport(base, ours, base, base), [])).toEqual([
+      {
+        side: "local",
+        kind: "rule",
+        text: "2. Date every page.",
+        label: "dropped",
+        kept: "lost",
+        change_reason: "the line merge took upstream's text for this region, which does not have it",
+        hunk: null,
+      },
+    ]);
+    expect(mergeRecord(null, [])).toEqual([]);
   });
 });

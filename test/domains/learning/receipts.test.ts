@@ -51,10 +51,10 @@ async function putSkill(ws: TestWorkspace, name: string, body: string): Promise<
 }
 
 /** One run, waited for; `skills` are requested explicitly and nothing is chosen automatically. */
-async function run(ws: TestWorkspace, sessionId: string, skills: string[] = []): Promise<string> {
+async function run(ws: TestWorkspace, sessionId: string, skills: string[] = [], content = "write it down"): Promise<string> {
   const { run_id } = await submitRun(env, sessionId, {
     workspace_id: ws.id,
-    content: "write it down",
+    content,
     toolset: TOOLSET,
     skills,
     skill_choice: "requested_only",
@@ -284,5 +284,31 @@ describe("skill stats", () => {
     expect((await call("GET", "/api/skills/Bad!/stats", { token: ws.read })).status).toBe(400);
     const other = await newWorkspace();
     expect((await call("GET", "/api/skills/notes/stats", { token: other.read })).status).toBe(404);
+  });
+
+  it("compares with the runs without the skill whose messages are similar to its runs' (similar_baseline)", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([text("ok")]));
+    await putSkill(ws, "notes", "# Steps\n\n1. Date every note.\n");
+    const sid = await newSession(ws);
+    await run(ws, sid, ["notes"], "take the meeting notes for planning");
+    await run(ws, sid, ["notes"], "meeting notes for the retro please");
+    const similar = await run(ws, sid, [], "take notes of the design meeting");
+    const unrelated = [await run(ws, sid, [], "what is the weather in Oslo"), await run(ws, sid, [], "translate hello to French")];
+    await tickAll();
+    expect((await rate(ws, sid, similar, { rating: "up" })).status).toBe(200);
+    for (const r of unrelated) expect((await rate(ws, sid, r, { rating: "down" })).status).toBe(200);
+
+    const stats = await json<J>(await call("GET", "/api/skills/notes/stats", { token: ws.read }));
+    expect(stats.baseline).toMatchObject({ runs: 3, feedback: { up: 1, down: 2, up_rate: 0.333 } });
+    expect(stats.similar_baseline).toEqual({
+      runs: 1,
+      success: 1,
+      failure: 0,
+      cancelled: 0,
+      pending: 0,
+      success_rate: 1,
+      feedback: { up: 1, down: 0, none: 0, up_rate: 1 },
+      looked_at: { with_skill: 2, without_skill: 3 },
+    });
   });
 });

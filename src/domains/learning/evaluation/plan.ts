@@ -13,7 +13,8 @@ import type { SkillOverride } from "../../../runtime/index.ts";
 import { getDraft, type DraftRow } from "../../skills/candidate-store.ts";
 import { getSkill, getVersion } from "../../skills/store.ts";
 import { allowedToolsOf } from "../../skills/frontmatter.ts";
-import { CASES_PATH, MAX_CASES_FILE_BYTES, combineCases, parseCasesJsonl, type EvalCase } from "./cases.ts";
+import { CASES_PATH, MAX_CASES, MAX_CASES_FILE_BYTES, combineCases, parseCasesJsonl, type EvalCase } from "./cases.ts";
+import { loadEvidenceRuns } from "../improvement/evidence.ts";
 
 /** Drafts in these states can be evaluated (a decided draft has nothing left to gate). */
 export const EVALUABLE_DRAFT_STATUSES: readonly string[] = ["pending_review"];
@@ -65,7 +66,13 @@ export async function planEvaluation(
     (await treeFileText(env, workspaceId, draft.treeHash, CASES_PATH)) ??
     (current ? await treeFileText(env, workspaceId, current.treeHash, CASES_PATH) : null);
   const fromFile = fileText === null ? [] : parseCasesJsonl(fileText);
-  const recorded = options.maxRecorded > 0 ? await recordedCases(env, workspaceId, draft.skillName, options.maxRecorded) : [];
+  const evidence = evidenceRunsOf(draft);
+  // A draft made from run evidence replays those runs' inputs (docs/learning.md, "From candidate to draft").
+  const recorded = evidence
+    ? await evidenceCases(env, workspaceId, evidence)
+    : options.maxRecorded > 0
+      ? await recordedCases(env, workspaceId, draft.skillName, options.maxRecorded)
+      : [];
   const frontmatter = JSON.parse(draft.frontmatter) as Record<string, unknown>;
   const allowed = allowedToolsOf(frontmatter);
   return {
@@ -85,6 +92,23 @@ export async function planEvaluation(
     concurrency: options.concurrency,
     maxSteps: options.maxSteps,
   };
+}
+
+/** The evidence runs a draft was made from (improvement and new-skill drafts), or null. */
+function evidenceRunsOf(draft: DraftRow): string[] | null {
+  if (draft.proposalKind !== "skill_improvement" && draft.proposalKind !== "new_skill") return null;
+  const runs = (JSON.parse(draft.provenance) as { evidence_runs?: { run_id?: unknown }[] }).evidence_runs ?? [];
+  return runs.map((r) => r.run_id).filter((r): r is string => typeof r === "string");
+}
+
+/** The first user message of each evidence run, in the evidence's order: the cases of its draft. */
+async function evidenceCases(env: Env, workspaceId: string, runIds: readonly string[]): Promise<EvalCase[]> {
+  const runs = await loadEvidenceRuns(makeDb(env.DB), workspaceId, runIds, MAX_CASES);
+  return runs.flatMap((r) =>
+    r.prompt === null
+      ? []
+      : [{ source: "recorded_session" as const, prompt: r.prompt, origin: { session_id: r.session_id, run_id: r.run_id } }],
+  );
 }
 
 interface ActivationRow {

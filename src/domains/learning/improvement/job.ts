@@ -1,9 +1,11 @@
 /**
- * The `improvement` cron job (docs/learning.md, "Improvement candidates"): for each skill's current
- * version, the receipts of its most recent runs decide whether to record an improvement candidate
- * (kind `skill_improvement`, status `pending`) with the failed and down-rated runs as evidence. The
- * id is deterministic and the insert does nothing on conflict, so the same evidence never makes two
- * candidates; while one is open for a version, no other is made for it.
+ * Detecting improvement candidates (docs/learning.md, "Improvement candidates"): for each skill's
+ * current version, the receipts of its most recent runs decide whether to record an improvement
+ * candidate (kind `skill_improvement`, status `pending`) with the failed and down-rated runs as
+ * evidence. The id is deterministic and the insert does nothing on conflict, so the same evidence
+ * never makes two candidates; while one is open (pending or drafted) for a version, no other is made
+ * for it, and after one was rejected a new one needs a bad run it did not have. The cron job
+ * (src/domains/governance/evidence-cron.ts) runs this under the workspace lock, in try mode.
  */
 import { and, desc, eq } from "drizzle-orm";
 import type { Env } from "../../../storage/env.ts";
@@ -11,27 +13,18 @@ import { makeDb, type Db } from "../../../storage/db/client.ts";
 import { learningCandidates, runFeedback, runReceipts, runReceiptSkills, skills } from "../../../storage/db/schema.ts";
 import { loadConfig } from "../../../storage/config/store.ts";
 import { versionLabel } from "../../../kernel/content-tree/hashing.ts";
-import { errorFields, log } from "../../../kernel/log.ts";
 import { learningConfigOf } from "../config.ts";
 import { effectiveRating } from "../receipts/store.ts";
 import { improvementCandidateId, improvementEvidence, type ImprovementEvidence } from "./detect.ts";
 
 export const IMPROVEMENT_KIND = "skill_improvement";
-/** Workspaces looked at per tick. */
-const WORKSPACES_PER_TICK = 50;
+/** Candidate statuses that hold a version: no other improvement candidate is made for it meanwhile. */
+const OPEN_STATUSES = ["pending", "drafted"];
 
-export async function runImprovementTick(env: Env, now: number): Promise<{ recorded: string[] }> {
-  const db = makeDb(env.DB);
-  const workspaces = await db.selectDistinct({ id: runReceiptSkills.workspaceId }).from(runReceiptSkills).limit(WORKSPACES_PER_TICK);
-  const recorded: string[] = [];
-  for (const { id } of workspaces) {
-    try {
-      recorded.push(...(await proposeImprovements(env, db, id, now)));
-    } catch (err) {
-      log.warn("improvement: a workspace's pass failed", { workspace_id: id, ...errorFields(err) });
-    }
-  }
-  return { recorded };
+/** Workspaces with run receipts (at most `limit`). */
+export async function workspacesWithReceipts(env: Env, limit: number): Promise<string[]> {
+  const rows = await makeDb(env.DB).selectDistinct({ id: runReceipts.workspaceId }).from(runReceipts).limit(limit);
+  return rows.map((r) => r.id);
 }
 
 /** One workspace's pass; returns the ids of the candidates it recorded. */
@@ -42,22 +35,20 @@ export async function proposeImprovements(env: Env, db: Db, workspaceId: string,
     .select({ name: skills.name, versionNo: skills.currentVersionNo })
     .from(skills)
     .where(and(eq(skills.workspaceId, workspaceId), eq(skills.status, "active")));
-  const open = await db
-    .select({ evidence: learningCandidates.evidence })
+  const earlier = await db
+    .select({ evidence: learningCandidates.evidence, status: learningCandidates.status })
     .from(learningCandidates)
-    .where(
-      and(
-        eq(learningCandidates.workspaceId, workspaceId),
-        eq(learningCandidates.kind, IMPROVEMENT_KIND),
-        eq(learningCandidates.status, "pending"),
-      ),
-    );
-  const openFor = new Set(
-    open.map((o) => {
-      const e = JSON.parse(o.evidence) as ImprovementEvidence;
-      return `${e.skill}@${e.version}`;
-    }),
-  );
+    .where(and(eq(learningCandidates.workspaceId, workspaceId), eq(learningCandidates.kind, IMPROVEMENT_KIND)));
+  const openFor = new Set<string>();
+  const usedRuns = new Map<string, Set<string>>();
+  for (const c of earlier) {
+    const e = JSON.parse(c.evidence) as ImprovementEvidence;
+    const key = `${e.skill}@${e.version}`;
+    if (OPEN_STATUSES.includes(c.status)) openFor.add(key);
+    const used = usedRuns.get(key) ?? new Set<string>();
+    for (const r of e.runs) used.add(r);
+    usedRuns.set(key, used);
+  }
   const recorded: string[] = [];
   for (const s of current) {
     const version = versionLabel(s.versionNo);
@@ -75,6 +66,8 @@ export async function proposeImprovements(env: Env, db: Db, workspaceId: string,
       .limit(config.window_runs * 2);
     const evidence = improvementEvidence(s.name, version, recent, config);
     if (!evidence) continue;
+    const used = usedRuns.get(`${s.name}@${version}`);
+    if (used && evidence.runs.every((r) => used.has(r))) continue;
     const id = await improvementCandidateId(evidence);
     const inserted = await db
       .insert(learningCandidates)

@@ -17,6 +17,12 @@ export interface StatGroup {
   runs: number;
 }
 
+/** The similar-messages comparison group, grouped like the others (similar.ts computes it). */
+export interface SimilarGroups {
+  groups: StatGroup[];
+  looked_at: { with_skill: number; without_skill: number };
+}
+
 export interface Counts {
   runs: number;
   success: number;
@@ -35,10 +41,15 @@ export interface SkillStats {
   versions: ({ version: string } & Counts)[];
   /** Runs of the same agents (null: chat runs without an agent) that did not activate the skill. */
   baseline: Counts;
+  /**
+   * Of those, the runs whose first user message is similar to a message of a run with the skill
+   * (similar.ts), and how many runs were looked at to find them; absent when not computed.
+   */
+  similar_baseline?: Counts & { looked_at: { with_skill: number; without_skill: number } };
   by_agent: { agent_id: string | null; with_skill: Counts; without_skill: Counts }[];
 }
 
-export async function skillStats(db: Db, workspaceId: string, skill: string): Promise<SkillStats> {
+export async function skillStats(db: Db, workspaceId: string, skill: string, similar?: SimilarGroups): Promise<SkillStats> {
   const withSkill = await db
     .select({
       version: runReceiptSkills.version,
@@ -63,10 +74,10 @@ export async function skillStats(db: Db, workspaceId: string, skill: string): Pr
       ),
     )
     .groupBy(runReceipts.agentId, runReceipts.outcome, effectiveRating);
-  return shapeStats(skill, withSkill, without);
+  return shapeStats(skill, withSkill, without, similar);
 }
 
-export function shapeStats(skill: string, withSkill: StatGroup[], without: StatGroup[]): SkillStats {
+export function shapeStats(skill: string, withSkill: StatGroup[], without: StatGroup[], similar?: SimilarGroups): SkillStats {
   const agents = [...new Set(withSkill.map((g) => g.agentId))].sort(byAgent);
   const comparable = without.filter((g) => agents.includes(g.agentId));
   const versions = [...new Set(withSkill.map((g) => g.version ?? ""))].sort();
@@ -77,6 +88,7 @@ export function shapeStats(skill: string, withSkill: StatGroup[], without: StatG
     overall,
     versions: versions.map((version) => ({ version, ...counts(withSkill.filter((g) => g.version === version)) })),
     baseline: counts(comparable),
+    ...(similar ? { similar_baseline: { ...counts(similar.groups), looked_at: similar.looked_at } } : {}),
     by_agent: agents.map((agent_id) => ({
       agent_id,
       with_skill: counts(withSkill.filter((g) => g.agentId === agent_id)),

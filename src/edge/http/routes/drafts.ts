@@ -7,7 +7,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
-import { requireScope } from "../auth.ts";
+import { hasScope, requireScope } from "../auth.ts";
 import { DRAFT_STATUSES, draftDetail, draftSummary, listDraftPage } from "../../../domains/learning/draft-views.ts";
 import { latestEvaluationVerdict } from "../../../domains/learning/evaluation/client.ts";
 import { approveDraft, regenerateDraft, rejectDraftService, requireDraft } from "../../../domains/governance/learning-drafts.ts";
@@ -20,8 +20,18 @@ const ApproveBody = z
   .strictObject({
     skip_evaluation: z.boolean().default(false).describe("Approve without an evaluation verdict (needs a reason, recorded in provenance)"),
     reason: z.string().trim().min(1).max(2_000).optional(),
+    acknowledge: z
+      .array(z.string().min(1).max(100))
+      .max(100)
+      .optional()
+      .describe("Ids of the sensitive changes the reviewer acknowledges (dropped upstream additions, Safety / Required Tools sections)"),
+    override_regression: z
+      .boolean()
+      .default(false)
+      .describe("Approve over a failed (regressed) evaluation: admin scope and a reason, recorded in provenance"),
   })
-  .refine((b) => !b.skip_evaluation || b.reason !== undefined, { message: "skip_evaluation needs a reason", path: ["reason"] });
+  .refine((b) => !b.skip_evaluation || b.reason !== undefined, { message: "skip_evaluation needs a reason", path: ["reason"] })
+  .refine((b) => !b.override_regression || b.reason !== undefined, { message: "override_regression needs a reason", path: ["reason"] });
 
 const list = createRoute({
   method: "get",
@@ -125,13 +135,22 @@ export const draftRoutes = newRouter()
   .openapi(approve, async (c) => {
     const p = c.get("principal");
     const { id } = c.req.valid("param");
-    const body = (c.req.header("Content-Type") ?? "").includes("json") ? c.req.valid("json") : { skip_evaluation: false };
+    const body = (c.req.header("Content-Type") ?? "").includes("json")
+      ? c.req.valid("json")
+      : { skip_evaluation: false, override_regression: false, reason: undefined, acknowledge: undefined };
     const verdict = await latestEvaluationVerdict(c.env, p.workspaceId, id);
     const r = await approveDraft(
       c.env,
       p.workspaceId,
       id,
-      { actor: p.tokenId, skipEvaluation: body.skip_evaluation, reason: body.reason },
+      {
+        actor: p.tokenId,
+        skipEvaluation: body.skip_evaluation,
+        reason: body.reason,
+        acknowledge: body.acknowledge ?? [],
+        overrideRegression: body.override_regression,
+        isAdmin: hasScope(p, "admin"),
+      },
       verdict,
     );
     return c.json(

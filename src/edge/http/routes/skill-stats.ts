@@ -1,7 +1,7 @@
 /**
  * `GET /api/skills/:name/stats` (docs/learning.md, "Skill stats"): the runs that activated a skill,
  * their success and feedback rates per version, against the same agents' runs without it, with the
- * counts behind every rate. A skill the workspace never had (nor a builtin one) and no run activated is 404.
+ * counts behind every rate, and against those of them whose messages are similar to the skill's runs'. A skill the workspace never had (nor a builtin one) and no run activated is 404.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
@@ -10,6 +10,7 @@ import { makeDb } from "../../../storage/db/client.ts";
 import { getSkill } from "../../../domains/skills/store.ts";
 import { builtinSkills } from "../../../domains/skills/builtin.ts";
 import { skillStats } from "../../../domains/learning/receipts/stats.ts";
+import { similarWithoutSkill } from "../../../domains/learning/receipts/similar.ts";
 import { notFound } from "../../../kernel/errors.ts";
 
 const Name = z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be 1-64 lowercase letters, digits, '_' or '-'") });
@@ -33,6 +34,7 @@ const StatsSchema = z
     overall: Counts,
     versions: z.array(Counts.extend({ version: z.string() })),
     baseline: Counts,
+    similar_baseline: Counts.extend({ looked_at: z.object({ with_skill: z.number(), without_skill: z.number() }) }).optional(),
     by_agent: z.array(z.object({ agent_id: z.string().nullable(), with_skill: Counts, without_skill: Counts })),
   })
   .openapi("SkillStats");
@@ -51,7 +53,7 @@ export const skillStatsRoutes = newRouter().openapi(stats, async (c) => {
   const { name } = c.req.valid("param");
   const workspaceId = c.get("principal").workspaceId;
   const db = makeDb(c.env.DB);
-  const result = await skillStats(db, workspaceId, name);
+  const result = await skillStats(db, workspaceId, name, await similarWithoutSkill(c.env, workspaceId, name));
   if (result.runs === 0 && !(await getSkill(db, workspaceId, name)) && !(await builtinSkills()).has(name))
     throw notFound(`Skill '${name}'`);
   return c.json(result, 200);

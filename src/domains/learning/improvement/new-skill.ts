@@ -1,0 +1,115 @@
+/**
+ * New-skill candidates (docs/learning.md, "New-skill candidates"): successful runs that activated no
+ * skill, grouped by the similarity of their user messages (similarity.ts); a group of at least
+ * `min_runs` is a recurring pattern worth asking the auxiliary model about, recorded as a `new_skill`
+ * candidate with those runs as evidence. Deterministic and idempotent: the id hashes the sorted run
+ * ids, the insert does nothing on conflict, and a run that is already evidence of a new-skill
+ * candidate is never grouped again, so the same evidence never makes two candidates. Runs under the
+ * workspace lock (op `propose_new_skills`), like the improvement detection.
+ */
+import { sha256Hex } from "../../../kernel/hash.ts";
+import type { Env } from "../../../storage/env.ts";
+import { loadConfig } from "../../../storage/config/store.ts";
+import { makeDb } from "../../../storage/db/client.ts";
+import { learningCandidates } from "../../../storage/db/schema.ts";
+import { learningConfigOf } from "../config.ts";
+import { clusterBySimilarity, termsOf } from "./similarity.ts";
+
+export const NEW_SKILL_KIND = "new_skill";
+/** Runs named in one candidate's evidence (the newest of the group). */
+export const MAX_EVIDENCE_RUNS = 10;
+
+export interface NewSkillEvidence {
+  /** The group's runs, sorted by id. */
+  runs: string[];
+  /** The content terms the group's messages share. */
+  terms: string[];
+  /** How many runs without a skill were looked at, and the threshold. */
+  considered: number;
+  threshold: { window_runs: number; min_runs: number };
+}
+
+export interface UnskilledRun {
+  runId: string;
+  prompt: string;
+}
+
+/** The groups worth a candidate, from runs oldest first (so a group's seed is its first run). Pure. */
+export function newSkillEvidence(runs: readonly UnskilledRun[], t: { window_runs: number; min_runs: number }): NewSkillEvidence[] {
+  const clusters = clusterBySimilarity(runs.map((r) => ({ runId: r.runId, terms: termsOf(r.prompt) })));
+  return clusters
+    .filter((c) => c.members.length >= t.min_runs)
+    .map((c) => ({
+      runs: c.members
+        .slice(-MAX_EVIDENCE_RUNS)
+        .map((m) => m.runId)
+        .sort(),
+      terms: c.terms,
+      considered: runs.length,
+      threshold: { window_runs: t.window_runs, min_runs: t.min_runs },
+    }));
+}
+
+export async function newSkillCandidateId(runs: readonly string[]): Promise<string> {
+  return `new_${(await sha256Hex(`new_skill\n${runs.join(",")}`)).slice(0, 32)}`;
+}
+
+/** One workspace's pass; returns the ids of the candidates it recorded. */
+export async function proposeNewSkills(env: Env, workspaceId: string, now: number): Promise<string[]> {
+  const config = learningConfigOf(await loadConfig(env, workspaceId)).new_skill;
+  if (!config.enabled) return [];
+  const db = makeDb(env.DB);
+  const used = new Set<string>();
+  const earlier = await env.DB.prepare("SELECT evidence FROM learning_candidates WHERE workspace_id = ? AND kind = ?")
+    .bind(workspaceId, NEW_SKILL_KIND)
+    .all<{ evidence: string }>();
+  for (const c of earlier.results) for (const r of (JSON.parse(c.evidence) as NewSkillEvidence).runs) used.add(r);
+  // Successful runs without a skill and not rated down, newest first; each with its first user message.
+  const { results } = await env.DB.prepare(
+    `SELECT r.run_id AS runId,
+            (SELECT e.payload FROM session_events e
+              WHERE e.session_id = r.session_id AND e.run_id = r.run_id AND e.type = 'message'
+              ORDER BY e.seq LIMIT 1) AS payload
+       FROM run_receipts r
+       LEFT JOIN run_feedback f ON f.run_id = r.run_id
+      WHERE r.workspace_id = ?1 AND r.outcome = 'success' AND (f.rating IS NULL OR f.rating = 'up')
+        AND NOT EXISTS (SELECT 1 FROM run_receipt_skills k WHERE k.run_id = r.run_id)
+      ORDER BY r.ended_at DESC, r.run_id DESC
+      LIMIT ?2`,
+  )
+    .bind(workspaceId, config.window_runs)
+    .all<{ runId: string; payload: string | null }>();
+  const runs: UnskilledRun[] = [];
+  for (const row of results.reverse()) {
+    if (used.has(row.runId) || !row.payload) continue;
+    const message = (JSON.parse(row.payload) as { message?: { role?: unknown; content?: unknown } }).message;
+    if (message?.role === "user" && typeof message.content === "string") runs.push({ runId: row.runId, prompt: message.content });
+  }
+  const recorded: string[] = [];
+  for (const evidence of newSkillEvidence(runs, config)) {
+    const id = await newSkillCandidateId(evidence.runs);
+    const inserted = await db
+      .insert(learningCandidates)
+      .values({
+        workspaceId,
+        id,
+        kind: NEW_SKILL_KIND,
+        // Named by the draft (the author names the skill); empty until then.
+        skillName: "",
+        pluginId: null,
+        status: "pending",
+        mergeMode: null,
+        evidence: JSON.stringify(evidence),
+        mergePlan: null,
+        draftId: null,
+        supersededBy: null,
+        blockedByDraftId: null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing()
+      .returning({ id: learningCandidates.id });
+    if (inserted.length > 0) recorded.push(id);
+  }
+  return recorded;
+}
