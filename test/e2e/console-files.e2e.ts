@@ -113,7 +113,7 @@ describe("e2e: the console's Files panel", () => {
     await panel.getByTestId("files-summary").filter({ hasText: "5 files" }).waitFor();
     // The default base is the clone's tree, not the first change's.
     expect(await panel.getByTestId("files-base").inputValue()).toBe(clone.event_id);
-    expect(await panel.getByTestId("files-summary").textContent()).toContain("4 changed against the base");
+    await panel.getByTestId("files-summary").filter({ hasText: "4 changed against the base" }).waitFor();
     const rowOf = (path: string) => panel.locator(`li.file-row:has(button[data-path="${path}"])`);
     expect(await rowOf("src/app.ts").locator(".badge").textContent()).toBe("modified");
     expect(await rowOf("src/new.ts").locator(".badge").textContent()).toBe("added");

@@ -52,10 +52,10 @@ function FilesBody({ sessionId, tick }: { sessionId: string; tick: number }) {
     async () => (baseId ? api("get", "/api/sessions/{id}/files", { params: { id: sessionId }, query: { event: baseId } }) : null),
     [sessionId, baseId],
   );
-  const rows = useMemo(
-    () => (shown.data ? compareListings(shown.data.files, baseListing.data?.files ?? null) : []),
-    [shown.data, baseListing.data],
-  );
+  // The base's files once the listing for *this* base is in (useLoad keeps the last one while loading).
+  const baseFiles = baseId && baseListing.data?.event_id === baseId ? baseListing.data.files : null;
+  const comparing = baseId !== null && baseFiles === null;
+  const rows = useMemo(() => (shown.data ? compareListings(shown.data.files, baseFiles) : []), [shown.data, baseFiles]);
   const tree = useMemo(() => buildTree(changedOnly ? rows.filter((r) => r.status !== "same") : rows), [rows, changedOnly]);
   const row = rows.find((r) => r.path === selected) ?? null;
   const treeAt = at || null;
@@ -101,7 +101,7 @@ function FilesBody({ sessionId, tick }: { sessionId: string; tick: number }) {
             <nav class="files-tree" aria-label="Workspace files">
               <p class="muted small" data-testid="files-summary">
                 {listing.file_count} file{listing.file_count === 1 ? "" : "s"}, {formatBytes(listing.total_bytes)}
-                {baseId ? ` · ${tree.changed} changed against the base` : ""}
+                {baseId ? (comparing ? " · comparing with the base…" : ` · ${tree.changed} changed against the base`) : ""}
                 {listing.truncated ? " · only the first 5,000 are listed" : ""}
               </p>
               {rows.length === 0 ? (
