@@ -19,6 +19,7 @@ import { SchedulesPage } from "./pages/schedules";
 import { MailPage } from "./pages/mail";
 import { McpPage } from "./pages/mcp";
 import { UsagePage } from "./pages/usage";
+import { OAuthAuthorizePage } from "./pages/oauth";
 
 const NAV = [
   ["/chat", "Chat"],
@@ -85,6 +86,8 @@ function Page({ path }: { path: string }) {
       return <McpPage />;
     case "usage":
       return <UsagePage />;
+    case "oauth": // an assistant's authorization request (docs/mcp.md, "Add Beaver to your assistant")
+      return rest[0] === "authorize" ? <OAuthAuthorizePage /> : <NotFound path={path} />;
     case "":
     case "chat":
       return <ChatPage sessionId={area === "chat" && rest[0] ? decodeURIComponent(rest[0]) : undefined} />;

@@ -273,6 +273,32 @@ export interface Schemas {
     output_tokens: number;
     total_tokens: number;
   };
+  OAuthConsentRequest: {
+    client_id: string;
+    client_name: string;
+    client_uri: string | null;
+    redirect_uri: string;
+    redirect_host: string;
+    redirect_is_loopback: boolean;
+    requested_scopes: Array<string>;
+    grantable_scopes: Array<"read" | "member">;
+    workspaces: Array<{
+      id: string;
+      name: string;
+    }>;
+  };
+  OAuthRedirect: {
+    redirect_to: string;
+  };
+  OAuthGrant: {
+    id: string;
+    client_id: string;
+    client_name: string | null;
+    scopes: Array<string>;
+    approved_by: string | null;
+    created_at: number;
+    expires_at: number | null;
+  };
   JsonRpcMessage: {
     jsonrpc: "2.0";
     [key: string]: unknown | undefined;
@@ -1484,6 +1510,59 @@ export interface Paths {
         models: Array<Schemas["UsageRow"]>;
         agents: Array<Schemas["UsageRow"]>;
         sessions: Array<Schemas["UsageRow"]>;
+      };
+    };
+  };
+  "/api/oauth/requests": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        query: string;
+      };
+      response: Schemas["OAuthConsentRequest"];
+    };
+  };
+  "/api/oauth/authorize": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        query: string;
+        workspace_id?: string;
+        scopes: Array<"read" | "member">;
+      };
+      response: Schemas["OAuthRedirect"];
+    };
+  };
+  "/api/oauth/deny": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        query: string;
+      };
+      response: Schemas["OAuthRedirect"];
+    };
+  };
+  "/api/oauth/grants": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        grants: Array<Schemas["OAuthGrant"]>;
+      };
+    };
+  };
+  "/api/oauth/grants/{id}": {
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        id: string;
+        revoked: true;
       };
     };
   };

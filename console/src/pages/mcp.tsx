@@ -1,10 +1,12 @@
 /**
  * MCP servers (docs/mcp.md): each configured server's status (connected, or its latest discovery's
  * error), when it was discovered, and the tools its runs get; Refresh lists every server's tools again.
+ * Below, the assistants connected to Beaver's own /mcp through OAuth (pages/oauth.tsx).
  */
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
 import { Empty, Loading, Time, useLoad } from "../ui";
+import { ConnectedAssistants } from "./oauth";
 
 export function McpPage() {
   const [refresh, setRefresh] = useState(0);
@@ -59,6 +61,7 @@ export function McpPage() {
           )
         }
       </Loading>
+      <ConnectedAssistants />
     </section>
   );
 }

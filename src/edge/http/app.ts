@@ -41,6 +41,7 @@ import { draftEvaluationRoutes } from "./routes/draft-evaluation.ts";
 import { openAiRoutes } from "./routes/openai.ts";
 import { uiChatRoutes } from "./routes/ui-chat.ts";
 import { usageRoutes } from "./routes/usage.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -91,7 +92,9 @@ export function createApp() {
   app.route("/api/schedules", scheduleRoutes);
   app.route("/api/mcp", mcpRoutes);
   app.route("/api/usage", usageRoutes);
-  // Beaver's MCP server (docs/mcp.md): bearer tokens as under /api; its tools call the routes above in-process.
+  app.route("/api/oauth", oauthRoutes);
+  // Beaver's MCP server (docs/mcp.md): bearer tokens as under /api, or OAuth grants (edge/oauth/provider.ts, which
+  // authenticates before the app); its tools call the routes above in-process.
   app.use("/mcp", authenticate);
   app.route(
     "/mcp",
