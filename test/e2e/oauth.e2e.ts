@@ -74,7 +74,8 @@ let userDataDir: string;
 beforeAll(async () => {
   // The assistant's loopback redirect target: records what the authorization server sent back.
   callback = createServer((req, res) => {
-    codes.push(new URL(req.url ?? "/", "http://127.0.0.1").searchParams);
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (url.pathname === "/callback") codes.push(url.searchParams); // not the browser's /favicon.ico
     res.writeHead(200, { "Content-Type": "text/plain" }).end("You can close this window.");
   });
   await new Promise<void>((ok) => callback.listen(0, "127.0.0.1", ok));
