@@ -139,7 +139,7 @@ describe("e2e: an MCP client connects to Beaver's /mcp with OAuth from nothing",
 
     // 3. Code → tokens (PKCE), then tools/list and send_message on the grant.
     expect(await auth(assistant, { serverUrl: `${baseUrl()}/mcp`, authorizationCode: code })).toBe("AUTHORIZED");
-    expect(assistant.saved?.scope).toBe("member");
+    expect(assistant.saved?.scope?.split(" ").sort()).toEqual(["member", "read"]);
     const client = await connect(assistant);
     const tools = (await client.listTools()).tools.map((t) => t.name);
     expect(tools).toContain("send_message");

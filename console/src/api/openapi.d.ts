@@ -251,7 +251,8 @@ export interface Schemas {
     name: string;
     url: string;
     transport: "streamable-http" | "sse";
-    status: "connected" | "error";
+    auth: "oauth" | null;
+    status: "connected" | "error" | "needs_authorization";
     error: {
       code: string;
       message: string;
@@ -1496,6 +1497,41 @@ export interface Paths {
       body: never;
       response: {
         servers: Array<Schemas["McpServerStatus"]>;
+      };
+    };
+  };
+  "/api/mcp/servers/{name}/connect": {
+    post: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        authorization_url: string | null;
+      };
+    };
+  };
+  "/api/mcp/oauth/callback": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        code: string;
+        state: string;
+      };
+      response: {
+        server: string;
+        status: "connected";
+      };
+    };
+  };
+  "/api/mcp/servers/{name}/connection": {
+    delete: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        server: string;
+        forgotten: true;
       };
     };
   };
