@@ -145,7 +145,10 @@ describe("e2e: an MCP client connects to Beaver's /mcp with OAuth from nothing",
     expect(tools).toContain("send_message");
     const sent = await client.callTool({ name: "send_message", arguments: { content: "Hi Beaver", title: "From the assistant" } });
     expect(sent.isError).toBeFalsy();
-    expect(JSON.parse((sent.content as { text: string }[])[0]!.text)).toMatchObject({ status: "completed", output_text: "Hello, assistant." });
+    expect(JSON.parse((sent.content as { text: string }[])[0]!.text)).toMatchObject({
+      status: "completed",
+      output_text: "Hello, assistant.",
+    });
     await client.close();
 
     // 4. Refresh: the SDK exchanges its refresh token for a new access token, which works.
@@ -157,12 +160,18 @@ describe("e2e: an MCP client connects to Beaver's /mcp with OAuth from nothing",
     await again.close();
 
     // 5. Revoked in the console's API: refused, and the refresh fails too (the SDK falls back to asking the browser).
-    const grants = (await (await api("GET", "/api/oauth/grants", { token: member })).json()) as { grants: { id: string; client_name: string }[] };
+    const grants = (await (await api("GET", "/api/oauth/grants", { token: member })).json()) as {
+      grants: { id: string; client_name: string }[];
+    };
     expect(grants.grants.map((g) => g.client_name)).toEqual(["SDK assistant"]);
     expect((await api("DELETE", `/api/oauth/grants/${grants.grants[0]!.id}`, { token: member })).status).toBe(200);
     const raw = await fetch(`${baseUrl()}/mcp`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${assistant.saved!.access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      headers: {
+        Authorization: `Bearer ${assistant.saved!.access_token}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
     });
     expect(raw.status).toBe(401);

@@ -24,7 +24,9 @@ beforeEach(() => {
 });
 afterEach(() => setOutboundFetch(null));
 
-type Status = { servers: { name: string; auth: string | null; status: string; error: { code: string } | null; tools: { name: string }[] }[] };
+type Status = {
+  servers: { name: string; auth: string | null; status: string; error: { code: string } | null; tools: { name: string }[] }[];
+};
 const statusOf = async (token: string, refresh = false) =>
   json<Status>(await call("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token }));
 
@@ -41,7 +43,12 @@ describe("auth: oauth MCP servers", () => {
     expect(put.status).toBe(200);
 
     const before = await statusOf(a.admin);
-    expect(before.servers[0]).toMatchObject({ name: "hosted", auth: "oauth", status: "needs_authorization", error: { code: "needs_authorization" } });
+    expect(before.servers[0]).toMatchObject({
+      name: "hosted",
+      auth: "oauth",
+      status: "needs_authorization",
+      error: { code: "needs_authorization" },
+    });
 
     // Connect: the SDK discovers the server's authorization server, registers Beaver and asks for a browser.
     const connect = await call("POST", "/api/mcp/servers/hosted/connect", { token: a.admin });
@@ -77,12 +84,17 @@ describe("auth: oauth MCP servers", () => {
     const { run_id } = await submitRun(env, session.id, { workspace_id: a.id, content: "what sessions are there?" });
     expect(await waitForRun(env, session.id, run_id, 20_000)).toMatchObject({ status: "completed", output_text: "done" });
     const events: PersistentEvent[] = await doEvents(session.id, a.id);
-    const results = events.filter((e): e is MessageEvent => e.type === "message").map((e) => e.message).filter((m) => m.role === "tool_result");
+    const results = events
+      .filter((e): e is MessageEvent => e.type === "message")
+      .map((e) => e.message)
+      .filter((m) => m.role === "tool_result");
     expect(results[0]).toMatchObject({ tool_call_id: "c1", is_error: false });
     expect(JSON.stringify(results[0])).toContain("sessions");
 
     // b revokes the grant: a's server shows needs_authorization instead of failing runs opaquely.
-    const grants = await json<{ grants: { id: string; client_name: string }[] }>(await call("GET", "/api/oauth/grants", { token: b.member }));
+    const grants = await json<{ grants: { id: string; client_name: string }[] }>(
+      await call("GET", "/api/oauth/grants", { token: b.member }),
+    );
     expect(grants.grants.map((g) => g.client_name)).toEqual(["Beaver"]);
     expect((await call("DELETE", `/api/oauth/grants/${grants.grants[0]!.id}`, { token: b.member })).status).toBe(200);
     const lapsed = await statusOf(a.admin, true);
@@ -93,7 +105,10 @@ describe("auth: oauth MCP servers", () => {
     const ws = await newWorkspace();
     expect((await call("POST", "/api/mcp/servers/nope/connect", { token: ws.admin })).status).toBe(404);
     const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
-    await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers: [{ name: "plain", url: "https://beaver.test/mcp" }] } } });
+    await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: { ...config, mcp: { servers: [{ name: "plain", url: "https://beaver.test/mcp" }] } },
+    });
     expect((await call("POST", "/api/mcp/servers/plain/connect", { token: ws.admin })).status).toBe(400);
     expect((await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body: { code: "x", state: "unknown" } })).status).toBe(404);
   });

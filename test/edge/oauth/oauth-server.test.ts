@@ -136,7 +136,10 @@ describe("OAuth for /mcp", () => {
 
   it("runs the whole flow: registration, the console's approval, PKCE, tools on the grant's workspace, refresh and revocation", async () => {
     const ws = await scriptedWorkspace(new ScriptedModel([text("Hello from the grant.")]));
-    const consent = await call("POST", "/api/oauth/requests", { token: ws.member, body: { query: authQuery(await register(), "x".repeat(43)) } });
+    const consent = await call("POST", "/api/oauth/requests", {
+      token: ws.member,
+      body: { query: authQuery(await register(), "x".repeat(43)) },
+    });
     expect(consent.status).toBe(200);
     expect(await json(consent)).toMatchObject({
       client_name: "Test assistant",
@@ -164,7 +167,10 @@ describe("OAuth for /mcp", () => {
       await call("GET", "/api/oauth/grants", { token: ws.member }),
     );
     expect(listed.grants).toEqual([expect.objectContaining({ client_id: clientId, scopes: ["member"], client_name: "Test assistant" })]);
-    const refreshed = await worker("/oauth/token", form({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId }));
+    const refreshed = await worker(
+      "/oauth/token",
+      form({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId }),
+    );
     expect(refreshed.status).toBe(200);
     const next = await json<Tokens>(refreshed);
     expect(next.access_token).not.toBe(tokens.access_token);
@@ -178,7 +184,10 @@ describe("OAuth for /mcp", () => {
       expect(refused.status).toBe(401);
       expect(refused.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
     }
-    const again = await worker("/oauth/token", form({ grant_type: "refresh_token", refresh_token: next.refresh_token, client_id: clientId }));
+    const again = await worker(
+      "/oauth/token",
+      form({ grant_type: "refresh_token", refresh_token: next.refresh_token, client_id: clientId }),
+    );
     expect(again.status).toBe(400);
     expect(await json(again)).toMatchObject({ error: "invalid_grant" });
     expect((await json<{ grants: unknown[] }>(await call("GET", "/api/oauth/grants", { token: ws.member }))).grants).toEqual([]);
@@ -202,12 +211,18 @@ describe("OAuth for /mcp", () => {
 
     const beyond = await call("POST", "/api/oauth/authorize", { token: ws.read, body: { query, scopes: ["member"] } });
     expect(beyond.status).toBe(403);
-    const elsewhere = await call("POST", "/api/oauth/authorize", { token: ws.member, body: { query, scopes: ["read"], workspace_id: other.id } });
+    const elsewhere = await call("POST", "/api/oauth/authorize", {
+      token: ws.member,
+      body: { query, scopes: ["read"], workspace_id: other.id },
+    });
     expect(elsewhere.status).toBe(403);
     const admin = await call("POST", "/api/oauth/authorize", { token: ws.admin, body: { query, scopes: ["admin"] } });
     expect(admin.status).toBe(400);
 
-    const unknown = await call("POST", "/api/oauth/requests", { token: ws.member, body: { query: authQuery(clientId, challenge, { scope: "admin" }) } });
+    const unknown = await call("POST", "/api/oauth/requests", {
+      token: ws.member,
+      body: { query: authQuery(clientId, challenge, { scope: "admin" }) },
+    });
     expect(unknown.status).toBe(400);
     const details = (await json<{ error: { details: { oauth_error: string; redirect_to: string } } }>(unknown)).error.details;
     expect(details.oauth_error).toBe("invalid_scope");
@@ -223,9 +238,9 @@ describe("OAuth for /mcp", () => {
     const b = await newWorkspace();
     const { tokens } = await authorize(ADMIN, ["member"], b.id);
     const onB = await connect(tokens.access_token);
-    const sent = JSON.parse(
-      ((await onB.callTool({ name: "list_sessions", arguments: {} })).content as { text: string }[])[0]!.text,
-    ) as { sessions: unknown[] };
+    const sent = JSON.parse(((await onB.callTool({ name: "list_sessions", arguments: {} })).content as { text: string }[])[0]!.text) as {
+      sessions: unknown[];
+    };
     expect(sent.sessions).toEqual([]);
     // A session of workspace a is a 404 through b's grant.
     const created = await json<{ id: string }>(await call("POST", "/api/sessions", { token: a.member, body: {} }));
@@ -255,7 +270,10 @@ describe("OAuth for /mcp", () => {
     const unknownClient = await call("POST", "/api/oauth/requests", { token: ws.member, body: { query: authQuery("nope", challenge) } });
     expect(unknownClient.status).toBe(400);
 
-    const noPkce = await call("POST", "/api/oauth/authorize", { token: ws.member, body: { query: authQuery(clientId, null), scopes: ["read"] } });
+    const noPkce = await call("POST", "/api/oauth/authorize", {
+      token: ws.member,
+      body: { query: authQuery(clientId, null), scopes: ["read"] },
+    });
     expect(noPkce.status).toBe(400);
     expect((await json<{ error: { details: Record<string, unknown> } }>(noPkce)).error.details.oauth_error).toBe("invalid_request");
   });
@@ -265,7 +283,10 @@ describe("OAuth for /mcp", () => {
     const clientId = await register();
     const { verifier, challenge } = await pkce();
     const approve = async () => {
-      const res = await call("POST", "/api/oauth/authorize", { token: ws.member, body: { query: authQuery(clientId, challenge), scopes: ["read"] } });
+      const res = await call("POST", "/api/oauth/authorize", {
+        token: ws.member,
+        body: { query: authQuery(clientId, challenge), scopes: ["read"] },
+      });
       return new URL((await json<{ redirect_to: string }>(res)).redirect_to).searchParams.get("code")!;
     };
     const exchange = (code: string, codeVerifier?: string) =>
@@ -300,7 +321,13 @@ describe("OAuth for /mcp", () => {
 
     const wrongRedirect = await worker(
       "/oauth/token",
-      form({ grant_type: "authorization_code", code: await approve(), redirect_uri: "http://127.0.0.1:1/other", client_id: clientId, code_verifier: verifier }),
+      form({
+        grant_type: "authorization_code",
+        code: await approve(),
+        redirect_uri: "http://127.0.0.1:1/other",
+        client_id: clientId,
+        code_verifier: verifier,
+      }),
     );
     expect(wrongRedirect.status).toBe(400);
     expect(await json(wrongRedirect)).toMatchObject({ error: "invalid_grant" });

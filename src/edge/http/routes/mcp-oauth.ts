@@ -44,7 +44,10 @@ const callback = createRoute({
   summary: "Finish authorizing an MCP server with the code its authorization server sent back",
   middleware: [requireScope("admin")] as const,
   request: { body: jsonBody(z.strictObject({ code: z.string().min(1).max(4096), state: z.string().min(1).max(512) })) },
-  responses: { 200: jsonResponse(z.object({ server: z.string(), status: z.literal("connected") }), "Connected"), ...errorResponses(404, 502) },
+  responses: {
+    200: jsonResponse(z.object({ server: z.string(), status: z.literal("connected") }), "Connected"),
+    ...errorResponses(404, 502),
+  },
 });
 
 const disconnect = createRoute({
@@ -65,7 +68,9 @@ async function oauthServer(env: Parameters<typeof loadConfig>[0], workspaceId: s
 }
 
 const upstream = (err: unknown) =>
-  err instanceof AppError ? err : new AppError("provider_error", `Authorization failed: ${err instanceof Error ? err.message : String(err)}`);
+  err instanceof AppError
+    ? err
+    : new AppError("provider_error", `Authorization failed: ${err instanceof Error ? err.message : String(err)}`);
 
 export const mcpOAuthRoutes = newRouter()
   .openapi(connect, async (c) => {
