@@ -177,12 +177,13 @@ export async function startAuthorization(
   return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
 }
 
-/** The workspace and server a callback's `state` belongs to (it works once), or null. */
-export async function takeState(env: Env, state: string): Promise<{ workspace_id: string; server: string } | null> {
+/** The server a callback's `state` belongs to in this workspace (it works once), or null — another workspace's too. */
+export async function takeState(env: Env, workspaceId: string, state: string): Promise<string | null> {
   const kv = kvOf(env);
   const found = await kv.get<{ workspace_id: string; server: string }>(stateKey(state), "json");
-  if (found) await kv.delete(stateKey(state));
-  return found;
+  if (!found || found.workspace_id !== workspaceId) return null;
+  await kv.delete(stateKey(state));
+  return found.server;
 }
 
 /** Exchanges the callback's code for tokens (PKCE verifier and client from the record). */

@@ -1,7 +1,8 @@
 /**
  * Beaver as an OAuth client of an OAuth-protected MCP server (src/domains/mcp/oauth-client.ts,
  * src/edge/http/routes/mcp-oauth.ts). The protected server is Beaver's own `/mcp` (the OAuth 2.1
- * provider of src/edge/oauth/), reached through the outbound fetch every tenant-chosen URL takes, so
+ * provider of src/edge/oauth/) under a second host name, `hosted.test` (the egress policy refuses
+ * Beaver's own host), reached through the outbound fetch every tenant-chosen URL takes, so
  * both halves meet here with real KV, D1 and Durable Objects: workspace A configures `auth: "oauth"`,
  * sees `needs_authorization`, Connects (discovery, registration, PKCE through the MCP SDK's client
  * auth), a member of workspace B approves, the callback exchanges the code, and A's agent calls a
@@ -20,7 +21,7 @@ import { call, json, newWorkspace } from "../../support/api.ts";
 
 beforeEach(() => {
   clearDiscoveryCache();
-  setOutboundFetch(routeHosts({ "beaver.test": (input, init) => exports.default.fetch(new Request(input, init)) }));
+  setOutboundFetch(routeHosts({ "hosted.test": (input, init) => exports.default.fetch(new Request(input, init)) }));
 });
 afterEach(() => setOutboundFetch(null));
 
@@ -38,9 +39,9 @@ describe("auth: oauth MCP servers", () => {
     const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: a.admin }));
     const put = await call("PUT", "/api/config", {
       token: a.admin,
-      body: { ...config, mcp: { servers: [{ name: "hosted", url: "https://beaver.test/mcp", auth: "oauth" }] } },
+      body: { ...config, mcp: { servers: [{ name: "hosted", url: "https://hosted.test/mcp", auth: "oauth" }] } },
     });
-    expect(put.status).toBe(200);
+    expect(put.status, await put.clone().text()).toBe(200);
 
     const before = await statusOf(a.admin);
     expect(before.servers[0]).toMatchObject({
@@ -60,10 +61,15 @@ describe("auth: oauth MCP servers", () => {
     expect((await call("POST", "/api/mcp/servers/hosted/connect", { token: a.member })).status).toBe(403);
 
     // The hosted server's user (a member of b) approves; the browser comes back to a's console callback.
-    const approved = await call("POST", "/api/oauth/authorize", {
-      token: b.member,
-      body: { query: authorizationUrl.search.slice(1), scopes: ["read"] },
-    });
+    expect(authorizationUrl.origin).toBe("https://hosted.test");
+    const approved = await exports.default.fetch(
+      new Request("https://hosted.test/api/oauth/authorize", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ query: authorizationUrl.search.slice(1), scopes: ["read"] }),
+      }),
+    );
+    expect(approved.status).toBe(200);
     const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
     const code = back.searchParams.get("code")!;
     const state = back.searchParams.get("state")!;
@@ -107,9 +113,10 @@ describe("auth: oauth MCP servers", () => {
     const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
     await call("PUT", "/api/config", {
       token: ws.admin,
-      body: { ...config, mcp: { servers: [{ name: "plain", url: "https://beaver.test/mcp" }] } },
+      body: { ...config, mcp: { servers: [{ name: "plain", url: "https://hosted.test/mcp" }] } },
     });
-    expect((await call("POST", "/api/mcp/servers/plain/connect", { token: ws.admin })).status).toBe(400);
+    const plain = await call("POST", "/api/mcp/servers/plain/connect", { token: ws.admin });
+    expect(plain.status, await plain.clone().text()).toBe(400);
     expect((await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body: { code: "x", state: "unknown" } })).status).toBe(404);
   });
 

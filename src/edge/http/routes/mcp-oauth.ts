@@ -88,10 +88,10 @@ export const mcpOAuthRoutes = newRouter()
   .openapi(callback, async (c) => {
     const workspaceId = c.get("principal").workspaceId;
     const { code, state } = c.req.valid("json");
-    const pending = await takeState(c.env, state);
+    const pending = await takeState(c.env, workspaceId, state);
     // Another workspace's (or an expired, or a used) state is simply not found here.
-    if (!pending || pending.workspace_id !== workspaceId) throw notFound("Authorization in progress");
-    const server = await oauthServer(c.env, workspaceId, pending.server);
+    if (!pending) throw notFound("Authorization in progress");
+    const server = await oauthServer(c.env, workspaceId, pending);
     try {
       const result = await finishAuthorization(c.env, workspaceId, server, code, outboundFetch(c.env));
       if (result !== "AUTHORIZED") throw new AppError("provider_error", "The authorization server did not issue tokens");
