@@ -17,8 +17,9 @@ import { ReferencePage } from "./pages/reference";
 import { MemoryPage } from "./pages/memory";
 import { SchedulesPage } from "./pages/schedules";
 import { MailPage } from "./pages/mail";
-import { McpPage } from "./pages/mcp";
+import { McpPage, McpOAuthCallbackPage } from "./pages/mcp";
 import { UsagePage } from "./pages/usage";
+import { OAuthAuthorizePage } from "./pages/oauth";
 
 const NAV = [
   ["/chat", "Chat"],
@@ -82,9 +83,11 @@ function Page({ path }: { path: string }) {
     case "mail":
       return <MailPage />;
     case "mcp-servers": // not /mcp: that path is Beaver's MCP endpoint (wrangler.toml run_worker_first)
-      return <McpPage />;
+      return rest[0] === "callback" ? <McpOAuthCallbackPage /> : <McpPage />;
     case "usage":
       return <UsagePage />;
+    case "oauth": // an assistant's authorization request (docs/mcp.md, "Add Beaver to your assistant")
+      return rest[0] === "authorize" ? <OAuthAuthorizePage /> : <NotFound path={path} />;
     case "":
     case "chat":
       return <ChatPage sessionId={area === "chat" && rest[0] ? decodeURIComponent(rest[0]) : undefined} />;

@@ -22,6 +22,11 @@ export interface Env {
    * not own never reach it; optional because the Worker itself serves no asset.
    */
   ASSETS?: Fetcher;
+  /**
+   * Grants, clients and hashed tokens of Beaver's OAuth authorization server for `/mcp`
+   * (`@cloudflare/workers-oauth-provider`, edge/oauth/provider.ts); without it `/mcp` takes static tokens only.
+   */
+  OAUTH_KV?: KVNamespace;
   /** Optional service binding outbound HTTP to tenant-chosen hosts goes through (storage/outbound.ts). */
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
   /**

@@ -306,7 +306,8 @@ export interface Schemas {
     name: string;
     url: string;
     transport: "streamable-http" | "sse";
-    status: "connected" | "error";
+    auth: "oauth" | null;
+    status: "connected" | "error" | "needs_authorization";
     error: {
       code: string;
       message: string;
@@ -327,6 +328,32 @@ export interface Schemas {
     input_tokens: number;
     output_tokens: number;
     total_tokens: number;
+  };
+  OAuthConsentRequest: {
+    client_id: string;
+    client_name: string;
+    client_uri: string | null;
+    redirect_uri: string;
+    redirect_host: string;
+    redirect_is_loopback: boolean;
+    requested_scopes: Array<string>;
+    grantable_scopes: Array<"read" | "member">;
+    workspaces: Array<{
+      id: string;
+      name: string;
+    }>;
+  };
+  OAuthRedirect: {
+    redirect_to: string;
+  };
+  OAuthGrant: {
+    id: string;
+    client_id: string;
+    client_name: string | null;
+    scopes: Array<string>;
+    approved_by: string | null;
+    created_at: number;
+    expires_at: number | null;
   };
   JsonRpcMessage: {
     jsonrpc: "2.0";
@@ -1637,6 +1664,41 @@ export interface Paths {
       };
     };
   };
+  "/api/mcp/servers/{name}/connect": {
+    post: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        authorization_url: string | null;
+      };
+    };
+  };
+  "/api/mcp/oauth/callback": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        code: string;
+        state: string;
+      };
+      response: {
+        server: string;
+        status: "connected";
+      };
+    };
+  };
+  "/api/mcp/servers/{name}/connection": {
+    delete: {
+      params: { name: string };
+      query: never;
+      body: never;
+      response: {
+        server: string;
+        forgotten: true;
+      };
+    };
+  };
   "/api/usage": {
     get: {
       params: never;
@@ -1648,6 +1710,59 @@ export interface Paths {
         models: Array<Schemas["UsageRow"]>;
         agents: Array<Schemas["UsageRow"]>;
         sessions: Array<Schemas["UsageRow"]>;
+      };
+    };
+  };
+  "/api/oauth/requests": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        query: string;
+      };
+      response: Schemas["OAuthConsentRequest"];
+    };
+  };
+  "/api/oauth/authorize": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        query: string;
+        workspace_id?: string;
+        scopes: Array<"read" | "member">;
+      };
+      response: Schemas["OAuthRedirect"];
+    };
+  };
+  "/api/oauth/deny": {
+    post: {
+      params: never;
+      query: never;
+      body: {
+        query: string;
+      };
+      response: Schemas["OAuthRedirect"];
+    };
+  };
+  "/api/oauth/grants": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        grants: Array<Schemas["OAuthGrant"]>;
+      };
+    };
+  };
+  "/api/oauth/grants/{id}": {
+    delete: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        id: string;
+        revoked: true;
       };
     };
   };

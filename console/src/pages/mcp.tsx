@@ -1,10 +1,61 @@
 /**
  * MCP servers (docs/mcp.md): each configured server's status (connected, or its latest discovery's
  * error), when it was discovered, and the tools its runs get; Refresh lists every server's tools again.
+ * Below, the assistants connected to Beaver's own /mcp through OAuth (pages/oauth.tsx).
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/client";
-import { Empty, Loading, Time, useLoad } from "../ui";
+import { navigate } from "../router";
+import { Empty, ErrorNote, Loading, Time, useAction, useLoad } from "../ui";
+import { ConnectedAssistants } from "./oauth";
+
+/** "Connect": starts Beaver's OAuth flow to the server and sends the browser to its authorization page. */
+function ConnectButton({ name, onConnected }: { name: string; onConnected: () => void }) {
+  const action = useAction();
+  return (
+    <div>
+      <button
+        type="button"
+        disabled={action.busy}
+        data-testid="mcp-connect"
+        onClick={() =>
+          void action.run(async () => {
+            const res = await api("post", "/api/mcp/servers/{name}/connect", { params: { name } });
+            if (res.authorization_url) location.assign(res.authorization_url);
+            else onConnected();
+          })
+        }
+      >
+        Connect
+      </button>
+      <ErrorNote error={action.error} />
+    </div>
+  );
+}
+
+/** `/mcp-servers/callback`: where an MCP server's authorization page sends the browser back. */
+export function McpOAuthCallbackPage() {
+  const params = new URLSearchParams(location.search);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    const code = params.get("code");
+    const state = params.get("state");
+    if (!code || !state) {
+      setError(new Error(params.get("error_description") ?? params.get("error") ?? "The server sent no authorization code"));
+      return;
+    }
+    api("post", "/api/mcp/oauth/callback", { body: { code, state } }).then(
+      () => navigate("/mcp-servers"),
+      (err: unknown) => setError(err),
+    );
+  }, []);
+  return (
+    <section class="panel page" aria-label="Connecting an MCP server">
+      <h2>Connecting the MCP server…</h2>
+      <ErrorNote error={error} />
+    </section>
+  );
+}
 
 export function McpPage() {
   const [refresh, setRefresh] = useState(0);
@@ -29,6 +80,9 @@ export function McpPage() {
                     <h3>{server.name}</h3>
                     <span class={`status status-${server.status === "connected" ? "completed" : "failed"}`}>{server.status}</span>
                   </div>
+                  {server.auth === "oauth" && server.status !== "connected" ? (
+                    <ConnectButton name={server.name} onConnected={() => setRefresh((r) => r + 1)} />
+                  ) : null}
                   <div class="mono small">
                     {server.url} · {server.transport}
                   </div>
@@ -59,6 +113,7 @@ export function McpPage() {
           )
         }
       </Loading>
+      <ConnectedAssistants />
     </section>
   );
 }

@@ -43,6 +43,11 @@ export const McpServerSchema = z.strictObject({
     .record(HeaderName, SecretNameSchema)
     .refine((h) => Object.keys(h).length <= 16, "at most 16 headers")
     .default({}),
+  /**
+   * `oauth`: Beaver runs MCP's authorization flow as a client (discovery, registration, PKCE, refresh;
+   * docs/mcp.md, "Connect a hosted MCP server"); the console's Connect starts it. Absent: `headers` only.
+   */
+  auth: z.literal("oauth").optional(),
   /** Only these tools (names or globs); absent = all tools the server lists. */
   allow_tools: z.array(ToolPattern).max(100).optional(),
   /** Never these tools (names or globs); wins over `allow_tools`. */

@@ -20,11 +20,21 @@ import { resolveSecret } from "../../storage/secrets/store.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import type { McpServerConfig } from "./config.ts";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { providerForConnection, type StoredOAuthProvider } from "./oauth-client.ts";
 
 export const CLIENT_INFO = { name: "beaver", version: "0.1.0" } as const;
 
 /** Why a connection or a request failed, in the words a tool error and the server status use. */
-export type McpFailureCode = "mcp_timeout" | "mcp_unavailable" | "mcp_error" | "egress_refused" | "mcp_config" | "cancelled";
+export type McpFailureCode =
+  | "mcp_timeout"
+  | "mcp_unavailable"
+  | "mcp_error"
+  | "egress_refused"
+  | "mcp_config"
+  | "cancelled"
+  /** An `auth: "oauth"` server was never connected, or its grant lapsed: Connect it in the console (docs/mcp.md). */
+  | "needs_authorization";
 
 export class McpFailure extends Error {
   constructor(
@@ -69,7 +79,8 @@ export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Clie
   }
   let transport: StreamableHTTPClientTransport | SSEClientTransport | undefined;
   try {
-    transport = makeTransport(opts.env, server, await resolveHeaders(opts), deadline.signal);
+    const authProvider = server.auth === "oauth" ? await oauthProviderOf(opts, deadline.signal) : undefined;
+    transport = makeTransport(opts.env, server, await resolveHeaders(opts), deadline.signal, authProvider);
     const request: RequestOptions = { signal: deadline.signal, timeout: server.timeout_ms, maxTotalTimeout: server.timeout_ms };
     return await abortable(
       (async () => {
@@ -87,12 +98,29 @@ export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Clie
   }
 }
 
-function makeTransport(env: Env, server: McpServerConfig, headers: Record<string, string>, signal: AbortSignal) {
+function makeTransport(
+  env: Env,
+  server: McpServerConfig,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  authProvider?: StoredOAuthProvider,
+) {
   const url = new URL(server.url);
   const fetch = deadlineFetch(outboundFetch(env), signal);
-  if (server.transport === "sse") return new SSEClientTransport(url, { fetch, requestInit: { headers } });
-  return new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers } });
+  const auth = authProvider ? { authProvider } : {};
+  if (server.transport === "sse") return new SSEClientTransport(url, { fetch, requestInit: { headers }, ...auth });
+  return new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, ...auth });
 }
+
+/** The stored OAuth tokens of an `auth: "oauth"` server, refreshed when about to expire (oauth-client.ts). */
+async function oauthProviderOf(opts: ConnectOptions, signal: AbortSignal): Promise<StoredOAuthProvider> {
+  const provider = await providerForConnection(opts.env, opts.workspaceId, opts.server, deadlineFetch(outboundFetch(opts.env), signal));
+  if (!provider) throw needsAuthorization(opts.server);
+  return provider;
+}
+
+const needsAuthorization = (server: McpServerConfig) =>
+  new McpFailure("needs_authorization", `MCP server '${server.name}' needs authorization: Connect it in the console (MCP page)`);
 
 /** Every request also ends when the deadline (or the run) aborts. */
 function deadlineFetch(send: FetchFn, deadline: AbortSignal): FetchFn {
@@ -147,6 +175,7 @@ const timeoutMessage = (server: McpServerConfig) =>
 /** Any error of a connection as an `McpFailure`: timeouts, refusals, protocol errors, unreachable servers. */
 export function toFailure(err: unknown, server: McpServerConfig, timedOut: boolean, deadline?: AbortSignal): McpFailure {
   if (err instanceof McpFailure) return err;
+  if (err instanceof UnauthorizedError) return needsAuthorization(server);
   if (deadline?.aborted && deadline.reason instanceof McpFailure) return deadline.reason;
   if (timedOut || (err instanceof McpError && err.code === ErrorCode.RequestTimeout))
     return new McpFailure("mcp_timeout", timeoutMessage(server));

@@ -15,8 +15,11 @@ import type { McpServerConfig } from "./config.ts";
 export interface McpServerStatus {
   name: string;
   url: string;
+  /** `oauth` when Beaver authorizes itself to the server (Connect in the console). */
+  auth: "oauth" | null;
   transport: McpServerConfig["transport"];
-  status: "connected" | "error";
+  /** `needs_authorization`: an `auth: "oauth"` server without a live grant (Connect it in the console). */
+  status: "connected" | "error" | "needs_authorization";
   error: { code: string; message: string } | null;
   /** When the shown discovery ran (ms since the epoch). */
   discovered_at: number;
@@ -41,11 +44,15 @@ export function statusOf(server: McpServerConfig, discovery: Discovery): McpServ
   const base = {
     name: server.name,
     url: server.url,
+    auth: server.auth ?? null,
     transport: server.transport,
     discovered_at: discovery.discovered_at,
     cached: discovery.cached,
   };
-  if (!discovery.ok) return { ...base, status: "error", error: discovery.error, tools: [] };
+  if (!discovery.ok) {
+    const status = discovery.error.code === "needs_authorization" ? "needs_authorization" : "error";
+    return { ...base, status, error: discovery.error, tools: [] };
+  }
   return {
     ...base,
     status: "connected",

@@ -44,6 +44,8 @@ import { draftEvaluationRoutes } from "./routes/draft-evaluation.ts";
 import { openAiRoutes } from "./routes/openai.ts";
 import { uiChatRoutes } from "./routes/ui-chat.ts";
 import { usageRoutes } from "./routes/usage.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
+import { mcpOAuthRoutes } from "./routes/mcp-oauth.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
@@ -96,8 +98,11 @@ export function createApp() {
   app.route("/api/memory", memoryRoutes);
   app.route("/api/schedules", scheduleRoutes);
   app.route("/api/mcp", mcpRoutes);
+  app.route("/api/mcp", mcpOAuthRoutes);
   app.route("/api/usage", usageRoutes);
-  // Beaver's MCP server (docs/mcp.md): bearer tokens as under /api; its tools call the routes above in-process.
+  app.route("/api/oauth", oauthRoutes);
+  // Beaver's MCP server (docs/mcp.md): bearer tokens as under /api, or OAuth grants (edge/oauth/provider.ts, which
+  // authenticates before the app); its tools call the routes above in-process.
   app.use("/mcp", authenticate);
   app.route(
     "/mcp",

@@ -16,6 +16,7 @@ import { makeDb } from "../../storage/db/client.ts";
 import { apiTokens } from "../../storage/db/schema.ts";
 import { ensureDefaultWorkspace } from "../../storage/workspaces.ts";
 import { cachedPrincipal, rememberPrincipal } from "./token-cache.ts";
+import { markedPrincipal } from "../oauth/principal.ts";
 
 const RANK: Record<Scope, number> = { read: 1, member: 2, admin: 3 };
 
@@ -62,8 +63,18 @@ function parseScopes(json: string): Scope[] {
   }
 }
 
-/** Require a valid bearer token; sets `principal`. 401 when missing or invalid. */
+/**
+ * Require a valid bearer token; sets `principal`. 401 when missing or invalid. A request the OAuth
+ * provider already authenticated (`/mcp`, and the MCP tools' in-process calls) carries its principal
+ * on its ExecutionContext (edge/oauth/principal.ts).
+ */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  const marked = markedPrincipal(executionContextOf(c));
+  if (marked) {
+    c.set("principal", marked);
+    addLogContext({ workspace_id: marked.workspaceId });
+    return next();
+  }
   const secret = bearerOf(c.req.header("Authorization"));
   if (!secret) throw new AppError("unauthorized", "Missing bearer token (Authorization: Bearer <token>)");
   const principal = await principalForToken(c.env, secret);
@@ -72,6 +83,15 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   addLogContext({ workspace_id: principal.workspaceId });
   await next();
 });
+
+/** The request's ExecutionContext, or undefined where there is none (Hono throws on access then). */
+function executionContextOf(c: { executionCtx: object }): object | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Require at least `scope` (admin ⊇ member ⊇ read). 403 otherwise. */
 export function requireScope(scope: Scope) {

@@ -1,7 +1,7 @@
 /**
  * The tools Beaver's own MCP server offers (docs/mcp.md, "Beaver as an MCP server"). Each tool is a
  * thin call into what already serves the HTTP API: most send one request to Beaver's own routes
- * in-process with the caller's bearer token, so validation, scope checks, size limits, rate limits,
+ * in-process as the caller (same principal), so validation, scope checks, size limits, rate limits,
  * page budgets and the 404-for-other-workspaces rule are exactly the API's; `view_skill` runs the
  * agent's own `skill_view`. A tool declares the scope it needs; a token without it is not even
  * shown the tool.
@@ -12,7 +12,7 @@ import type { Env } from "../../storage/env.ts";
 import type { Principal, Scope } from "../http/context.ts";
 import { skillViewTool } from "../../domains/skills/skill-view.ts";
 
-/** Sends a request to Beaver's own HTTP API as the MCP caller (same token, same Worker). */
+/** Sends a request to Beaver's own HTTP API as the MCP caller (same principal, same Worker). */
 export type ApiCall = (method: "GET" | "POST", path: string, body?: unknown) => Promise<Response>;
 
 export interface McpToolContext {

@@ -37,7 +37,8 @@ describe("/mcp", () => {
   it("needs a bearer token and accepts only POST", async () => {
     const res = await call("POST", "/mcp", { token: null, body: { jsonrpc: "2.0", id: 1, method: "ping" } });
     expect(res.status).toBe(401);
-    expect(await json(res)).toMatchObject({ error: { code: "unauthorized" } });
+    // The OAuth provider's challenge (RFC 6750 §3, RFC 9728 §5.1): test/edge/oauth/oauth-server.test.ts.
+    expect(res.headers.get("WWW-Authenticate")).toContain("resource_metadata=");
     const ws = await newWorkspace();
     const get = await call("GET", "/mcp", { token: ws.read, headers: { Accept: "text/event-stream" } });
     expect(get.status).toBe(405);

@@ -1,9 +1,9 @@
 /**
  * `/mcp`: Beaver's MCP server over Streamable HTTP (docs/mcp.md, "Beaver as an MCP server"),
- * authenticated with the same bearer tokens as /api. Stateless: every POST carries whole JSON-RPC
+ * authenticated with the same bearer tokens as /api, or an OAuth grant's (edge/oauth/provider.ts). Stateless: every POST carries whole JSON-RPC
  * messages and gets a JSON answer; GET (a server-to-client stream) and DELETE (ending an MCP session)
  * answer 405, as the transport specification allows for a server without either. Tools reach
- * Beaver's own routes in-process through `dispatch` with the caller's token (src/edge/mcp/tools.ts).
+ * Beaver's own routes in-process through `dispatch` as the caller (src/edge/mcp/tools.ts).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -11,6 +11,7 @@ import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import type { Env } from "../../../storage/env.ts";
 import { handleMcpRequest } from "../../mcp/server.ts";
 import type { ApiCall } from "../../mcp/tools.ts";
+import { markPrincipal } from "../../oauth/principal.ts";
 
 /** Sends a request through the whole Beaver app (auth, limits, routes). */
 export type Dispatch = (request: Request, env: Env, ctx: Context["executionCtx"]) => Response | Promise<Response>;
@@ -53,18 +54,21 @@ const notAllowed = () =>
 
 export function mcpEndpointRoutes(dispatch: Dispatch) {
   const router = newRouter().openapi(post, async (c) => {
-    const authorization = c.req.header("Authorization") ?? "";
+    const principal = c.get("principal");
+    // The caller's principal rides on the request's ExecutionContext, which the in-process calls share
+    // (edge/oauth/principal.ts): an OAuth grant's token is not an API token the routes could look up again.
+    markPrincipal(c.executionCtx, principal);
     const api: ApiCall = async (method, path, body) =>
       dispatch(
         new Request(new URL(path, c.req.url), {
           method,
-          headers: { Authorization: authorization, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+          headers: body === undefined ? {} : { "Content-Type": "application/json" },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         }),
         c.env,
         c.executionCtx,
       );
-    return handleMcpRequest(c.req.raw, c.req.valid("json"), c.env, c.get("principal"), api);
+    return handleMcpRequest(c.req.raw, c.req.valid("json"), c.env, principal, api);
   });
   router.on(["GET", "DELETE"], "/", () => notAllowed());
   return router;

@@ -1,0 +1,215 @@
+/**
+ * Beaver as an OAuth client of hosted MCP servers (docs/mcp.md, "Connect a hosted MCP server"): a
+ * server configured with `auth: "oauth"` gets the MCP SDK's own client-side authorization — discovery
+ * (RFC 9728, RFC 8414), dynamic registration (RFC 7591), the authorization-code flow with PKCE and
+ * refresh — through `auth()` and the `OAuthClientProvider` below. What the SDK asks the provider to
+ * keep (the registered client, the tokens, the PKCE verifier) is one record per workspace and server,
+ * sealed with the workspace-secrets encryption (storage/secrets/crypto.ts, BEAVER_SECRETS_KEY) and
+ * stored in the `OAUTH_KV` namespace. The console starts the flow ("Connect") and receives the
+ * callback (routes/mcp-oauth.ts); runs only use and refresh the tokens, and a grant that lapsed is an
+ * `McpFailure("needs_authorization")` rather than an opaque error.
+ */
+import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { Env } from "../../storage/env.ts";
+import { seal, unseal, type Sealed } from "../../storage/secrets/crypto.ts";
+import type { FetchFn } from "../../storage/outbound.ts";
+import { AppError } from "../../kernel/errors.ts";
+import type { McpServerConfig } from "./config.ts";
+
+/** What Beaver keeps per workspace and server (sealed). */
+export interface McpOAuthRecord {
+  /** The server URL the record belongs to: a changed URL starts over. */
+  server_url: string;
+  redirect_url?: string;
+  client?: OAuthClientInformationMixed;
+  tokens?: OAuthTokens;
+  /** When the tokens were saved (ms), to know when `expires_in` runs out. */
+  tokens_saved_at?: number;
+  verifier?: string;
+}
+
+/** Refresh this long before the access token expires. */
+export const REFRESH_MARGIN_MS = 60_000;
+/** How long a started authorization may wait for its callback. */
+const STATE_TTL_SECONDS = 600;
+
+const recordKey = (workspaceId: string, server: string) => `mcpc:${workspaceId}:${server}`;
+const stateKey = (state: string) => `mcpc-state:${state}`;
+
+function kvOf(env: Env): KVNamespace {
+  if (!env.OAUTH_KV) throw new AppError("server_misconfigured", "MCP OAuth needs the OAUTH_KV namespace binding (wrangler.toml)");
+  return env.OAUTH_KV;
+}
+
+export async function loadRecord(env: Env, workspaceId: string, server: McpServerConfig): Promise<McpOAuthRecord> {
+  const key = recordKey(workspaceId, server.name);
+  const sealed = await kvOf(env).get<Sealed>(key, "json");
+  if (!sealed) return { server_url: server.url };
+  try {
+    const record = JSON.parse(await unseal(env.BEAVER_SECRETS_KEY, key, sealed)) as McpOAuthRecord;
+    return record.server_url === server.url ? record : { server_url: server.url };
+  } catch {
+    return { server_url: server.url }; // the key changed: authorize again
+  }
+}
+
+async function saveRecord(env: Env, workspaceId: string, server: string, record: McpOAuthRecord): Promise<void> {
+  const key = recordKey(workspaceId, server);
+  await kvOf(env).put(key, JSON.stringify(await seal(env.BEAVER_SECRETS_KEY, key, JSON.stringify(record))));
+}
+
+/** Forgets a server's tokens and client (the console's "Disconnect"). */
+export async function forgetRecord(env: Env, workspaceId: string, server: string): Promise<void> {
+  await kvOf(env).delete(recordKey(workspaceId, server));
+}
+
+/** The SDK's view of one record; every change is written back at once. */
+export class StoredOAuthProvider implements OAuthClientProvider {
+  /** Set when the SDK wanted a browser: the URL the console sends the member to. */
+  authorizationUrl: URL | undefined;
+  private pendingState: string | undefined;
+
+  constructor(
+    private readonly env: Env,
+    private readonly workspaceId: string,
+    private readonly server: McpServerConfig,
+    readonly record: McpOAuthRecord,
+  ) {}
+
+  get redirectUrl(): string | undefined {
+    return this.record.redirect_url;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "Beaver",
+      redirect_uris: this.record.redirect_url ? [this.record.redirect_url] : [],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+
+  state(): string {
+    this.pendingState ??= crypto.randomUUID();
+    return this.pendingState;
+  }
+
+  clientInformation() {
+    return this.record.client;
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed) {
+    this.record.client = info;
+    await this.save();
+  }
+
+  tokens() {
+    return this.record.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens) {
+    this.record.tokens = tokens;
+    this.record.tokens_saved_at = Date.now();
+    await this.save();
+  }
+
+  async redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+    const state = url.searchParams.get("state");
+    if (state) {
+      await kvOf(this.env).put(stateKey(state), JSON.stringify({ workspace_id: this.workspaceId, server: this.server.name }), {
+        expirationTtl: STATE_TTL_SECONDS,
+      });
+    }
+  }
+
+  async saveCodeVerifier(verifier: string) {
+    this.record.verifier = verifier;
+    await this.save();
+  }
+
+  codeVerifier(): string {
+    if (!this.record.verifier) throw new Error("No authorization in progress");
+    return this.record.verifier;
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
+    if (scope === "all" || scope === "client") delete this.record.client;
+    if (scope === "all" || scope === "tokens") delete this.record.tokens;
+    if (scope === "all" || scope === "verifier") delete this.record.verifier;
+    await this.save();
+  }
+
+  private save() {
+    return saveRecord(this.env, this.workspaceId, this.server.name, this.record);
+  }
+}
+
+/** Whether the record's access token runs out within the margin (or has no known lifetime left). */
+export function needsRefresh(record: McpOAuthRecord, now = Date.now()): boolean {
+  const t = record.tokens;
+  if (!t?.expires_in || record.tokens_saved_at === undefined) return false;
+  return record.tokens_saved_at + t.expires_in * 1000 - REFRESH_MARGIN_MS <= now;
+}
+
+/**
+ * Starts (or, with tokens still good, confirms) the authorization of one server: the URL to send the
+ * member's browser to, or null when Beaver is already authorized.
+ */
+export async function startAuthorization(
+  env: Env,
+  workspaceId: string,
+  server: McpServerConfig,
+  redirectUrl: string,
+  fetchFn: FetchFn,
+): Promise<URL | null> {
+  const record = await loadRecord(env, workspaceId, server);
+  if (record.redirect_url !== redirectUrl) {
+    // A registration is bound to its redirect URI: register again for this one.
+    delete record.client;
+    record.redirect_url = redirectUrl;
+  }
+  delete record.tokens;
+  const provider = new StoredOAuthProvider(env, workspaceId, server, record);
+  const result = await auth(provider, { serverUrl: server.url, fetchFn });
+  return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+}
+
+/** The server a callback's `state` belongs to in this workspace (it works once), or null — another workspace's too. */
+export async function takeState(env: Env, workspaceId: string, state: string): Promise<string | null> {
+  const kv = kvOf(env);
+  const found = await kv.get<{ workspace_id: string; server: string }>(stateKey(state), "json");
+  if (!found || found.workspace_id !== workspaceId) return null;
+  await kv.delete(stateKey(state));
+  return found.server;
+}
+
+/** Exchanges the callback's code for tokens (PKCE verifier and client from the record). */
+export async function finishAuthorization(env: Env, workspaceId: string, server: McpServerConfig, code: string, fetchFn: FetchFn) {
+  const provider = new StoredOAuthProvider(env, workspaceId, server, await loadRecord(env, workspaceId, server));
+  return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn });
+}
+
+/**
+ * The provider a connection uses: its tokens refreshed first when they are about to expire. Null when
+ * the server was never authorized (or its grant lapsed): the caller reports `needs_authorization`.
+ */
+export async function providerForConnection(
+  env: Env,
+  workspaceId: string,
+  server: McpServerConfig,
+  fetchFn: FetchFn,
+): Promise<StoredOAuthProvider | null> {
+  const provider = new StoredOAuthProvider(env, workspaceId, server, await loadRecord(env, workspaceId, server));
+  if (!provider.record.tokens) return null;
+  if (needsRefresh(provider.record)) {
+    try {
+      if ((await auth(provider, { serverUrl: server.url, fetchFn })) !== "AUTHORIZED") return null;
+    } catch {
+      return null;
+    }
+  }
+  return provider.record.tokens ? provider : null;
+}

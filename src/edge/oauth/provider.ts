@@ -1,0 +1,101 @@
+/**
+ * Beaver as an OAuth 2.1 protected MCP server (docs/mcp.md, "Add Beaver to your assistant"):
+ * Cloudflare's `@cloudflare/workers-oauth-provider` wraps the edge's fetch handler and serves the
+ * protocol-owned endpoints itself — protected-resource metadata (RFC 9728), authorization-server
+ * metadata (RFC 8414), dynamic client registration (RFC 7591), the token endpoint with PKCE,
+ * refresh and revocation (RFC 7009) — and checks every bearer token sent to `/mcp`. Tokens are kept
+ * hashed and grants encrypted in the `OAUTH_KV` namespace (the library's design, not ours).
+ *
+ * The authorization page is the console's (`/oauth/authorize`, console/src/pages/oauth.tsx): a
+ * signed-in member approves through `POST /api/oauth/authorize` (routes/oauth.ts), which completes
+ * the request with the library's helpers. Grants belong to a workspace: the library's `userId` is
+ * the workspace id, so listing and revoking grants is per workspace.
+ *
+ * Static API tokens keep working on `/mcp` for scripts: the provider hands every bearer it did not
+ * issue to `resolveExternalToken`, which resolves it like the rest of the API does.
+ *
+ * The resource identifier must be one canonical URL, which a Worker learns only from its requests
+ * (workers.dev, a custom domain, 127.0.0.1 under `wrangler dev`): one provider per origin, so a token
+ * issued on one origin is refused on another (audience binding, RFC 8707).
+ */
+import { OAuthProvider, getOAuthApi, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+import type { Env } from "../../storage/env.ts";
+import { AppError } from "../../kernel/errors.ts";
+import { setBounded } from "../../kernel/memo.ts";
+import { principalForToken } from "../http/auth.ts";
+import { markPrincipal, principalFromProps, type McpProps } from "./principal.ts";
+
+/** Paths the provider owns (wrangler.toml `run_worker_first` lists them so assets never answer them). */
+export const OAUTH_PATHS = {
+  authorize: "/oauth/authorize",
+  token: "/oauth/token",
+  register: "/oauth/register",
+} as const;
+
+/** The scopes an OAuth client may hold: never `admin` (docs/mcp.md, "Add Beaver to your assistant"). */
+export const OAUTH_SCOPES = ["read", "member"] as const;
+
+type FetchHandler = { fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> };
+
+/** The provider's options for one origin, around the edge's handler. */
+function optionsFor(origin: string, app: FetchHandler): OAuthProviderOptions<Env> {
+  const resource = `${origin}/mcp`;
+  return {
+    apiRoute: "/mcp",
+    // Runs for every request with a token the provider accepted; ctx.props are what the grant carries
+    // (or what resolveExternalToken returned for a static token).
+    apiHandler: {
+      fetch: (request: Request, env: Env, ctx: ExecutionContext) => {
+        const props = (ctx as ExecutionContext & { props?: unknown }).props as McpProps | undefined;
+        const auth = (ctx as ExecutionContext & { auth?: { token?: string } }).auth;
+        const principal = props ? principalFromProps(props, auth?.token) : null;
+        if (!principal) return new Response(null, { status: 401 });
+        markPrincipal(ctx, principal);
+        return app.fetch(request, env, ctx);
+      },
+    },
+    defaultHandler: app as ExportedHandler<Env>,
+    authorizeEndpoint: OAUTH_PATHS.authorize,
+    tokenEndpoint: OAUTH_PATHS.token,
+    clientRegistrationEndpoint: OAUTH_PATHS.register,
+    scopesSupported: [...OAUTH_SCOPES],
+    // An hour of access, thirty days of refresh that slide while the client keeps using them.
+    accessTokenTTL: 3600,
+    refreshTokenTTL: 30 * 24 * 3600,
+    resourceMetadata: { resource, resource_name: "Beaver" },
+    resolveExternalToken: async ({ token, env }) => {
+      const principal = await principalForToken(env, token);
+      return principal ? { props: { kind: "api_token", principal } satisfies McpProps, audience: resource } : null;
+    },
+  };
+}
+
+const providers = new Map<string, OAuthProvider<Env>>();
+
+/** The provider for a request's origin (built once per origin and isolate). */
+function providerFor(origin: string, app: FetchHandler): OAuthProvider<Env> {
+  let provider = providers.get(origin);
+  if (!provider) {
+    provider = new OAuthProvider(optionsFor(origin, app));
+    setBounded(providers, origin, provider, 16);
+  }
+  return provider;
+}
+
+/** The edge's fetch handler behind the OAuth provider (src/index.ts). */
+export function withOAuth(app: FetchHandler): FetchHandler {
+  return {
+    fetch: (request, env, ctx) => {
+      if (!env.OAUTH_KV) return app.fetch(request, env, ctx); // a Worker built without OAuth: static tokens only
+      return providerFor(new URL(request.url).origin, app).fetch(request, env, ctx);
+    },
+  };
+}
+
+const noHandler: FetchHandler = { fetch: () => new Response(null, { status: 404 }) };
+
+/** The library's helpers (parse and complete authorization, list and revoke grants) for one origin. */
+export function oauthHelpers(env: Env, origin: string): OAuthHelpers {
+  if (!env.OAUTH_KV) throw new AppError("server_misconfigured", "OAuth needs the OAUTH_KV namespace binding (wrangler.toml)");
+  return getOAuthApi(optionsFor(origin, noHandler), env);
+}

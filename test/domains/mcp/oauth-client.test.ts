@@ -1,0 +1,129 @@
+/**
+ * Beaver as an OAuth client of an OAuth-protected MCP server (src/domains/mcp/oauth-client.ts,
+ * src/edge/http/routes/mcp-oauth.ts). The protected server is Beaver's own `/mcp` (the OAuth 2.1
+ * provider of src/edge/oauth/) under a second host name, `hosted.test` (the egress policy refuses
+ * Beaver's own host), reached through the outbound fetch every tenant-chosen URL takes, so
+ * both halves meet here with real KV, D1 and Durable Objects: workspace A configures `auth: "oauth"`,
+ * sees `needs_authorization`, Connects (discovery, registration, PKCE through the MCP SDK's client
+ * auth), a member of workspace B approves, the callback exchanges the code, and A's agent calls a
+ * tool there; revoking B's grant turns A's server back to `needs_authorization`.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { env, exports } from "cloudflare:workers";
+import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
+import type { MessageEvent, PersistentEvent } from "../../../src/runtime/session/events.ts";
+import { clearDiscoveryCache } from "../../../src/domains/mcp/discovery.ts";
+import { needsRefresh } from "../../../src/domains/mcp/oauth-client.ts";
+import { setOutboundFetch } from "../../support/test-services.ts";
+import { routeHosts } from "../../support/fake-mcp.ts";
+import { ScriptedModel, doEvents, scriptedWorkspace, text, toolCalls } from "../../support/sessions.ts";
+import { call, json, newWorkspace } from "../../support/api.ts";
+
+beforeEach(() => {
+  clearDiscoveryCache();
+  setOutboundFetch(routeHosts({ "hosted.test": (input, init) => exports.default.fetch(new Request(input, init)) }));
+});
+afterEach(() => setOutboundFetch(null));
+
+type Status = {
+  servers: { name: string; auth: string | null; status: string; error: { code: string } | null; tools: { name: string }[] }[];
+};
+const statusOf = async (token: string, refresh = false) =>
+  json<Status>(await call("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token }));
+
+describe("auth: oauth MCP servers", () => {
+  it("needs authorization, connects through the console's flow, runs a tool there, and lapses when the grant is revoked", async () => {
+    const main = new ScriptedModel([toolCalls({ id: "c1", name: "mcp__hosted__list_sessions", args: {} }), text("done")]);
+    const a = await scriptedWorkspace(main);
+    const b = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: a.admin }));
+    const put = await call("PUT", "/api/config", {
+      token: a.admin,
+      body: { ...config, mcp: { servers: [{ name: "hosted", url: "https://hosted.test/mcp", auth: "oauth" }] } },
+    });
+    expect(put.status, await put.clone().text()).toBe(200);
+
+    const before = await statusOf(a.admin);
+    expect(before.servers[0]).toMatchObject({
+      name: "hosted",
+      auth: "oauth",
+      status: "needs_authorization",
+      error: { code: "needs_authorization" },
+    });
+
+    // Connect: the SDK discovers the server's authorization server, registers Beaver and asks for a browser.
+    const connect = await call("POST", "/api/mcp/servers/hosted/connect", { token: a.admin });
+    expect(connect.status).toBe(200);
+    const authorizationUrl = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    expect(authorizationUrl.pathname).toBe("/oauth/authorize");
+    expect(authorizationUrl.searchParams.get("redirect_uri")).toBe("https://beaver.test/mcp-servers/callback");
+    expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
+    expect((await call("POST", "/api/mcp/servers/hosted/connect", { token: a.member })).status).toBe(403);
+
+    // The hosted server's user (a member of b) approves; the browser comes back to a's console callback.
+    expect(authorizationUrl.origin).toBe("https://hosted.test");
+    const approved = await exports.default.fetch(
+      new Request("https://hosted.test/api/oauth/authorize", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ query: authorizationUrl.search.slice(1), scopes: ["read"] }),
+      }),
+    );
+    expect(approved.status).toBe(200);
+    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+    const code = back.searchParams.get("code")!;
+    const state = back.searchParams.get("state")!;
+    // Another workspace cannot finish a's authorization.
+    expect((await call("POST", "/api/mcp/oauth/callback", { token: b.admin, body: { code, state } })).status).toBe(404);
+    const done = await call("POST", "/api/mcp/oauth/callback", { token: a.admin, body: { code, state } });
+    expect(done.status).toBe(200);
+    // The state works once.
+    expect((await call("POST", "/api/mcp/oauth/callback", { token: a.admin, body: { code, state } })).status).toBe(404);
+
+    const after = await statusOf(a.admin);
+    expect(after.servers[0]).toMatchObject({ status: "connected", error: null });
+    expect(after.servers[0]!.tools.map((t) => t.name)).toContain("mcp__hosted__list_sessions");
+    expect(after.servers[0]!.tools.map((t) => t.name)).not.toContain("mcp__hosted__send_message");
+
+    // a's agent calls the tool on the hosted server: it answers with b's sessions (none).
+    const session = await createSession(env, { workspaceId: a.id });
+    const { run_id } = await submitRun(env, session.id, { workspace_id: a.id, content: "what sessions are there?" });
+    expect(await waitForRun(env, session.id, run_id, 20_000)).toMatchObject({ status: "completed", output_text: "done" });
+    const events: PersistentEvent[] = await doEvents(session.id, a.id);
+    const results = events
+      .filter((e): e is MessageEvent => e.type === "message")
+      .map((e) => e.message)
+      .filter((m) => m.role === "tool_result");
+    expect(results[0]).toMatchObject({ tool_call_id: "c1", is_error: false });
+    expect(JSON.stringify(results[0])).toContain("sessions");
+
+    // b revokes the grant: a's server shows needs_authorization instead of failing runs opaquely.
+    const grants = await json<{ grants: { id: string; client_name: string }[] }>(
+      await call("GET", "/api/oauth/grants", { token: b.member }),
+    );
+    expect(grants.grants.map((g) => g.client_name)).toEqual(["Beaver"]);
+    expect((await call("DELETE", `/api/oauth/grants/${grants.grants[0]!.id}`, { token: b.member })).status).toBe(200);
+    const lapsed = await statusOf(a.admin, true);
+    expect(lapsed.servers[0]).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
+  });
+
+  it("refuses Connect for an unknown server or one without auth: oauth", async () => {
+    const ws = await newWorkspace();
+    expect((await call("POST", "/api/mcp/servers/nope/connect", { token: ws.admin })).status).toBe(404);
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: { ...config, mcp: { servers: [{ name: "plain", url: "https://hosted.test/mcp" }] } },
+    });
+    const plain = await call("POST", "/api/mcp/servers/plain/connect", { token: ws.admin });
+    expect(plain.status, await plain.clone().text()).toBe(400);
+    expect((await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body: { code: "x", state: "unknown" } })).status).toBe(404);
+  });
+
+  it("refreshes a minute before the access token expires", () => {
+    const tokens = { access_token: "t", token_type: "bearer", expires_in: 3600, refresh_token: "r" };
+    expect(needsRefresh({ server_url: "u", tokens, tokens_saved_at: 0 }, 3_600_000 - 61_000)).toBe(false);
+    expect(needsRefresh({ server_url: "u", tokens, tokens_saved_at: 0 }, 3_600_000 - 59_000)).toBe(true);
+    expect(needsRefresh({ server_url: "u", tokens: { ...tokens, expires_in: undefined }, tokens_saved_at: 0 }, 1e12)).toBe(false);
+  });
+});
