@@ -187,8 +187,17 @@ async function enforceSkillQuota(env: Env, workspaceId: string, name: string, bu
 }
 
 /** An upload marked as a draft: validated, safety-checked and stored, recorded for review, not published. */
-async function uploadDraft(env: Env, workspaceId: string, name: string, files: TreeFile[], actor: string, source: "json" | "archive") {
+async function uploadDraft(
+  env: Env,
+  workspaceId: string,
+  name: string,
+  files: TreeFile[],
+  actor: string,
+  source: "json" | "archive",
+  budget: LockBudget,
+) {
   const r = await proposeSkillDraft(env, workspaceId, {
+    budget,
     skillName: name,
     files,
     proposalKind: "upload_draft",
@@ -215,7 +224,7 @@ export const skillRoutes = newRouter()
     const budget = startLockBudget(c.env);
     await enforceSkillQuota(c.env, p.workspaceId, name, budget);
     if (c.req.valid("query").draft === "true")
-      return c.json(await uploadDraft(c.env, p.workspaceId, name, filesFromJson(body.files), p.tokenId, "json"), 200);
+      return c.json(await uploadDraft(c.env, p.workspaceId, name, filesFromJson(body.files), p.tokenId, "json", budget), 200);
     const res = await publishSkillFiles(c.env, p.workspaceId, name, filesFromJson(body.files), {
       actor: p.tokenId,
       source: "json",
@@ -232,7 +241,7 @@ export const skillRoutes = newRouter()
     const budget = startLockBudget(c.env);
     await enforceSkillQuota(c.env, p.workspaceId, name, budget);
     if (c.req.valid("query").draft === "true")
-      return c.json(await uploadDraft(c.env, p.workspaceId, name, files, p.tokenId, "archive"), 200);
+      return c.json(await uploadDraft(c.env, p.workspaceId, name, files, p.tokenId, "archive", budget), 200);
     const ifCurrent = c.req.header("If-Match")?.replace(/"/g, "");
     return c.json(
       await publishSkillFiles(c.env, p.workspaceId, name, files, {
