@@ -133,7 +133,11 @@ export async function runLockedMeasured<K extends OpKind>(
   }
 }
 
-/** The GC epoch to pass along with content stored before calling `runLocked`. */
-export async function storeEpoch(env: Env, workspaceId: string): Promise<number> {
-  return workspaceStub(env, workspaceId).gcEpoch();
+/**
+ * The GC epoch to pass along with content stored before calling `runLocked`. It is an RPC to the
+ * lock's own object, which long work (a big sync) can keep from answering, so it spends `budget`
+ * (a fresh one when none is given) and answers `busy` when that runs out (lock-budget.ts).
+ */
+export async function storeEpoch(env: Env, workspaceId: string, budget: LockBudget = startLockBudget(env)): Promise<number> {
+  return beforeDeadline(budget, "epoch", () => workspaceStub(env, workspaceId).gcEpoch());
 }

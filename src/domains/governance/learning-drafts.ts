@@ -275,7 +275,7 @@ export async function proposeSkillDraft(
   const version = current ? await getVersion(db, workspaceId, input.skillName, current.currentVersionNo) : undefined;
   // One budget for the epoch (an RPC to the lock's own object), storing and the lock (lock-budget.ts).
   const budget = input.budget ?? startLockBudget(env);
-  const epoch = await beforeDeadline(budget, "epoch", () => storeEpoch(env, workspaceId));
+  const epoch = await storeEpoch(env, workspaceId, budget);
   const stored = await beforeDeadline(budget, "store", () => storeTree(env, workspaceId, skill.files));
   const recorded = await runLocked(
     env,

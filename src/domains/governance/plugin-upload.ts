@@ -23,7 +23,7 @@ export interface UploadResult {
 
 export async function uploadPackage(env: Env, workspaceId: string, archive: Uint8Array, actor: string): Promise<UploadResult> {
   // The epoch is an RPC to the lock's own object: bounded like the lock (lock-budget.ts).
-  const epoch = await beforeDeadline(startLockBudget(env), "epoch", () => storeEpoch(env, workspaceId));
+  const epoch = await storeEpoch(env, workspaceId);
   const pkg = await ingestPackage(env, workspaceId, archive);
   // Ingesting is this request's own work (hashing, R2 writes of a whole package), not a wait for the
   // workspace: the budget for the quota count and the lock starts after it.

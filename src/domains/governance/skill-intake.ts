@@ -103,7 +103,7 @@ export async function publishSkillFiles(
   // One budget for every wait below: the epoch is an RPC to the lock's own object, which a long
   // sync keeps busy, so the bound counts from the request's start, not from the lock call.
   const budget = opts.budget ?? startLockBudget(env);
-  const epoch = await beforeDeadline(budget, "epoch", () => storeEpoch(env, workspaceId));
+  const epoch = await storeEpoch(env, workspaceId, budget);
   const stored = await beforeDeadline(budget, "store", () => storeTree(env, workspaceId, skill.files));
   const result = await runLocked(
     env,
