@@ -27,7 +27,8 @@ import { decideGates, type EvaluationVerdict, type GateDecision } from "../learn
 import { learningConfigOf } from "../learning/config.ts";
 import { draftSensitiveItems } from "../learning/draft-sensitive.ts";
 import type { PublishDraftResult } from "../learning/publish-draft.ts";
-import { runLocked, storeEpoch } from "./client.ts";
+import { beforeDeadline, runLocked, startLockBudget, storeEpoch } from "./client.ts";
+import type { LockBudget } from "./lock-budget.ts";
 import type { LockMode } from "./lock.ts";
 
 export interface SynthesisOptions {
@@ -266,6 +267,8 @@ export interface ProposeInput {
   actor: string;
   /** What is recorded about where it came from (session, run, rationale, upload source). */
   provenance: Record<string, unknown>;
+  /** The request's lock budget when it started earlier (the route's quota check); else it starts here. */
+  budget?: LockBudget;
 }
 
 /** A draft of a skill edit (agent proposal or upload): prepared, safety-checked and stored outside the lock; never published. */
@@ -289,22 +292,30 @@ export async function proposeSkillDraft(
   const db = makeDb(env.DB);
   const current = await getSkill(db, workspaceId, input.skillName);
   const version = current ? await getVersion(db, workspaceId, input.skillName, current.currentVersionNo) : undefined;
-  const epoch = await storeEpoch(env, workspaceId);
-  const stored = await storeTree(env, workspaceId, skill.files);
-  const recorded = await runLocked(env, workspaceId, {
-    kind: "record_proposal_draft",
-    epoch,
-    input: {
-      skillName: input.skillName,
-      proposalKind: input.proposalKind,
-      treeHash: stored.treeHash,
-      contentHash: skill.contentHash,
-      frontmatter: skill.frontmatter,
-      safety: skill.safety,
-      localTreeHash: version?.treeHash ?? null,
-      provenance: input.provenance,
-      actor: input.actor,
+  // One budget for the epoch (an RPC to the lock's own object), storing and the lock (lock-budget.ts).
+  const budget = input.budget ?? startLockBudget(env);
+  const epoch = await storeEpoch(env, workspaceId, budget);
+  const stored = await beforeDeadline(budget, "store", () => storeTree(env, workspaceId, skill.files));
+  const recorded = await runLocked(
+    env,
+    workspaceId,
+    {
+      kind: "record_proposal_draft",
+      epoch,
+      input: {
+        skillName: input.skillName,
+        proposalKind: input.proposalKind,
+        treeHash: stored.treeHash,
+        contentHash: skill.contentHash,
+        frontmatter: skill.frontmatter,
+        safety: skill.safety,
+        localTreeHash: version?.treeHash ?? null,
+        provenance: input.provenance,
+        actor: input.actor,
+      },
     },
-  });
+    "wait",
+    budget,
+  );
   return { ...recorded, safety: skill.safety, tree_hash: stored.treeHash };
 }

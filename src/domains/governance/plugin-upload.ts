@@ -4,7 +4,7 @@
  * can overshoot it by their number of new plugins (docs/limits.md).
  */
 import type { Env } from "../../storage/env.ts";
-import { runLocked, storeEpoch } from "./client.ts";
+import { beforeDeadline, runLocked, startLockBudget, storeEpoch } from "./client.ts";
 import { ingestPackage } from "../plugins/ingest.ts";
 import type { RecordPackageResult } from "../plugins/record.ts";
 import { and, eq, inArray } from "drizzle-orm";
@@ -22,14 +22,21 @@ export interface UploadResult {
 }
 
 export async function uploadPackage(env: Env, workspaceId: string, archive: Uint8Array, actor: string): Promise<UploadResult> {
+  // The epoch is an RPC to the lock's own object: bounded like the lock (lock-budget.ts).
   const epoch = await storeEpoch(env, workspaceId);
   const pkg = await ingestPackage(env, workspaceId, archive);
-  await enforceQuota(env, workspaceId, "plugins", await newPluginCount(env, workspaceId, [...new Set(pkg.plugins.map((p) => p.id))]));
-  const recorded = await runLocked(env, workspaceId, {
-    kind: "record_package",
-    epoch,
-    input: { origin: "upload", sourceId: null, pkg, actor },
-  });
+  // Ingesting is this request's own work (hashing, R2 writes of a whole package), not a wait for the
+  // workspace: the budget for the quota count and the lock starts after it.
+  const budget = startLockBudget(env);
+  const ids = [...new Set(pkg.plugins.map((p) => p.id))];
+  await beforeDeadline(budget, "quota", async () => enforceQuota(env, workspaceId, "plugins", await newPluginCount(env, workspaceId, ids)));
+  const recorded = await runLocked(
+    env,
+    workspaceId,
+    { kind: "record_package", epoch, input: { origin: "upload", sourceId: null, pkg, actor } },
+    "wait",
+    budget,
+  );
   return {
     recorded,
     ignored: pkg.ignored,

@@ -7,7 +7,8 @@ import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { readArchive } from "../../storage/archive/index.ts";
 import { storeTree } from "../../storage/blob/store.ts";
-import { runLocked, storeEpoch } from "./client.ts";
+import { beforeDeadline, runLocked, startLockBudget, storeEpoch } from "./client.ts";
+import type { LockBudget } from "./lock-budget.ts";
 import type { TreeFile } from "../../kernel/content-tree/hashing.ts";
 import { prepareSkill, skillRootOf } from "../skills/prepare.ts";
 import { normalizeRelativePath, pathFoldKey } from "../../kernel/content-tree/paths.ts";
@@ -83,7 +84,7 @@ export async function publishSkillFiles(
   workspaceId: string,
   name: string,
   files: readonly TreeFile[],
-  opts: { actor: string; source: "json" | "archive"; ifCurrentVersion?: string },
+  opts: { actor: string; source: "json" | "archive"; ifCurrentVersion?: string; budget?: LockBudget },
 ): Promise<PublishResponse> {
   const prepared = await prepareSkill(name, files);
   if (!prepared.ok)
@@ -99,24 +100,33 @@ export async function publishSkillFiles(
       { details: { safety: skill.safety } },
     );
   }
-  const epoch = await storeEpoch(env, workspaceId);
-  const stored = await storeTree(env, workspaceId, skill.files);
-  const result = await runLocked(env, workspaceId, {
-    kind: "publish_skill",
-    epoch,
-    input: {
-      skillName: name,
-      treeHash: stored.treeHash,
-      contentHash: skill.contentHash,
-      frontmatter: skill.frontmatter,
-      provenance: { kind: "manual", source: opts.source },
-      safety: skill.safety,
-      fileCount: skill.files.length,
-      totalBytes: skill.totalBytes,
-      actor: opts.actor,
-      ...(opts.ifCurrentVersion !== undefined ? { ifCurrentVersion: opts.ifCurrentVersion } : {}),
+  // One budget for every wait below: the epoch is an RPC to the lock's own object, which a long
+  // sync keeps busy, so the bound counts from the request's start, not from the lock call.
+  const budget = opts.budget ?? startLockBudget(env);
+  const epoch = await storeEpoch(env, workspaceId, budget);
+  const stored = await beforeDeadline(budget, "store", () => storeTree(env, workspaceId, skill.files));
+  const result = await runLocked(
+    env,
+    workspaceId,
+    {
+      kind: "publish_skill",
+      epoch,
+      input: {
+        skillName: name,
+        treeHash: stored.treeHash,
+        contentHash: skill.contentHash,
+        frontmatter: skill.frontmatter,
+        provenance: { kind: "manual", source: opts.source },
+        safety: skill.safety,
+        fileCount: skill.files.length,
+        totalBytes: skill.totalBytes,
+        actor: opts.actor,
+        ...(opts.ifCurrentVersion !== undefined ? { ifCurrentVersion: opts.ifCurrentVersion } : {}),
+      },
     },
-  });
+    "wait",
+    budget,
+  );
   return {
     name,
     version: result.version,

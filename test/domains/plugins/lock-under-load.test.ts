@@ -3,19 +3,24 @@
  * behind it) answered 409 `busy` only after 26 s where the bound was 10 s. Replayed here with the
  * same shape — a sync that classifies every skill of a big plugin under the lock, two more syncs
  * and then the write — with 300 skills (1,500 took 8 minutes of test time; the sync alone 86 s, during
- * which no timer of the isolate fired) and a 1 s bound: the write must be answered `busy` within the
- * bound (plus the caller's grace and a margin for a shared machine), and never run. Before the fix
+ * which no timer of the isolate fired) and a 1 s bound. The write must be answered `busy` before the
+ * sync it queued behind, having given up at its own deadline — the wait the code measured from the
+ * request's start (lock-budget.ts: epoch, quota, storing and the lock share one budget) within the
+ * bound plus the caller's grace and a margin for a shared machine — and never run. Before the fix
  * (kernel/yield-timers.ts) the sync starved the isolate's timers and this test did not finish in 10 min.
+ * The issue's own size: `npm run probe:lock` (VITE_LOCK_PROBE_SKILLS=1500, a 10 s bound).
  */
 import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { WorkspaceDO as WorkspaceDOClass, type WorkspaceDO } from "../../../src/domains/governance/workspace-do.ts";
 import { call, json, newWorkspace } from "../../support/api.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { pluginPackage, post, uploadPackage, versionsOf } from "../../support/plugins.ts";
+import { LOCK_CALL_GRACE_MS } from "../../../src/domains/governance/client.ts";
 import { setTestLimits, testServices } from "../../support/test-services.ts";
 
-const SKILLS = 300;
-const BOUND_MS = 1_000;
+// The issue's probe (1,500 skills, 10 s) runs as `npm run probe:lock`; the suite keeps a size that runs in about a minute.
+const SKILLS = Number(import.meta.env.VITE_LOCK_PROBE_SKILLS ?? 300);
+const BOUND_MS = SKILLS > 300 ? 10_000 : 1_000;
 
 afterEach(() => {
   testServices.lockWaitMs = null;
@@ -29,13 +34,13 @@ function bulk(version: string): Record<string, Record<string, string>> {
 }
 
 describe("the workspace lock's bound under a big plugin sync", () => {
-  it("answers a small write queued behind the sync and other syncs with busy within the bound", { timeout: 300_000 }, async () => {
+  it("answers a small write queued behind the sync and other syncs with busy within the bound", { timeout: 1_200_000 }, async () => {
     setTestLimits({ skills: 5_000 });
     const ws = await newWorkspace();
     expect((await uploadPackage(ws.admin, await pluginPackage("bulk", "1", bulk("1")))).status).toBe(200);
     const enabled = await post(ws.admin, "/api/plugins/bulk/enable");
     expect(enabled.status).toBe(200);
-    // Upstream moves every skill: the next sync classifies 1,500 updates under the lock.
+    // Upstream moves every skill: the next sync classifies one update per skill under the lock.
     expect((await uploadPackage(ws.admin, await pluginPackage("bulk", "2", bulk("2")))).status).toBe(200);
 
     let arrived!: () => void;
@@ -61,11 +66,15 @@ describe("the workspace lock's bound under a big plugin sync", () => {
       body: { files: [{ path: "SKILL.md", content: skillMd("late", "Late.") }] },
     }).then(async (r) => ({ status: r.status, body: await json(r), at: Date.now() - t0 }));
     const [s, w, ...others] = await Promise.all([longSync, write, ...syncs]);
-    const timing = `long sync answered ${s.status} at ${s.at} ms; write sent at ${sent} ms, answered ${w.status} at ${w.at} ms; others ${others}`;
+    const details = (w.body as { error?: { details?: { elapsed_ms?: number; stage?: string } } }).error?.details;
+    const timing = `${SKILLS} skills: long sync answered ${s.status} at ${s.at} ms; write sent at ${sent} ms, answered ${w.status} at ${w.at} ms (${JSON.stringify(details)}); others ${others}`;
     console.log(timing);
     expect(w.status, timing).toBe(409);
-    expect(w.body).toMatchObject({ error: { code: "busy" } });
-    expect(w.at - sent, timing).toBeLessThan(BOUND_MS + 1_500);
+    expect(w.body).toMatchObject({ error: { code: "busy", details: { waited_ms: BOUND_MS } } });
+    // It gave up at its own deadline, not when the sync let go: answered first, its measured wait within the bound.
+    expect(w.at, timing).toBeLessThan(s.at);
+    expect(details?.elapsed_ms, timing).toBeGreaterThanOrEqual(BOUND_MS);
+    expect(details?.elapsed_ms, timing).toBeLessThan(BOUND_MS + LOCK_CALL_GRACE_MS + 1_000);
     expect(await versionsOf(ws.id, "late")).toBe(0);
   });
 });

@@ -7,7 +7,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { runLocked } from "../../../domains/governance/client.ts";
+import { beforeDeadline, runLocked, startLockBudget } from "../../../domains/governance/client.ts";
+import type { LockBudget } from "../../../domains/governance/lock-budget.ts";
 import { decodeText } from "../../../domains/skills/safety.ts";
 import { archiveRequestBody, readArchiveBody } from "../archive-body.ts";
 import { filesFromArchive, filesFromJson, publishSkillFiles } from "../../../domains/governance/skill-intake.ts";
@@ -176,15 +177,27 @@ const gc = createRoute({
 
 /**
  * A skill the workspace does not hold yet counts against its quota. Checked outside the lock: new skills
- * published at the same moment can overshoot the quota by their number (docs/limits.md).
+ * published at the same moment can overshoot the quota by their number (docs/limits.md). The count
+ * spends the write's lock budget (a busy workspace answers 409 within its bound, lock-budget.ts).
  */
-async function enforceSkillQuota(env: Env, workspaceId: string, name: string): Promise<void> {
-  if (!(await getSkill(makeDb(env.DB), workspaceId, name))) await enforceQuota(env, workspaceId, "skills");
+async function enforceSkillQuota(env: Env, workspaceId: string, name: string, budget: LockBudget): Promise<void> {
+  await beforeDeadline(budget, "quota", async () => {
+    if (!(await getSkill(makeDb(env.DB), workspaceId, name))) await enforceQuota(env, workspaceId, "skills");
+  });
 }
 
 /** An upload marked as a draft: validated, safety-checked and stored, recorded for review, not published. */
-async function uploadDraft(env: Env, workspaceId: string, name: string, files: TreeFile[], actor: string, source: "json" | "archive") {
+async function uploadDraft(
+  env: Env,
+  workspaceId: string,
+  name: string,
+  files: TreeFile[],
+  actor: string,
+  source: "json" | "archive",
+  budget: LockBudget,
+) {
   const r = await proposeSkillDraft(env, workspaceId, {
+    budget,
     skillName: name,
     files,
     proposalKind: "upload_draft",
@@ -208,12 +221,14 @@ export const skillRoutes = newRouter()
     const { name } = c.req.valid("param");
     const body = c.req.valid("json");
     const p = c.get("principal");
-    await enforceSkillQuota(c.env, p.workspaceId, name);
+    const budget = startLockBudget(c.env);
+    await enforceSkillQuota(c.env, p.workspaceId, name, budget);
     if (c.req.valid("query").draft === "true")
-      return c.json(await uploadDraft(c.env, p.workspaceId, name, filesFromJson(body.files), p.tokenId, "json"), 200);
+      return c.json(await uploadDraft(c.env, p.workspaceId, name, filesFromJson(body.files), p.tokenId, "json", budget), 200);
     const res = await publishSkillFiles(c.env, p.workspaceId, name, filesFromJson(body.files), {
       actor: p.tokenId,
       source: "json",
+      budget,
       ...(body.if_current_version ? { ifCurrentVersion: body.if_current_version } : {}),
     });
     return c.json(res, 200);
@@ -221,15 +236,18 @@ export const skillRoutes = newRouter()
   .openapi(upload, async (c) => {
     const { name } = c.req.valid("param");
     const p = c.get("principal");
-    await enforceSkillQuota(c.env, p.workspaceId, name);
     const files = await filesFromArchive(await readArchiveBody(c));
+    // Started once the upload is read: the budget bounds waiting for the workspace, not the client's upload.
+    const budget = startLockBudget(c.env);
+    await enforceSkillQuota(c.env, p.workspaceId, name, budget);
     if (c.req.valid("query").draft === "true")
-      return c.json(await uploadDraft(c.env, p.workspaceId, name, files, p.tokenId, "archive"), 200);
+      return c.json(await uploadDraft(c.env, p.workspaceId, name, files, p.tokenId, "archive", budget), 200);
     const ifCurrent = c.req.header("If-Match")?.replace(/"/g, "");
     return c.json(
       await publishSkillFiles(c.env, p.workspaceId, name, files, {
         actor: p.tokenId,
         source: "archive",
+        budget,
         ...(ifCurrent ? { ifCurrentVersion: ifCurrent } : {}),
       }),
       200,
