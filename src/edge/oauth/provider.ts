@@ -18,7 +18,10 @@
  * (workers.dev, a custom domain, 127.0.0.1 under `wrangler dev`): one provider per origin, so a token
  * issued on one origin is refused on another (audience binding, RFC 8707).
  */
-import { OAuthProvider, getOAuthApi, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+import type * as OAuthLibraryModule from "@cloudflare/workers-oauth-provider";
+import type { OAuthHelpers, OAuthProvider, OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+
+type OAuthLibrary = typeof OAuthLibraryModule;
 import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { setBounded } from "../../kernel/memo.ts";
@@ -70,24 +73,52 @@ function optionsFor(origin: string, app: FetchHandler): OAuthProviderOptions<Env
   };
 }
 
+let library: Promise<OAuthLibrary> | undefined;
+
+/**
+ * The library, loaded on the first request that needs it: evaluating it costs every cold isolate
+ * (docs/performance.md), and it writes a warning while it loads, which must happen inside a request.
+ */
+export function oauthLibrary(): Promise<OAuthLibrary> {
+  library ??= import("@cloudflare/workers-oauth-provider");
+  return library;
+}
+
 const providers = new Map<string, OAuthProvider<Env>>();
 
 /** The provider for a request's origin (built once per origin and isolate). */
-function providerFor(origin: string, app: FetchHandler): OAuthProvider<Env> {
+async function providerFor(origin: string, app: FetchHandler): Promise<OAuthProvider<Env>> {
   let provider = providers.get(origin);
   if (!provider) {
+    const { OAuthProvider } = await oauthLibrary();
     provider = new OAuthProvider(optionsFor(origin, app));
     setBounded(providers, origin, provider, 16);
   }
   return provider;
 }
 
-/** The edge's fetch handler behind the OAuth provider (src/index.ts). */
+/** Paths the provider has a say in: its own endpoints, the metadata and the protected `/mcp`. */
+function isOAuthPath(pathname: string): boolean {
+  return (
+    pathname === "/mcp" ||
+    pathname.startsWith("/mcp/") ||
+    pathname.startsWith("/.well-known/oauth-") ||
+    pathname === OAUTH_PATHS.token ||
+    pathname === OAUTH_PATHS.register
+  );
+}
+
+/**
+ * The edge's fetch handler behind the OAuth provider (src/index.ts). Only the paths the provider has a
+ * say in go through it; every other request goes straight to the app (the provider would hand them to
+ * the app unchanged, after loading itself and parsing the URL again).
+ */
 export function withOAuth(app: FetchHandler): FetchHandler {
   return {
-    fetch: (request, env, ctx) => {
-      if (!env.OAUTH_KV) return app.fetch(request, env, ctx); // a Worker built without OAuth: static tokens only
-      return providerFor(new URL(request.url).origin, app).fetch(request, env, ctx);
+    fetch: async (request, env, ctx) => {
+      // A Worker built without OAuth answers with static tokens only.
+      if (!env.OAUTH_KV || !isOAuthPath(new URL(request.url).pathname)) return app.fetch(request, env, ctx);
+      return (await providerFor(new URL(request.url).origin, app)).fetch(request, env, ctx);
     },
   };
 }
@@ -95,7 +126,8 @@ export function withOAuth(app: FetchHandler): FetchHandler {
 const noHandler: FetchHandler = { fetch: () => new Response(null, { status: 404 }) };
 
 /** The library's helpers (parse and complete authorization, list and revoke grants) for one origin. */
-export function oauthHelpers(env: Env, origin: string): OAuthHelpers {
+export async function oauthHelpers(env: Env, origin: string): Promise<OAuthHelpers> {
   if (!env.OAUTH_KV) throw new AppError("server_misconfigured", "OAuth needs the OAUTH_KV namespace binding (wrangler.toml)");
+  const { getOAuthApi } = await oauthLibrary();
   return getOAuthApi(optionsFor(origin, noHandler), env);
 }

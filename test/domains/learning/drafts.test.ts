@@ -14,7 +14,7 @@ import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.
 import { setOutboundFetch } from "../../support/test-services.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { candidates, plugin, pluginPackage, post, uploadPackage, type J, type SkillFiles } from "../../support/plugins.ts";
-import { ScriptedModel, generated, newSession, scriptedWorkspace, text } from "../../support/sessions.ts";
+import { ScriptedModel, generated, newSession, scriptedWorkspace, text, replicated } from "../../support/sessions.ts";
 import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { runReceiptTick } from "../../../src/domains/learning/receipts/job.ts";
 
@@ -327,6 +327,7 @@ describe("merged drafts from a three-way plugin update", () => {
       skill_choice: "requested_only",
     });
     expect((await waitForRun(env, sid, run_id, 30_000, ws.id)).status).toBe("completed");
+    await replicated(sid); // the run's log reaches D1 after its result (docs/sessions.md)
     for (let i = 0; i < 20 && (await runReceiptTick(env, Date.now())).derived > 0; i++);
     // The merge model is the fake OpenAI-compatible server (the sync's resolver uses the provider packages).
     const model = fakeModelServer([combine()]);

@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult } from "@ai-sdk/provider";
 import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, deferred, readSse, scriptedWorkspace, text, until, generated } from "../../support/sessions.ts";
+import { ScriptedModel, deferred, readSse, scriptedWorkspace, text, until, generated, replicated } from "../../support/sessions.ts";
 import { candidates, versionsOf } from "../../support/plugins.ts";
 import { SKILL, armOfPrompt, draftWithCases, evaluation, type EvaluationJson } from "../../support/evaluation.ts";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
@@ -110,6 +110,7 @@ describe("replay evaluation", () => {
     const session = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "Please greet Grace Hopper", skills: [SKILL] });
     expect((await waitForRun(env, session.id, run_id, 10_000)).status).toBe("completed");
+    await replicated(session.id); // the run's log reaches D1 after its result (docs/sessions.md)
 
     expect((await start(ws, draftId)).status).toBe(202);
     const done = await finished(ws, draftId);
@@ -138,6 +139,7 @@ describe("replay evaluation", () => {
       const runs = await SessionClient.of(env, sessionId).listRuns(ws.id, 10);
       expect(runs).toHaveLength(1);
       expect((await waitForRun(env, sessionId, runs[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
+      await replicated(sessionId); // the run's log reaches D1 after its result (docs/sessions.md)
     }
     expect(main.calls).toHaveLength(2);
     expect(await latestEvaluationVerdict(env, ws.id, draftId)).toBe("cancelled");
@@ -187,6 +189,7 @@ describe("replay evaluation", () => {
       const sessionId = armSessionId(first.id, 0, arm);
       const runs = await SessionClient.of(env, sessionId).listRuns(ws.id, 10);
       expect((await waitForRun(env, sessionId, runs[0]!.id, 10_000, ws.id)).status).toBe("cancelled");
+      await replicated(sessionId); // the run's log reaches D1 after its result (docs/sessions.md)
     }
     release.resolve();
     const done = await finished(ws, draftId);

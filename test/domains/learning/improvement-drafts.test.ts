@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, generated, newSession, scriptedWorkspace, text, until } from "../../support/sessions.ts";
+import { ScriptedModel, generated, newSession, scriptedWorkspace, text, until, replicated } from "../../support/sessions.ts";
 import { testServices, workspaceLock } from "../../support/test-services.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { evaluation } from "../../support/evaluation.ts";
@@ -70,6 +70,7 @@ async function skillRuns(ws: TestWorkspace, n: number): Promise<{ sid: string; r
 async function runOnce(ws: TestWorkspace, sid: string, content: string): Promise<string> {
   const { run_id } = await submitRun(env, sid, { workspace_id: ws.id, content, skills: ["notes"], skill_choice: "requested_only" });
   expect((await waitForRun(env, sid, run_id, 30_000, ws.id)).status).toBe("completed");
+  await replicated(sid); // the run's log reaches D1 after its result (docs/sessions.md)
   return run_id;
 }
 

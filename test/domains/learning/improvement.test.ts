@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, newSession, scriptedWorkspace, text } from "../../support/sessions.ts";
+import { ScriptedModel, newSession, scriptedWorkspace, text, replicated } from "../../support/sessions.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { runReceiptTick } from "../../../src/domains/learning/receipts/job.ts";
@@ -37,6 +37,7 @@ async function skillRuns(ws: TestWorkspace, n: number): Promise<{ sid: string; r
       skill_choice: "requested_only",
     });
     expect((await waitForRun(env, sid, run_id, 30_000, ws.id)).status).toBe("completed");
+    await replicated(sid); // the run's log reaches D1 after its result (docs/sessions.md)
     runs.push(run_id);
   }
   for (let i = 0; i < 20 && (await runReceiptTick(env, Date.now())).derived > 0; i++);

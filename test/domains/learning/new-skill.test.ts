@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, generated, newSession, scriptedWorkspace, text, until } from "../../support/sessions.ts";
+import { ScriptedModel, generated, newSession, scriptedWorkspace, text, until, replicated } from "../../support/sessions.ts";
 import { testServices } from "../../support/test-services.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { evaluation } from "../../support/evaluation.ts";
@@ -44,6 +44,7 @@ function learningModel() {
 async function chatRun(ws: TestWorkspace, sid: string, content: string): Promise<string> {
   const { run_id } = await submitRun(env, sid, { workspace_id: ws.id, content });
   expect((await waitForRun(env, sid, run_id, 30_000, ws.id)).status).toBe("completed");
+  await replicated(sid); // the run's log reaches D1 after its result (docs/sessions.md)
   for (let i = 0; i < 20 && (await runReceiptTick(env, Date.now())).derived > 0; i++);
   return run_id;
 }

@@ -42,6 +42,7 @@ const NOT_SWEPT: Record<string, string> = {
   "GET /api/drafts/{id}/evaluation": "as above",
   "GET /api/drafts/{id}/evaluation/stream": "as above",
   "GET /api/toolchain/tasks/{id}": "a toolchain task needs a Gitea webhook delivery; covered by test/domains/toolchain",
+  "GET /api/teams/{name}/runs/{id}": "a team run needs a team in the config and its members; covered by test/domains/team",
 };
 
 describe("cross-workspace ids (issue 25 item 6)", () => {
@@ -83,7 +84,7 @@ describe("cross-workspace ids (issue 25 item 6)", () => {
     /** A's id for a parameter of a route, or null when the sweep has none. */
     const idFor = (route: string, name: string): string | null => {
       if (name === "run_id") return run_id;
-      if (name === "session_id" || name === "session") return session.id;
+      if (name === "session_id" || name === "session" || name === "parent_session_id") return session.id;
       if (name === "name" && route.startsWith("/api/skills/")) return skillName;
       if (name === "id" && route.startsWith("/api/sessions/")) return session.id;
       if (name === "id" && route.startsWith("/api/ui/chat/")) return session.id;

@@ -19,6 +19,7 @@ import {
   until,
   generated,
   promptSized,
+  replicated,
 } from "../../support/sessions.ts";
 import { call, json, type TestWorkspace } from "../../support/api.ts";
 
@@ -225,6 +226,7 @@ describe("POST /api/sessions/:id/compact", () => {
 
 describe("session titles", () => {
   const listed = async (ws: TestWorkspace, id: string) => {
+    await replicated(id); // the list reads D1, which gets a run's log after its result (docs/sessions.md)
     const res = await call("GET", "/api/sessions", { token: ws.read });
     return (await json<{ sessions: { id: string; title: string }[] }>(res)).sessions.find((s) => s.id === id)?.title;
   };

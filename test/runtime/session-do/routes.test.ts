@@ -293,6 +293,7 @@ describe("session routes: happy paths", () => {
       "session_search",
       "memory",
       "web_fetch",
+      "delegate",
       "schedule",
       "skill_propose",
     ]);

@@ -14,13 +14,13 @@
  * never redirected to.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { AuthorizationError, authorizationErrorRedirect, type AuthRequest, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import type { AuthRequest, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
 import { hasScope, requireScope, type Principal } from "../auth.ts";
 import { getWorkspace, listWorkspaces } from "../../../storage/workspaces.ts";
 import { WorkspaceIdSchema } from "./workspaces.ts";
-import { OAUTH_PATHS, OAUTH_SCOPES, oauthHelpers } from "../../oauth/provider.ts";
+import { OAUTH_PATHS, OAUTH_SCOPES, oauthHelpers, oauthLibrary } from "../../oauth/provider.ts";
 import type { McpProps } from "../../oauth/principal.ts";
 
 const OAuthScope = z.enum(OAUTH_SCOPES);
@@ -117,6 +117,7 @@ async function parseRequest(helpers: OAuthHelpers, origin: string, query: string
   try {
     return await helpers.parseAuthRequest(new Request(`${origin}${OAUTH_PATHS.authorize}?${query.replace(/^\?/, "")}`));
   } catch (error) {
+    const { AuthorizationError } = await oauthLibrary();
     if (error instanceof AuthorizationError) {
       throw new AppError("bad_request", `Authorization request refused: ${error.description}`, {
         details: { oauth_error: error.code, ...(error.redirectTo ? { redirect_to: error.redirectTo } : {}) },
@@ -129,7 +130,8 @@ async function parseRequest(helpers: OAuthHelpers, origin: string, query: string
 }
 
 /** Requested scopes Beaver does not know are refused with the RFC's `invalid_scope` (RFC 6749 §4.1.2.1). */
-function assertKnownScopes(request: AuthRequest): void {
+async function assertKnownScopes(request: AuthRequest): Promise<void> {
+  const { authorizationErrorRedirect } = await oauthLibrary();
   const unknown = request.scope.filter((s) => !(OAUTH_SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
     throw new AppError("bad_request", `Unknown scope(s): ${unknown.join(", ")}; Beaver grants read and member`, {
@@ -153,9 +155,9 @@ const originOf = (url: string) => new URL(url).origin;
 export const oauthRoutes = newRouter()
   .openapi(describeRoute, async (c) => {
     const p = c.get("principal");
-    const helpers = oauthHelpers(c.env, originOf(c.req.url));
+    const helpers = await oauthHelpers(c.env, originOf(c.req.url));
     const request = await parseRequest(helpers, originOf(c.req.url), c.req.valid("json").query);
-    assertKnownScopes(request);
+    await assertKnownScopes(request);
     const consent = await helpers.describeConsent(request);
     const workspaces = p.bootstrap
       ? await listWorkspaces(c.env)
@@ -179,9 +181,9 @@ export const oauthRoutes = newRouter()
     const p = c.get("principal");
     const body = c.req.valid("json");
     const origin = originOf(c.req.url);
-    const helpers = oauthHelpers(c.env, origin);
+    const helpers = await oauthHelpers(c.env, origin);
     const request = await parseRequest(helpers, origin, body.query);
-    assertKnownScopes(request);
+    await assertKnownScopes(request);
     const beyond = body.scopes.filter((s) => !hasScope(p, s));
     if (beyond.length > 0) throw new AppError("forbidden", `You cannot grant scope(s) beyond your own: ${beyond.join(", ")}`);
     const workspaceId = await grantedWorkspace(c.env, p, body.workspace_id);
@@ -198,12 +200,13 @@ export const oauthRoutes = newRouter()
   })
   .openapi(denyRoute, async (c) => {
     const origin = originOf(c.req.url);
-    const request = await parseRequest(oauthHelpers(c.env, origin), origin, c.req.valid("json").query);
+    const request = await parseRequest(await oauthHelpers(c.env, origin), origin, c.req.valid("json").query);
+    const { authorizationErrorRedirect } = await oauthLibrary();
     return c.json({ redirect_to: authorizationErrorRedirect(request, "access_denied", "The user declined") }, 200);
   })
   .openapi(listGrantsRoute, async (c) => {
     const p = c.get("principal");
-    const helpers = oauthHelpers(c.env, originOf(c.req.url));
+    const helpers = await oauthHelpers(c.env, originOf(c.req.url));
     const grants: z.infer<typeof Grant>[] = [];
     let cursor: string | undefined;
     do {
@@ -231,6 +234,6 @@ export const oauthRoutes = newRouter()
     // Grants are keyed by workspace (the library's userId): another workspace's grant is simply not found here.
     const grant = await c.env.OAUTH_KV?.get(`grant:${p.workspaceId}:${id}`);
     if (id.includes(":") || !grant) throw notFound("Grant");
-    await oauthHelpers(c.env, originOf(c.req.url)).revokeGrant(id, p.workspaceId);
+    await (await oauthHelpers(c.env, originOf(c.req.url))).revokeGrant(id, p.workspaceId);
     return c.json({ id, revoked: true as const }, 200);
   });

@@ -444,8 +444,11 @@ export const sessionRoutes = newRouter()
     if (q.updated_before !== undefined) where.push(olderThan(sessions.updatedAt, sessions.id, q.updated_before, q.before_id));
     if (q.status !== undefined) where.push(eq(sessions.status, q.status));
     where.push(q.archived ? isNotNull(sessions.archivedAt) : isNull(sessions.archivedAt));
-    if (q.parent_session_id !== undefined)
+    if (q.parent_session_id !== undefined) {
+      // A filter naming another workspace's session answers 404 like the session itself (README, Security).
+      await SessionClient.of(c.env, q.parent_session_id).view(ws);
       where.push(sql`json_extract(${sessions.metadata}, '$.parent_session_id') = ${q.parent_session_id}`);
+    }
     const rows = await makeDb(c.env.DB)
       .select()
       .from(sessions)
