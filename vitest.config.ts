@@ -48,6 +48,10 @@ export default defineConfig({
       { extends: true, test: { name: "pure", include: ["test/**/*.pure.test.ts"], isolate: false } },
     ],
     setupFiles: ["./test/support/apply-migrations.ts"],
+    // Console output goes straight to the terminal: a library that logs while its module loads (the OAuth
+    // provider's startup warning) would otherwise make the runner send a message from workerd's global
+    // scope, which workerd refuses, and the pool stops answering.
+    disableConsoleIntercept: true,
     // wrangler.toml's [assets] directory (the built console) must exist before the Worker starts.
     globalSetup: ["./test/support/build-console.ts"],
     // node-html-markdown (web_fetch) reaches css-what through extensionless ESM imports workerd's module
