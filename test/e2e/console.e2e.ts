@@ -62,7 +62,7 @@ async function useToken(token: string, path: string): Promise<void> {
 
 /** Opens the conversation's folded "Branches and runs" (the runs table and the branch switches). */
 async function openSessionDetails(): Promise<void> {
-  const details = page.locator("details.session-details");
+  const details = page.locator("details.runs-details");
   await details.waitFor();
   if (!(await details.evaluate((d) => (d as { open?: boolean }).open === true))) await details.locator("summary").click();
 }

@@ -86,7 +86,7 @@ describe("git over smart HTTP against git http-backend", () => {
       "src/main.ts": 'import { greet } from "./greet";\nconsole.log(greet("world"));\n',
     });
     // A second commit, so the shallow clone has something to leave out.
-    pushFromElsewhere(server, repo, "main", "CHANGELOG.md", "v1\n");
+    await pushFromElsewhere(server, repo, "main", "CHANGELOG.md", "v1\n");
     const s = await codeSession();
     const greet = "export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n";
     const test = 'import { greet } from "../src/greet";\nif (greet("x") !== "Hello, x!") throw new Error("greet");\n';
@@ -139,7 +139,7 @@ describe("git over smart HTTP against git http-backend", () => {
     expect(JSON.stringify(first)).not.toContain(TOKEN);
 
     // Someone else pushes to the branch meanwhile: the agent's next push is a readable non-fast-forward.
-    pushFromElsewhere(server, repo, "fix/7-greeting", "OTHER.md", "theirs\n");
+    await pushFromElsewhere(server, repo, "fix/7-greeting", "OTHER.md", "theirs\n");
     const [rejected] = await s.turn([
       bash('cd hello && echo more >> README.md && git commit -qam "More" && git push origin fix/7-greeting; echo exit=$?'),
     ]);

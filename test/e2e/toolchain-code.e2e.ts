@@ -183,7 +183,7 @@ describe("code scenarios against a real git server", () => {
   it("ci_failure: the agent fixes the failing test on the pull request's branch and pushes; the task is verified", async () => {
     const s = await setup();
     const headRef = "jony-patch-1";
-    pushFromElsewhere(server, s.repo, "main", "src/routes.ts", 'export const routes = ["/", "/broken"];\n', headRef);
+    await pushFromElsewhere(server, s.repo, "main", "src/routes.ts", 'export const routes = ["/", "/broken"];\n', headRef);
     const headSha = server.git(s.repo, "rev-parse", headRef).trim();
     await gitea.addPull(s.repo, { number: 30, author: "jony", headRef, headSha, title: "Routes" });
     await models.script(s.model, [
@@ -226,8 +226,8 @@ describe("code scenarios against a real git server", () => {
       if (Date.now() > deadline) throw new Error("the agent never pushed");
       await new Promise((r) => setTimeout(r, 100));
     }
-    pushFromElsewhere(server, s.repo, branch, "other.txt", "theirs\n");
-    const deadline2 = Date.now() + 60_000;
+    await pushFromElsewhere(server, s.repo, branch, "other.txt", "theirs\n");
+    const deadline2 = Date.now() + 40_000;
     let t: TaskDetail;
     for (;;) {
       t = (await (await api("GET", `/api/toolchain/tasks/${taskId}`, { token: s.ws.token })).json()) as TaskDetail;

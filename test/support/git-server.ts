@@ -31,6 +31,8 @@ export interface GitServer {
   createRepo(repo: string, files: Record<string, string>, options?: { branch?: string; symlinks?: Record<string, string> }): string;
   /** Runs git in a bare repository (`git log`, `git show`, …) and returns its stdout. */
   git(repo: string, ...args: string[]): string;
+  /** Tells the fake Gitea the repository's branch heads, as Gitea learns of every push (done after each push over HTTP). */
+  announce(repo: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -165,6 +167,7 @@ export async function startGitServer(options: { forward?: string; token?: string
     root,
     requests,
     git,
+    announce: tellGitea,
     createRepo(repo, files, opts = {}) {
       const branch = opts.branch ?? "main";
       const work = mkdtempSync(join(tmpdir(), "beaver-git-work-"));
@@ -200,7 +203,7 @@ export async function startGitServer(options: { forward?: string; token?: string
  * Adds a commit to a bare repository's branch from outside (someone else pushing meanwhile); with
  * `to`, the commit goes to that (new) branch instead, made from `branch`.
  */
-export function pushFromElsewhere(server: GitServer, repo: string, branch: string, path: string, content: string, to = branch): void {
+export async function pushFromElsewhere(server: GitServer, repo: string, branch: string, path: string, content: string, to = branch): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "beaver-git-other-"));
   execFileSync("git", ["clone", "-q", "--branch", branch, join(server.root, `${repo}.git`), work]);
   mkdirSync(dirname(join(work, path)), { recursive: true });
@@ -209,4 +212,5 @@ export function pushFromElsewhere(server: GitServer, repo: string, branch: strin
   execFileSync("git", ["-C", work, ...AUTHOR, "commit", "-q", "-m", "meanwhile"]);
   execFileSync("git", ["-C", work, "push", "-q", "origin", `HEAD:refs/heads/${to}`]);
   rmSync(work, { recursive: true, force: true });
+  await server.announce(repo);
 }

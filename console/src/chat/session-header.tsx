@@ -117,7 +117,7 @@ export function SessionHeader({
 export function SessionDetails({ sessionId, tick, busy, onDone }: { sessionId: string; tick: number; busy: boolean; onDone: () => void }) {
   const [open, setOpen] = useState(false);
   return (
-    <details class="session-details" onToggle={(e) => setOpen(e.currentTarget.open)}>
+    <details class="session-details runs-details" onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>Branches and runs</summary>
       {open ? <SessionSide sessionId={sessionId} tick={tick} busy={busy} onDone={onDone} /> : null}
     </details>
