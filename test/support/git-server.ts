@@ -203,7 +203,14 @@ export async function startGitServer(options: { forward?: string; token?: string
  * Adds a commit to a bare repository's branch from outside (someone else pushing meanwhile); with
  * `to`, the commit goes to that (new) branch instead, made from `branch`.
  */
-export async function pushFromElsewhere(server: GitServer, repo: string, branch: string, path: string, content: string, to = branch): Promise<void> {
+export async function pushFromElsewhere(
+  server: GitServer,
+  repo: string,
+  branch: string,
+  path: string,
+  content: string,
+  to = branch,
+): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "beaver-git-other-"));
   execFileSync("git", ["clone", "-q", "--branch", branch, join(server.root, `${repo}.git`), work]);
   mkdirSync(dirname(join(work, path)), { recursive: true });
