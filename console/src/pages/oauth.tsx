@@ -2,7 +2,7 @@
  * Beaver's OAuth authorization page (docs/mcp.md, "Add Beaver to your assistant"): an assistant that
  * adds Beaver's `/mcp` as a connector sends the browser to `/oauth/authorize?…`; the signed-in member
  * sees which client asks, where the code goes, picks the workspace and scopes (never beyond their own)
- * and approves or declines. The API checks everything again (src/edge/http/routes/oauth.ts); this page
+ * and approves or declines. The API checks everything again (the OAuth routes, docs/mcp.md); this page
  * only shows and forwards. `ConnectedAssistants` lists the workspace's grants with Revoke.
  */
 import { useState } from "preact/hooks";

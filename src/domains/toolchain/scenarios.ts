@@ -173,7 +173,7 @@ export function pullFacts(repo: string, number: number, pr: GiteaPullRequest): P
 /** `@name` mentions in a text, lower-cased and unique; e-mail addresses and paths are not mentions. */
 export function extractMentions(text: string): string[] {
   const out = new Set<string>();
-  const re = /(^|[^\w@/.`-])@([A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)/g;
+  const re = /(^|[^\w@/.\x60-])@([A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)/g;
   for (const m of text.matchAll(re)) out.add(m[2]!.toLowerCase());
   return [...out];
 }

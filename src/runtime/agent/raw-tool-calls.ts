@@ -76,7 +76,7 @@ function parseSegments(text: string): unknown[] | null {
       const close = open === -1 ? -1 : text.indexOf("```", open);
       if (close === -1) return null;
       // The fence's info string may name a language (json, tool_call…), never more than one word.
-      if (!/^```[\w-]*\s*$/.test(text.slice(i, open))) return null;
+      if (!/^\x60{3}[\w-]*\s*$/.test(text.slice(i, open))) return null;
       const inner = parseSegments(text.slice(open + 1, close));
       if (!inner) return null;
       out.push(...inner);
