@@ -7,9 +7,6 @@
  */
 import { fail, type ToolResult } from "../../runtime/index.ts";
 
-/** Characters of a tool result the model gets; longer results are cut with a note. */
-export const MAX_RESULT_CHARS = 100_000;
-
 /** The parts of a CallToolResult this mapping reads (kept loose: servers send what they send). */
 export interface McpCallResult {
   content?: unknown;
@@ -24,7 +21,8 @@ export function mcpResultToToolResult(result: McpCallResult): ToolResult {
   const parts = blocks.map(describeBlock).filter((t) => t.length > 0);
   if (result.structuredContent !== undefined && parts.length === 0) parts.push(JSON.stringify(result.structuredContent));
   if (result.toolResult !== undefined && parts.length === 0) parts.push(JSON.stringify(result.toolResult));
-  const text = cut(parts.join("\n\n"));
+  // Length is not bounded here: the tool executor cuts every result at the central `tool_result_chars` cap.
+  const text = parts.join("\n\n");
   if (result.isError === true) return fail("mcp_tool_error", text || "The MCP tool reported an error without a message");
   return { ok: true, content: text || "(the tool returned no content)" };
 }
@@ -66,9 +64,4 @@ function base64Bytes(data: unknown): number {
   const clean = data.replace(/\s/g, "");
   const padding = clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
-}
-
-function cut(text: string): string {
-  if (text.length <= MAX_RESULT_CHARS) return text;
-  return `${text.slice(0, MAX_RESULT_CHARS)}\n… (cut: the result had ${text.length} characters, at most ${MAX_RESULT_CHARS} are kept)`;
 }

@@ -89,11 +89,6 @@ export function planCompaction(tree: SessionTree, leafId: string | null, keepTok
   };
 }
 
-/** Estimated tokens of a history. */
-export function historyTokens(messages: readonly Message[]): number {
-  return messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
-}
-
 /** Events walked back from the leaf looking for a usage anchor before the estimate alone decides. */
 const ANCHOR_SEARCH_EVENTS = 200;
 

@@ -6,10 +6,12 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/runtime/session/events.ts";
 import { buildContext, contextForRun } from "../../../src/runtime/session/build-context.ts";
-import { historyTokens, planCompaction, renderTranscript, shouldCompact } from "../../../src/runtime/session/compaction.ts";
+import { planCompaction, renderTranscript, shouldCompact } from "../../../src/runtime/session/compaction.ts";
+import { estimateMessageTokens } from "../../../src/runtime/agent/tokens.ts";
 import { cleanTitle, titleFromMessage } from "../../../src/runtime/session/titles.ts";
 import { LogBuilder } from "../../support/log-builder.ts";
 
+const historyTokens = (messages: readonly Message[]) => messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
 const show = (messages: Message[]) => messages.map((m) => `${m.role}:${m.role === "assistant" ? m.text : m.content}`);
 
 function longSession(turns: number): LogBuilder {
