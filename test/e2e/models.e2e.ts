@@ -185,13 +185,12 @@ describe("scripted model server through the real openai-compatible provider", ()
     await server.script("slow:e2e", [{ text: "one two three four five six seven eight nine ten", chunk_delay_ms: 200 }]);
     const controller = new AbortController();
     const { events, callbacks } = recorder();
-    const started = Date.now();
     setTimeout(() => controller.abort(), 500);
     const err = await step(await models("slow:e2e"), [{ role: "user", content: "go" }], callbacks, controller.signal).catch(
       (e: unknown) => e,
     );
     expect(isAbortError(err)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Promptly: the stream was left mid-way (ten words), not read to its end.
     const streamed = events.filter((e) => e.kind === "text").length;
     expect(streamed).toBeGreaterThan(0);
     expect(streamed).toBeLessThan(10);

@@ -87,11 +87,9 @@ describe("Gitea client on gitea-js", () => {
     expect(lost).toMatchObject({ kind: "infrastructure", status: null, operation: "POST /repos/acme/app/issues/7/comments" });
     fake.setDown(false);
     fake.setDelay(1_000);
-    const started = Date.now();
     const slow = await failure(client(100).getPull("acme/app", 7));
     expect(slow).toMatchObject({ kind: "infrastructure", status: null });
     expect(slow.message).toContain("timed out after 100 ms");
-    expect(Date.now() - started).toBeLessThan(900);
   });
 
   it("maps statuses: 4xx business except 408/429, 5xx infrastructure", () => {

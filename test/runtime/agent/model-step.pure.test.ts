@@ -235,11 +235,11 @@ describe("runModelStep: abort", () => {
     const controller = new AbortController();
     const slow = streamingModel(textParts("a", "b", "c", "d", "e", "f"), { chunkDelayMs: 100 });
     const fallback = streamingModel(textParts("fallback"));
-    const started = Date.now();
     setTimeout(() => controller.abort(), 150);
     const err = await step(models(slow, fallback), callbacks, { signal: controller.signal }).catch((e: unknown) => e);
     expect(isAbortError(err)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(600);
+    // Promptly: the stream was left mid-way, not read to its end.
+    expect(events.filter((e) => e.kind === "text").length).toBeLessThan(6);
     expect(fallback.doStreamCalls).toHaveLength(0);
     expect(events.some((e) => e.kind === "abandon")).toBe(false);
   });

@@ -151,8 +151,8 @@ describe("executeToolCall", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const res = await executeToolCall(registry, { id: "c10", name: "slow", args: {} }, ctx(controller.signal));
+    // The tool never finishes on its own: an answer at all means the cancel did not wait for it.
     expect(res.error?.code).toBe("cancelled");
-    expect(res.duration_ms).toBeLessThan(1_000);
   });
 });
 
