@@ -5,10 +5,11 @@
  * - every GET operation that takes an id in its path or an id filter in its query must answer 404 —
  *   not 200 (a leak, or an empty list that confirms nothing but hides the mistake) and not 403;
  * - every write operation (POST/PUT/PATCH/DELETE) is called with a valid body naming A's objects and
- *   must answer 404, and A must read the same afterwards (every A read of the GET sweep is compared).
+ *   must answer 404, and A must read the same afterwards (every A read of the GET sweep is compared);
+ *   a `PUT`/`POST` that creates by a name (skill, secret, agent, plugin source) makes B's own object.
  * A route the sweeps have no id for, or a write route neither swept nor listed with a reason, fails
  * the test, so a new route joins the sweep when it is added. Fixtures are made once; calls that do not
- * depend on each other run in parallel (CI time, see the GUIDE of the repository's sessions).
+ * depend on each other run in parallel, to keep the file cheap in CI.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
