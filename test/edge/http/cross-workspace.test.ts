@@ -17,6 +17,7 @@ import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.
 import { ScriptedModel, registerModel, replicated, text } from "../../support/sessions.ts";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { SessionClient } from "../../../src/runtime/session/client.ts";
+import { createApp } from "../../../src/edge/http/app.ts";
 import { skillMd } from "../../fixtures/skills/bundles.ts";
 import { tarGz } from "../../fixtures/skills/archives.ts";
 import { pluginPackage, uploadPackage } from "../../support/plugins.ts";
@@ -71,6 +72,7 @@ const WRITES_NOT_SWEPT: Record<string, string> = {
     "`state` is minted by an OAuth MCP connection; another workspace's state is not consumed in test/domains/mcp (mcp client oauth)",
   "POST /mcp":
     "JSON-RPC, not a REST route: its tools resolve ids in the grant's workspace (404 across, test/edge/oauth/oauth-server.test.ts)",
+  "DELETE /mcp": "no id: served outside the document, answers 405 (Beaver's MCP server keeps no transport session to end)",
   "POST /webhooks/gitea/{workspace_id}":
     "the workspace id is public by design: a delivery counts only when signed with that workspace's secret (test/domains/toolchain/intake.test.ts)",
 };
@@ -401,8 +403,12 @@ describe("cross-workspace ids (issue 25 item 6)", () => {
         .filter((m) => ["post", "put", "patch", "delete"].includes(m))
         .map((m) => ({ key: `${m.toUpperCase()} ${route}`, route, params: operations[m]!.parameters ?? [] })),
     );
-    // Every write route is swept or listed with its reason; nothing is both, nothing is stale.
-    const keys = routes.map((r) => r.key).sort();
+    // Every write route is swept or listed with its reason; nothing is both, nothing is stale. Routes the
+    // app serves outside the document (plain Hono handlers) count too.
+    const served = createApp()
+      .routes.filter((r) => ["POST", "PUT", "PATCH", "DELETE"].includes(r.method))
+      .map((r) => `${r.method} ${r.path.replace(/\/$/, "").replace(/:([A-Za-z_]+)/g, "{$1}")}`);
+    const keys = [...new Set([...routes.map((r) => r.key), ...served])].sort();
     expect([...Object.keys(calls), ...Object.keys(WRITES_NOT_SWEPT)].sort()).toEqual(keys);
 
     const readUrls = getCases(f, doc).cases.map((c) => c.url);
