@@ -11,10 +11,20 @@
  * the test, so a new route joins the sweep when it is added. Fixtures are made once; calls that do not
  * depend on each other run in parallel, to keep the file cheap in CI.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace, type TestWorkspace } from "../../support/api.ts";
-import { ScriptedModel, registerModel, replicated, text } from "../../support/sessions.ts";
+import {
+  ScriptedModel,
+  countingTool,
+  doEvents,
+  registerModel,
+  registerToolset,
+  replicated,
+  text,
+  toolCalls,
+  until,
+} from "../../support/sessions.ts";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { SessionClient } from "../../../src/runtime/session/client.ts";
 import { createApp } from "../../../src/edge/http/app.ts";
@@ -23,6 +33,7 @@ import { tarGz } from "../../fixtures/skills/archives.ts";
 import { pluginPackage, uploadPackage } from "../../support/plugins.ts";
 import { fixture } from "../../support/toolchain-fixtures.ts";
 import { deliverOk, toolchainWorkspace } from "../../support/toolchain-setup.ts";
+import { setOutboundFetch } from "../../support/test-services.ts";
 
 interface Parameter {
   name: string;
@@ -83,6 +94,9 @@ interface Fixtures {
   session: string;
   run: string;
   events: string[];
+  /** A second session of A whose run waits on a tool approval (`tool_policy` require_approval). */
+  approvalSession: string;
+  approval: string;
   schedule: string;
   skill: string;
   token: string;
@@ -105,22 +119,29 @@ const ok = async (res: Response, what: string): Promise<Record<string, unknown>>
 
 /** Workspace A with one object of every kind a route names; B has same-named agents and team so names never decide, only ids. */
 async function fixtures(): Promise<Fixtures> {
-  const modelId = registerModel(new ScriptedModel(() => text("done")));
+  // "ship it" asks for the `deploy` tool, which needs approval in A; everything else is answered at once.
+  const shipIt = (prompt: unknown) => JSON.stringify(prompt).includes("ship it");
+  const modelId = registerModel(
+    new ScriptedModel((_, options) => (shipIt(options.prompt) ? toolCalls({ id: "d1", name: "deploy", args: { n: 1 } }) : text("done"))),
+  );
+  const toolset = registerToolset(`cross-${crypto.randomUUID()}`, [countingTool("deploy").spec]);
   const model = { provider: "openai-compatible", id: modelId, base_url: "http://scripted.test/v1" };
   // A: a toolchain workspace (webhook secret, Gitea token secret, the cast of agents) on the scripted model.
   const [a, b] = await Promise.all([toolchainWorkspace({}, { model }), newWorkspace()]);
   const team = "crew";
+  const tool_policy = [{ match: "deploy", action: "require_approval" }];
   const teams = [{ name: team, coordinator: "jony", members: ["jony", "nice"], mode: "pipeline" }];
   const mcp = { servers: [{ name: "a-mcp", url: "https://mcp.a.test/mcp" }] };
   const configA = await ok(await call("GET", "/api/config", { token: a.admin }), "config A");
-  await ok(await call("PUT", "/api/config", { token: a.admin, body: { ...configA, teams } }), "teams A");
+  await ok(await call("PUT", "/api/config", { token: a.admin, body: { ...configA, teams, tool_policy } }), "teams A");
   for (const id of ["jony", "nice"])
     await ok(await call("POST", "/api/agents", { token: b.admin, body: { id, gitea_username: id, roles: ["developer"] } }), "agent B");
   await ok(await call("PUT", "/api/config", { token: b.admin, body: { teams } }), "teams B");
 
   const skill = `a-only-${a.id.slice(3, 9)}`;
   const session = await createSession(env, { workspaceId: a.id, title: "A's session" });
-  const [run, schedule, , token, mail, draft, delivery, teamRun, memory, plugin, source] = await Promise.all([
+  const approvalSession = await createSession(env, { workspaceId: a.id, title: "A's paused run" });
+  const [run, schedule, , token, mail, draft, delivery, teamRun, memory, plugin, source, approval] = await Promise.all([
     submitRun(env, session.id, { workspace_id: a.id, content: "hello" }).then(async ({ run_id }) => {
       await waitForRun(env, session.id, run_id, 10_000);
       return run_id;
@@ -162,13 +183,26 @@ async function fixtures(): Promise<Fixtures> {
     call("PUT", "/api/plugins/sources/a-src", { token: a.admin, body: { owner: "gordon", repo: "hello-world" } }).then((r) =>
       ok(r, "source"),
     ),
+    submitRun(env, approvalSession.id, { workspace_id: a.id, content: "ship it", toolset }).then(async () => {
+      let id: string | undefined;
+      await until(
+        async () => {
+          const asked = (await doEvents(approvalSession.id, a.id)).find((e) => e.type === "tool_approval_requested");
+          id = asked && "approval_id" in asked ? asked.approval_id : undefined;
+          return id !== undefined;
+        },
+        10_000,
+        "tool_approval_requested",
+      );
+      return id!;
+    }),
   ]);
   // Every session's log in D1 before anything is compared (docs/sessions.md: D1 gets a run's log after its answer).
   const children = (await ok(await call("GET", `/api/sessions?parent_session_id=${teamRun.session_id}`, { token: a.read }), "children"))
     .sessions as { id: string }[];
   expect(children.length).toBeGreaterThan(0);
   await Promise.all([session.id, teamRun.session_id, ...children.map((c) => c.id)].map((id) => replicated(id)));
-  await ok(await call("PUT", "/api/config", { token: a.admin, body: { ...configA, teams, mcp } }), "mcp A");
+  await ok(await call("PUT", "/api/config", { token: a.admin, body: { ...configA, teams, tool_policy, mcp } }), "mcp A");
   // Reading a receipt stores it the first time (src/domains/learning/receipts/read.ts): store it now, so A's reads below are stable.
   await ok(await call("GET", `/api/sessions/${session.id}/runs/${run}/receipt`, { token: a.read }), "receipt");
   const events = (await ok(await call("GET", `/api/sessions/${session.id}/events`, { token: a.read }), "events")).events as {
@@ -180,6 +214,8 @@ async function fixtures(): Promise<Fixtures> {
     session: session.id,
     run,
     events: events.map((e) => e.id),
+    approvalSession: approvalSession.id,
+    approval,
     schedule: schedule.id as string,
     skill,
     token: token.id as string,
@@ -200,7 +236,8 @@ function idFor(f: Fixtures, route: string, name: string): string | null {
   if (name === "run_id") return route.startsWith("/api/sessions/") || route.includes("{run_id}") ? f.run : null;
   if (name === "session_id" || name === "session" || name === "parent_session_id") return f.session;
   if (name === "agent_id") return "ops"; // an agent of A's cast that B does not have
-  if (name === "approval_id") return "appr_none"; // no pending approval in A: the session id must decide first
+  if (name === "approval_id") return f.approval;
+  if (name === "id" && route.includes("{approval_id}")) return f.approvalSession;
   if (name === "skill" && route.startsWith("/api/plugins/")) return f.pluginSkill;
   if (name === "name" && route.startsWith("/api/skills/")) return f.skill;
   if (name === "name" && route.startsWith("/api/teams/")) return f.team;
@@ -377,8 +414,11 @@ describe("cross-workspace ids (issue 25 item 6)", () => {
   let f: Fixtures;
   let doc: OpenApi;
   beforeAll(async () => {
+    // Nothing here needs the network: A's MCP server (reached when A reads a run's context) answers 404 at once, without DNS.
+    setOutboundFetch(async () => new Response("not found", { status: 404 }));
     [f, doc] = await Promise.all([fixtures(), call("GET", "/api/openapi.json", { token: null }).then((r) => json<OpenApi>(r))]);
   }, 60_000);
+  afterAll(() => setOutboundFetch(null));
 
   it("every GET route with an id in its path or query answers 404 to another workspace", async () => {
     const { cases, uncovered } = getCases(f, doc);
@@ -411,7 +451,7 @@ describe("cross-workspace ids (issue 25 item 6)", () => {
     const keys = [...new Set([...routes.map((r) => r.key), ...served])].sort();
     expect([...Object.keys(calls), ...Object.keys(WRITES_NOT_SWEPT)].sort()).toEqual(keys);
 
-    const readUrls = getCases(f, doc).cases.map((c) => c.url);
+    const readUrls = [...getCases(f, doc).cases.map((c) => c.url), `/api/sessions/${f.approvalSession}/events`];
     const before = await snapshot(f, readUrls);
     const problems = await Promise.all(
       routes
