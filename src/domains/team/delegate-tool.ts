@@ -46,10 +46,17 @@ export const delegateTool = defineTool<DelegateInput>({
       agents: new Set(agents.keys()),
     });
     if (!plan.ok) return fail(plan.code, plan.message);
+    // The run's token budget counts its children's tokens: each child gets an equal share of what is left.
+    const share = ctx.tokensLeft === undefined ? undefined : Math.floor(ctx.tokensLeft / plan.children.length);
+    if (share !== undefined && share < MIN_CHILD_TOKENS)
+      return fail(
+        "run_token_budget",
+        `This run has ${ctx.tokensLeft} tokens left (runtime.max_run_tokens counts delegated children's tokens too): too few to share among ${plan.children.length} task(s); do the work yourself or answer`,
+      );
     const children = await Promise.all(
       plan.children.map(async (child) => ({ child, id: await childSessionId(ctx.runId, ctx.toolCallId, child.index) })),
     );
-    const results = await Promise.all(children.map(({ child, id }) => startAndWait(ctx, child, id, agents, (mark?.depth ?? 0) + 1)));
+    const results = await Promise.all(children.map(({ child, id }) => startAndWait(ctx, child, id, agents, (mark?.depth ?? 0) + 1, share)));
     const outcomes = children.map(({ child, id }, i) => childOutcome(child, id, results[i]!));
     const result: ToolResult = ok(JSON.stringify({ results: outcomes }));
     return { ...result, usage: treeUsage(results) };
@@ -79,7 +86,10 @@ async function enabledAgents(ctx: ToolContext): Promise<Map<string, Agent>> {
   return new Map(all.filter((a) => a.enabled).map((a) => [a.id, a]));
 }
 
-function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, agents: Map<string, Agent>, depth: number) {
+/** A child with no share of its parent's token budget would fail before its first model step. */
+const MIN_CHILD_TOKENS = 1;
+
+function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, agents: Map<string, Agent>, depth: number, tokens?: number) {
   const agent = child.task.agent !== undefined ? agents.get(child.task.agent) : undefined;
   const ref = childRef(ctx.runId, ctx.toolCallId, child.index);
   return runChild(
@@ -100,6 +110,7 @@ function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, age
       idempotencyKey: childIdempotencyKey(ctx.runId, ctx.toolCallId, child.index),
       ...(ctx.toolset !== undefined ? { toolset: ctx.toolset } : {}),
       tools: child.tools,
+      ...(tokens !== undefined ? { maxRunTokens: tokens } : {}),
       mark: { depth, parent_session_id: ctx.sessionId, parent_run_id: ctx.runId },
       // The agent's own model and skills; without an agent, the parent's model.
       model: agent ? agent.model : (ctx.modelOverride ?? null),

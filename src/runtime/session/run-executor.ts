@@ -26,7 +26,7 @@ import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { AppError } from "../../kernel/errors.ts";
 import type { ToolSpec } from "../tools/spec.ts";
-import { addUsage } from "./usage.ts";
+import { addUsage, runTokens } from "./usage.ts";
 import { logRunEnd } from "./run-log-line.ts";
 import { skillMessages, withSkillMessages } from "./skill-messages.ts";
 import { estimateMessageTokens } from "../agent/tokens.ts";
@@ -397,6 +397,8 @@ export class RunExecutor {
         log.store.markToolStarted({ tool_call_id: callId, run_id: run.id, event_id: eventId, started_at: at }),
       saveToolResult: (eventId, call, content, isError) => this.#persistToolResult(eventId, call, content, isError),
     };
+    // The run's token budget (docs/delegation.md, "Usage"): its own share when delegated, else the workspace's.
+    const tokenLimit = run.input.max_run_tokens ?? config.runtime.max_run_tokens;
     const ports: LoopPorts = {
       runId: run.id,
       state: run.state,
@@ -438,6 +440,9 @@ export class RunExecutor {
             tools: registry.names(),
             ...(run.input.toolset !== undefined ? { toolset: run.input.toolset } : {}),
             ...(run.input.model_override ? { modelOverride: run.input.model_override } : {}),
+            ...(tokenLimit !== undefined
+              ? { tokensLeft: Math.max(0, tokenLimit - runTokens(run.state.usage, run.state.delegated_usage)) }
+              : {}),
             emitUpdate: io.emitUpdate,
             // A tool that reads this session from D1 first lets the run's debounced replication catch up.
             replicated: async () => void (await log.replicator.flush()),
@@ -457,6 +462,14 @@ export class RunExecutor {
         limit: run.input.max_tool_iterations ?? config.runtime.max_tool_iterations,
         source: run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations",
       },
+      ...(tokenLimit !== undefined
+        ? {
+            maxRunTokens: {
+              limit: tokenLimit,
+              source: run.input.max_run_tokens === undefined ? "runtime.max_run_tokens" : "this run's share of its parent's max_run_tokens",
+            },
+          }
+        : {}),
     };
     const outcome = await runAgentLoop(ports);
     return this.#end(outcome);

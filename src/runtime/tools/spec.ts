@@ -54,6 +54,8 @@ export interface ToolContext {
   /** The tool set the run named, and its model override: what delegated child runs inherit (docs/delegation.md). */
   toolset?: string;
   modelOverride?: ModelEntry;
+  /** Tokens the run may still spend (`runtime.max_run_tokens` less its own and delegated usage); absent: no cap. */
+  tokensLeft?: number;
 }
 
 /** What `ToolSpec.onRunCancelled` knows of the call it is told about. */

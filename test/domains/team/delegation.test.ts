@@ -19,6 +19,7 @@ import {
   scriptedWorkspace,
   stub,
   text,
+  toolCalls,
   toolResults,
   until,
 } from "../../support/sessions.ts";
@@ -160,6 +161,35 @@ describe("delegate", () => {
     expect(inherited).not.toContain("delegate"); // depth 1 = the limit
     const offered = promptOf(agentModel.calls[0]!) + JSON.stringify(agentModel.calls[0]!.tools ?? []);
     expect(offered).not.toContain('"name":"delegate"');
+  });
+
+  it("counts the children's tokens toward the parent run's budget (runtime.max_run_tokens), each child capped at its share", async () => {
+    // 14 tokens a step (test/support/sessions.ts USAGE); budget 40: the parent's first step leaves 26.
+    let echoes = 0;
+    const main = new ScriptedModel((_i, options) => {
+      if (isChild(options)) return toolCalls({ id: `x${++echoes}`, name: "echo", args: { text: "again" } });
+      if (hasDelegateResult(options)) return text("never reached");
+      return delegateCall("b1", [{ task: "keep echoing" }]);
+    });
+    const ws = await scriptedWorkspace(main, { runtime: { max_run_tokens: 40 } });
+    const toolset = delegationToolset("delegating-budget");
+    const parent = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, parent.id, { workspace_id: ws.id, content: "go", toolset });
+    const result = await waitForRun(env, parent.id, run_id, 10_000);
+    // The child spent 28 (two steps, then its share of 26 was used up); 14 + 28 ≥ 40 stops the parent.
+    expect(result).toMatchObject({
+      status: "failed",
+      error: { code: "run_token_budget", message: expect.stringContaining("delegated children's") },
+      usage: { total_tokens: 14 },
+      delegated_usage: { total_tokens: 28 },
+    });
+    const [res] = toolResults(await doEvents(parent.id, ws.id));
+    const [child] = delegateResults(res!.content);
+    expect(child).toMatchObject({ status: "failed", error: { code: "run_token_budget" } });
+    expect(child!.error!.message).toContain("share of its parent's max_run_tokens");
+    const started = (await doEvents(child!.session_id, ws.id)).find((e) => e.type === "run_started");
+    expect((started as unknown as { input: { max_run_tokens: number } }).input.max_run_tokens).toBe(26);
+    expect(echoes).toBe(2);
   });
 
   it("cancelling the parent cancels its children", async () => {
