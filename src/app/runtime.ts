@@ -43,7 +43,7 @@ import { TEAM_DRIVER, teamDriver } from "../domains/team/team-run.ts";
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool, delegateTool]],
+    [DEFAULT_TOOLSET, () => [...commonTools(), delegateTool, scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     // Code scenarios (docs/toolchain.md, "Code scenarios"): the toolchain's tools plus files, a shell and git.
     ["toolchain_code", () => [...commonTools(), ...alwaysOffered([...toolchainTools(), ...codeTools()])]],
