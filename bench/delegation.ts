@@ -72,6 +72,7 @@ export async function run(): Promise<void> {
     console.log(pad("scenario", 44) + pad("p50 ms", 10) + pad("p95 ms", 10) + "p50 ×(a)");
     for (const r of rows)
       console.log(pad(r.name, 44) + pad(r.p50.toFixed(1), 10) + pad(r.p95.toFixed(1), 10) + (r.p50 / direct.p50).toFixed(2));
+    console.log(`delegated / direct, p50 (c) / (a): ${(delegated.p50 / direct.p50).toFixed(2)}×`);
     console.log(`delegation overhead end to end, p50 (c) − (a): ${(delegated.p50 - direct.p50).toFixed(1)} ms`);
     console.log(`the child session itself, p50 (c) − (b): ${(delegated.p50 - tool.p50).toFixed(1)} ms`);
   } finally {

@@ -35,19 +35,21 @@ import { TEAM_DRIVER, teamDriver } from "../domains/team/team-run.ts";
  * read skills (`skill_view`), search the workspace's other sessions (`session_search`, docs/sessions.md),
  * curate memory (`memory`, docs/memory.md) and fetch web pages (`web_fetch`); chat sessions can also
  * schedule messages (`schedule`, docs/schedules.md) and propose skill edits as drafts for review (`skill_propose`,
- * docs/learning.md); every set can hand tasks to child sessions (`delegate`, docs/delegation.md). Within a domain's set its own tools are `always` offered, so per-run tool
+ * docs/learning.md); chat and code sessions can hand tasks to child sessions (`delegate`; not task and mail
+ * runs, whose tools act on a task a child knows nothing of: docs/delegation.md, "Which tool sets offer it").
+ * Within a domain's set its own tools are `always` offered, so per-run tool
  * assembly (docs/agent-loop.md, "Tool assembly") never leaves a toolchain run without its report and
  * Gitea tools.
  */
 export function registeredToolsets(): Map<string, ToolsetFactory> {
   return new Map<string, ToolsetFactory>([
-    [DEFAULT_TOOLSET, () => [...commonTools(), scheduleTool, skillProposeTool]],
+    [DEFAULT_TOOLSET, () => [...commonTools(), delegateTool, scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     // Code scenarios (docs/toolchain.md, "Code scenarios"): the toolchain's tools plus files, a shell and git.
     ["toolchain_code", () => [...commonTools(), ...alwaysOffered([...toolchainTools(), ...codeTools()])]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
     // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
-    ["code", () => [...commonTools(), ...alwaysOffered(codeTools())]],
+    ["code", () => [...commonTools(), delegateTool, ...alwaysOffered(codeTools())]],
   ]);
 }
 
@@ -56,7 +58,7 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
  * session later) is for chat sessions only: a task run's session is the task's, not a conversation.
  */
 function commonTools(): ToolSpec<unknown>[] {
-  return [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, webFetchTool, delegateTool];
+  return [...builtinTools(), skillViewTool, sessionSearchTool, memoryTool, webFetchTool];
 }
 
 /** The same tools, marked to be offered to every run of the set. */

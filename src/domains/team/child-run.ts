@@ -27,6 +27,8 @@ export interface ChildRunRequest {
   /** The tools it is offered (absent: its whole tool set). */
   tools?: string[];
   mark: DelegationMark;
+  /** The child's share of its parent's `max_run_tokens` (absent: the parent has no cap). */
+  maxRunTokens?: number;
   model?: ModelEntry | null;
   skills?: string[];
   /** Where the message came from (recorded as `channel_inject` before it; docs/delegation.md, "Channels"). */
@@ -48,6 +50,7 @@ export async function runChild(r: ChildRunRequest, signal: AbortSignal): Promise
     idempotency_key: r.idempotencyKey,
     ...(r.toolset !== undefined ? { toolset: r.toolset } : {}),
     ...(r.tools ? { allowed_tools: r.tools } : {}),
+    ...(r.maxRunTokens !== undefined ? { max_run_tokens: r.maxRunTokens } : {}),
     tool_data: { delegation: r.mark },
     ...(r.model ? { model_override: r.model } : {}),
     ...(r.skills && r.skills.length > 0 ? { pinned_skills: r.skills } : {}),

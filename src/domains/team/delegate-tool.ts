@@ -4,7 +4,8 @@
  * id. It lives in a domain rather than the runtime because it reads the agent registry (tasks), and
  * joins every tool set at the composition root (src/app/runtime.ts).
  */
-import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/index.ts";
+import { SessionClient, defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/index.ts";
+import { AppError } from "../../kernel/errors.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { listAgents } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
@@ -12,9 +13,11 @@ import { runChild } from "./child-run.ts";
 import {
   DELEGATE_TOOL,
   DelegateInputSchema,
+  childIdempotencyKey,
   childInstructions,
   childMessage,
   childOutcome,
+  childRef,
   childSessionId,
   delegationOf,
   planDelegation,
@@ -43,13 +46,38 @@ export const delegateTool = defineTool<DelegateInput>({
       agents: new Set(agents.keys()),
     });
     if (!plan.ok) return fail(plan.code, plan.message);
+    // The run's token budget counts its children's tokens: each child gets an equal share of what is left.
+    const share = ctx.tokensLeft === undefined ? undefined : Math.floor(ctx.tokensLeft / plan.children.length);
+    if (share !== undefined && share < MIN_CHILD_TOKENS)
+      return fail(
+        "run_token_budget",
+        `This run has ${ctx.tokensLeft} tokens left (runtime.max_run_tokens counts delegated children's tokens too): too few to share among ${plan.children.length} task(s); do the work yourself or answer`,
+      );
     const children = await Promise.all(
       plan.children.map(async (child) => ({ child, id: await childSessionId(ctx.runId, ctx.toolCallId, child.index) })),
     );
-    const results = await Promise.all(children.map(({ child, id }) => startAndWait(ctx, child, id, agents, (mark?.depth ?? 0) + 1)));
+    const results = await Promise.all(children.map(({ child, id }) => startAndWait(ctx, child, id, agents, (mark?.depth ?? 0) + 1, share)));
     const outcomes = children.map(({ child, id }, i) => childOutcome(child, id, results[i]!));
     const result: ToolResult = ok(JSON.stringify({ results: outcomes }));
     return { ...result, usage: treeUsage(results) };
+  },
+  // The parent run ended cancelled with this call open — perhaps in an instance that resumed it after an
+  // eviction, with no `execute` left to pass the abort on: cancel each child by its derived id and key.
+  // A child cancelled this way tells its own open `delegate` calls in turn (docs/delegation.md, "Cancel").
+  async onRunCancelled(raw, ctx) {
+    const args = DelegateInputSchema.safeParse(raw);
+    if (!args.success) return;
+    await Promise.all(
+      args.data.tasks.map(async (_task, index) => {
+        const sessionId = await childSessionId(ctx.runId, ctx.toolCallId, index);
+        await SessionClient.of(ctx.env, sessionId)
+          .cancelByKey(ctx.workspaceId, childIdempotencyKey(ctx.runId, ctx.toolCallId, index))
+          // A child the parent never got to create: nothing to cancel.
+          .catch((err: unknown) => {
+            if (!(err instanceof AppError) || err.code !== "not_found") throw err;
+          });
+      }),
+    );
   },
 });
 
@@ -58,9 +86,12 @@ async function enabledAgents(ctx: ToolContext): Promise<Map<string, Agent>> {
   return new Map(all.filter((a) => a.enabled).map((a) => [a.id, a]));
 }
 
-function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, agents: Map<string, Agent>, depth: number) {
+/** A child with no share of its parent's token budget would fail before its first model step. */
+const MIN_CHILD_TOKENS = 1;
+
+function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, agents: Map<string, Agent>, depth: number, tokens?: number) {
   const agent = child.task.agent !== undefined ? agents.get(child.task.agent) : undefined;
-  const ref = `${ctx.runId}/${ctx.toolCallId}/${child.index}`;
+  const ref = childRef(ctx.runId, ctx.toolCallId, child.index);
   return runChild(
     {
       env: ctx.env,
@@ -76,9 +107,10 @@ function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, age
       },
       content: childMessage(child.task),
       systemPrompt: childInstructions(ctx.sessionId),
-      idempotencyKey: `delegate:${ref}`,
+      idempotencyKey: childIdempotencyKey(ctx.runId, ctx.toolCallId, child.index),
       ...(ctx.toolset !== undefined ? { toolset: ctx.toolset } : {}),
       tools: child.tools,
+      ...(tokens !== undefined ? { maxRunTokens: tokens } : {}),
       mark: { depth, parent_session_id: ctx.sessionId, parent_run_id: ctx.runId },
       // The agent's own model and skills; without an agent, the parent's model.
       model: agent ? agent.model : (ctx.modelOverride ?? null),

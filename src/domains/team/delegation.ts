@@ -103,6 +103,16 @@ export async function childSessionId(parentRunId: string, toolCallId: string, in
   return `dlg_${(await sha256Hex(`${parentRunId}\u0000${toolCallId}\u0000${index}`)).slice(0, 32)}`;
 }
 
+/** Names one child: `<parent run>/<tool call>/<task index>` (its `channel_inject` external id). */
+export function childRef(parentRunId: string, toolCallId: string, index: number): string {
+  return `${parentRunId}/${toolCallId}/${index}`;
+}
+
+/** The child's run's idempotency key, derived like its session id: a resumed parent submits the same run. */
+export function childIdempotencyKey(parentRunId: string, toolCallId: string, index: number): string {
+  return `delegate:${childRef(parentRunId, toolCallId, index)}`;
+}
+
 /** The child's first (and only) message: the task, then the context the parent passed. */
 export function childMessage(task: DelegateTask): string {
   return task.context ? `${task.task}\n\n## Context\n${task.context}` : task.task;

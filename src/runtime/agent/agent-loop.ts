@@ -21,7 +21,7 @@ import type { StepCallbacks, StepOutput } from "./model-step.ts";
 import { fail } from "../tools/spec.ts";
 import { toModelMessages } from "./model-messages.ts";
 import { isAbortError } from "./model-step.ts";
-import { addUsage } from "../session/usage.ts";
+import { addUsage, runTokens } from "../session/usage.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { newId } from "../../kernel/ids.ts";
@@ -113,6 +113,8 @@ export interface LoopPorts {
   cancelled(): boolean;
   /** The tool-iteration limit and which setting it came from (named in the failure). */
   maxToolIterations: { limit: number; source: string };
+  /** The run's token budget (its own and its delegated children's tokens) and its setting, when it has one. */
+  maxRunTokens?: { limit: number; source: string };
 }
 
 /** Runs (or resumes) a run's steps until the model answers without calls; throws `LoopStop` or the step's error otherwise. */
@@ -143,6 +145,17 @@ export async function runAgentLoop(p: LoopPorts): Promise<{ status: "completed" 
           message: `The run stopped after ${limit} tool iterations (${source}) without a final answer`,
         },
       });
+    if (p.maxRunTokens) {
+      const spent = runTokens(p.state.usage, p.state.delegated_usage);
+      if (spent >= p.maxRunTokens.limit)
+        throw new LoopStop({
+          status: "failed",
+          error: {
+            code: "run_token_budget",
+            message: `The run stopped after spending ${spent} tokens, its own and its delegated children's, of ${p.maxRunTokens.limit} (${p.maxRunTokens.source}) without a final answer`,
+          },
+        });
+    }
     await modelStep(p);
   }
 }

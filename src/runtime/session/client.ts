@@ -30,6 +30,7 @@ export type SessionRpcMethod =
   | "listRuns"
   | "waitForRun"
   | "cancel"
+  | "cancelByKey"
   | "decideApproval"
   | "context"
   | "transcript"
@@ -212,6 +213,11 @@ export class SessionClient {
 
   cancel(workspaceId: string, runId?: string): Promise<SessionResult<"cancel">> {
     return this.#call("cancel", workspaceId, runId);
+  }
+
+  /** Cancels the run submitted under `idempotencyKey` (null when there is none). */
+  cancelByKey(workspaceId: string, idempotencyKey: string): Promise<SessionResult<"cancelByKey">> {
+    return this.#call("cancelByKey", workspaceId, idempotencyKey);
   }
 
   decideApproval(...args: Parameters<SessionDO["decideApproval"]>): Promise<SessionResult<"decideApproval">> {

@@ -31,6 +31,8 @@ export interface SubmitRunInput {
   system_prompt_extra?: string;
   /** Overrides `runtime.max_tool_iterations` for this run: a toolchain task needs more steps than a chat turn. */
   max_tool_iterations?: number;
+  /** Overrides `runtime.max_run_tokens` for this run: a delegated child gets its share of its parent's budget. */
+  max_run_tokens?: number;
   /** Skills to activate for this run by name (`skills` on a message; docs/skills-and-plugins.md). */
   skills?: string[];
   /** Skills pinned by whoever submitted the run (a toolchain agent's `skills`). */

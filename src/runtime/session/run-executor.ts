@@ -26,7 +26,7 @@ import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { AppError } from "../../kernel/errors.ts";
 import type { ToolSpec } from "../tools/spec.ts";
-import { addUsage } from "./usage.ts";
+import { addUsage, runTokens } from "./usage.ts";
 import { logRunEnd } from "./run-log-line.ts";
 import { skillMessages, withSkillMessages } from "./skill-messages.ts";
 import { estimateMessageTokens } from "../agent/tokens.ts";
@@ -66,6 +66,9 @@ import type { SessionWorkspace } from "../workspace/session-workspace.ts";
  */
 export const MAX_RUN_ATTEMPTS = 5;
 
+/** How long a cancelled run waits for its unanswered calls' tools to stop what they started elsewhere. */
+const CANCEL_TELL_MS = 5_000;
+
 export interface RunDeps {
   env: Env;
   log: SessionLog;
@@ -96,6 +99,8 @@ export class RunExecutor {
   #enabled: Extension[] | null = null;
   /** The skill catalog's names when the run opened here (for `/skills`; empty after a resume). */
   #catalog: string[] = [];
+  /** The run's tool set once assembled (a cancelled run tells its unanswered calls' tools). */
+  #toolset: ToolSpec<unknown>[] = [];
 
   constructor(deps: RunDeps, run: RunRow) {
     this.#deps = deps;
@@ -156,6 +161,7 @@ export class RunExecutor {
         }),
         this.run.input.allowed_tools,
       );
+      this.#toolset = toolset;
       this.#enabled = enabledExtensions(this.#deps.services.extensions ?? [], config);
       if (facts) await this.#open(config, toolset, await facts);
       if (this.#cancelRequested) throw new LoopStop({ status: "cancelled" });
@@ -174,7 +180,40 @@ export class RunExecutor {
     } catch (err) {
       result = this.#end(outcomeOf(err, this.#cancelRequested));
     }
+    if (result.status === "cancelled") await this.#tellCancelledCalls();
     return this.#finish(result);
+  }
+
+  /**
+   * The run ended cancelled: each call it left unanswered whose tool has `onRunCancelled` is told, so
+   * work the call started elsewhere stops too (docs/delegation.md, "Cancel"). This runs in whichever
+   * instance ends the run — also one that resumed it after an eviction only to end it, where no
+   * `execute` is left to see its signal abort.
+   */
+  async #tellCancelledCalls(): Promise<void> {
+    const session = this.#deps.log;
+    const progress = runProgress(session.tree, session.leaf, this.run.id);
+    if (progress.next !== "tools") return;
+    const told = progress.pending.flatMap((call) => {
+      const spec = this.#toolset.find((t) => t.name === call.name);
+      if (!spec?.onRunCancelled) return [];
+      const ctx = {
+        env: this.#deps.env,
+        workspaceId: this.run.input.workspace_id,
+        sessionId: session.session.id,
+        runId: this.run.id,
+        toolCallId: call.id,
+      };
+      return [
+        spec
+          .onRunCancelled(call.args, ctx)
+          .catch((err: unknown) => log.warn("onRunCancelled failed", { tool: call.name, ...errorFields(err) })),
+      ];
+    });
+    if (told.length === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.all(told), new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_TELL_MS)))]);
+    clearTimeout(timer);
   }
 
   /** After the run's end: its title, replication, `runtime_end`. */
@@ -358,6 +397,8 @@ export class RunExecutor {
         log.store.markToolStarted({ tool_call_id: callId, run_id: run.id, event_id: eventId, started_at: at }),
       saveToolResult: (eventId, call, content, isError) => this.#persistToolResult(eventId, call, content, isError),
     };
+    // The run's token budget (docs/delegation.md, "Usage"): its own share when delegated, else the workspace's.
+    const tokenLimit = run.input.max_run_tokens ?? config.runtime.max_run_tokens;
     const ports: LoopPorts = {
       runId: run.id,
       state: run.state,
@@ -399,6 +440,9 @@ export class RunExecutor {
             tools: registry.names(),
             ...(run.input.toolset !== undefined ? { toolset: run.input.toolset } : {}),
             ...(run.input.model_override ? { modelOverride: run.input.model_override } : {}),
+            ...(tokenLimit !== undefined
+              ? { tokensLeft: Math.max(0, tokenLimit - runTokens(run.state.usage, run.state.delegated_usage)) }
+              : {}),
             emitUpdate: io.emitUpdate,
             // A tool that reads this session from D1 first lets the run's debounced replication catch up.
             replicated: async () => void (await log.replicator.flush()),
@@ -418,6 +462,14 @@ export class RunExecutor {
         limit: run.input.max_tool_iterations ?? config.runtime.max_tool_iterations,
         source: run.input.max_tool_iterations === undefined ? "runtime.max_tool_iterations" : "this run's max_tool_iterations",
       },
+      ...(tokenLimit !== undefined
+        ? {
+            maxRunTokens: {
+              limit: tokenLimit,
+              source: run.input.max_run_tokens === undefined ? "runtime.max_run_tokens" : "this run's share of its parent's max_run_tokens",
+            },
+          }
+        : {}),
     };
     const outcome = await runAgentLoop(ports);
     return this.#end(outcome);

@@ -640,7 +640,32 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   cancel(workspaceId: string, runId?: string): Outcome<{ run_id: string; status: RunRow["status"] } | null> {
-    return attempt(() => this.#require(workspaceId).queue.cancel(runId));
+    return attempt(() => {
+      const { queue } = this.#require(workspaceId);
+      return this.#cancelNow(queue, queue.cancel(runId));
+    });
+  }
+
+  /**
+   * Cancels the run submitted under `idempotencyKey`, if there is one (null otherwise): how a delegating
+   * run stops a child whose run id it never learnt (docs/delegation.md, "Cancel").
+   */
+  cancelByKey(workspaceId: string, idempotencyKey: string): Outcome<{ run_id: string; status: RunRow["status"] } | null> {
+    return attempt(() => {
+      const { queue } = this.#require(workspaceId);
+      const run = this.#store.runByIdempotencyKey(idempotencyKey);
+      return run ? this.#cancelNow(queue, queue.cancel(run.id)) : null;
+    });
+  }
+
+  /**
+   * A cancelled run still `running` that no pump executes (this instance is new: the old one was
+   * evicted) is resumed now, only to end `cancelled` — and to tell its calls' tools, which stop what
+   * they started elsewhere — rather than at the next alarm.
+   */
+  #cancelNow<T extends { status: RunRow["status"] } | null>(queue: RunQueue, outcome: T): T {
+    if (outcome?.status === "running" && !queue.pumping) void queue.wake();
+    return outcome;
   }
 
   // ---- RPC: tool approval (docs/approvals.md) ----------------------------------------------------

@@ -7,6 +7,11 @@ import type { Usage } from "./events.ts";
 
 const DETAILS = ["cache_read_tokens", "cache_write_tokens", "reasoning_tokens"] as const;
 
+/** What a run has spent against `runtime.max_run_tokens`: its own tokens and its delegated children's (docs/delegation.md, "Usage"). */
+export function runTokens(usage: Usage, delegated: Usage | undefined): number {
+  return usage.total_tokens + (delegated?.total_tokens ?? 0);
+}
+
 export function addUsage(a: Usage, b: Usage): Usage {
   const sum: Usage = {
     input_tokens: a.input_tokens + b.input_tokens,

@@ -54,6 +54,17 @@ export interface ToolContext {
   /** The tool set the run named, and its model override: what delegated child runs inherit (docs/delegation.md). */
   toolset?: string;
   modelOverride?: ModelEntry;
+  /** Tokens the run may still spend (`runtime.max_run_tokens` less its own and delegated usage); absent: no cap. */
+  tokensLeft?: number;
+}
+
+/** What `ToolSpec.onRunCancelled` knows of the call it is told about. */
+export interface CancelledCallContext {
+  env: Env;
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  toolCallId: string;
 }
 
 export interface ToolSpec<I = unknown> {
@@ -86,6 +97,13 @@ export interface ToolSpec<I = unknown> {
    */
   outward?: boolean;
   execute(args: I, ctx: ToolContext): Promise<ToolResult>;
+  /**
+   * The run ended `cancelled` with this call unanswered — also when no `execute` is running any more
+   * to see its signal abort (the session was evicted mid-call and the cancel found a new instance).
+   * A tool that started work elsewhere (delegated child runs, docs/delegation.md) stops it here.
+   * Called with the call's raw arguments, at most a few seconds, errors logged and ignored.
+   */
+  onRunCancelled?(args: unknown, ctx: CancelledCallContext): Promise<void>;
 }
 
 export function defineTool<I>(spec: ToolSpec<I>): ToolSpec<unknown> {

@@ -63,6 +63,13 @@ export const RuntimeConfigSchema = z.strictObject({
     .min(1_000)
     .max(7 * 24 * 3_600_000)
     .default(15 * 60_000),
+  /**
+   * Tokens one run may spend, its own and its delegated children's (`usage` + `delegated_usage`,
+   * total tokens); checked before each model step, a run past it fails `run_token_budget`. A
+   * `delegate` call splits what is left among its children as their own cap (docs/delegation.md,
+   * "Usage"). Absent: no cap.
+   */
+  max_run_tokens: z.number().int().min(1).max(1_000_000_000).optional(),
   /** How many tasks one `delegate` call may run at once (docs/delegation.md); more in one call is a tool error. */
   max_parallel_delegates: z.number().int().min(1).max(16).default(3),
   /** How deep delegation may nest: a session at this depth is not offered `delegate` (0: no delegation). */

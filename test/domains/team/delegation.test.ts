@@ -1,8 +1,9 @@
 /**
  * The `delegate` tool in the Worker (docs/delegation.md): children in their own SessionDOs, in
  * parallel, linked both ways, with at most the parent's tools, bounded depth and parallelism, usage
- * counted toward the parent's run, cancel passed down, and a parent evicted mid-delegation that
- * collects its children without starting any of them twice.
+ * counted toward the parent's run, cancel passed down (also to the children of a parent cancelled
+ * after an eviction), and a parent evicted mid-delegation that collects its children without starting
+ * any of them twice.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -18,9 +19,11 @@ import {
   scriptedWorkspace,
   stub,
   text,
+  toolCalls,
   toolResults,
   until,
 } from "../../support/sessions.ts";
+import { childSessionId } from "../../../src/domains/team/delegation.ts";
 import { delegateCall, delegateResults, delegationToolset, hasDelegateResult, isChild, promptOf } from "../../support/delegation.ts";
 
 describe("delegate", () => {
@@ -160,6 +163,35 @@ describe("delegate", () => {
     expect(offered).not.toContain('"name":"delegate"');
   });
 
+  it("counts the children's tokens toward the parent run's budget (runtime.max_run_tokens), each child capped at its share", async () => {
+    // 14 tokens a step (test/support/sessions.ts USAGE); budget 40: the parent's first step leaves 26.
+    let echoes = 0;
+    const main = new ScriptedModel((_i, options) => {
+      if (isChild(options)) return toolCalls({ id: `x${++echoes}`, name: "echo", args: { text: "again" } });
+      if (hasDelegateResult(options)) return text("never reached");
+      return delegateCall("b1", [{ task: "keep echoing" }]);
+    });
+    const ws = await scriptedWorkspace(main, { runtime: { max_run_tokens: 40 } });
+    const toolset = delegationToolset("delegating-budget");
+    const parent = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, parent.id, { workspace_id: ws.id, content: "go", toolset });
+    const result = await waitForRun(env, parent.id, run_id, 10_000);
+    // The child spent 28 (two steps, then its share of 26 was used up); 14 + 28 ≥ 40 stops the parent.
+    expect(result).toMatchObject({
+      status: "failed",
+      error: { code: "run_token_budget", message: expect.stringContaining("delegated children's") },
+      usage: { total_tokens: 14 },
+      delegated_usage: { total_tokens: 28 },
+    });
+    const [res] = toolResults(await doEvents(parent.id, ws.id));
+    const [child] = delegateResults(res!.content);
+    expect(child).toMatchObject({ status: "failed", error: { code: "run_token_budget" } });
+    expect(child!.error!.message).toContain("share of its parent's max_run_tokens");
+    const started = (await doEvents(child!.session_id, ws.id)).find((e) => e.type === "run_started");
+    expect((started as unknown as { input: { max_run_tokens: number } }).input.max_run_tokens).toBe(26);
+    expect(echoes).toBe(2);
+  });
+
   it("cancelling the parent cancels its children", async () => {
     const main = new ScriptedModel((_i, options) => {
       if (isChild(options)) return { hang: true };
@@ -181,25 +213,54 @@ describe("delegate", () => {
     await until(async () => (await child.listRuns(ws.id, 5))[0]?.status === "cancelled", 5_000, "the child's cancel");
   });
 
-  it("a parent evicted mid-delegation resumes and collects its children, each of which ran once", async () => {
-    const releaseB = deferred();
+  it("cancelling a parent evicted mid-delegation cancels its children, each of which ran once", async () => {
     const childCalls = { A: 0, B: 0 };
     const main = new ScriptedModel((_i, options) => {
       if (isChild(options)) {
-        const which = promptOf(options).includes("TASK-A") ? "A" : "B";
+        childCalls[promptOf(options).includes("TASK-A") ? "A" : "B"]++;
+        return { hang: true };
+      }
+      return delegateCall("k1", [{ task: "TASK-A" }, { task: "TASK-B" }]);
+    });
+    const ws = await scriptedWorkspace(main);
+    const toolset = delegationToolset("delegating-evict-cancel");
+    const parent = await createSession(env, { workspaceId: ws.id });
+    const { run_id } = await submitRun(env, parent.id, { workspace_id: ws.id, content: "go", toolset });
+    await until(() => childCalls.A === 1 && childCalls.B === 1, 5_000, "both children's model calls");
+
+    // Nothing in memory knows of the children any more: the cancel finds a new parent instance.
+    await abortAllDurableObjects();
+    await SessionClient.of(env, parent.id).cancel(ws.id, run_id);
+    expect(await waitForRun(env, parent.id, run_id, 10_000)).toMatchObject({ status: "cancelled" });
+    for (const index of [0, 1]) {
+      const child = SessionClient.of(env, await childSessionId(run_id, "k1", index));
+      await until(async () => (await child.listRuns(ws.id, 5))[0]?.status === "cancelled", 5_000, `child ${index}'s cancel`);
+      expect(await child.listRuns(ws.id, 5)).toHaveLength(1);
+    }
+    expect(childCalls).toEqual({ A: 1, B: 1 }); // cancelled, not resumed
+  });
+
+  it("a parent evicted mid-delegation resumes and collects its children, each of which ran once", async () => {
+    const releaseB = deferred();
+    const childCalls = { A: 0, B: 0, C: 0 };
+    const main = new ScriptedModel((_i, options) => {
+      if (isChild(options)) {
+        const prompt = promptOf(options);
+        const which = prompt.includes("TASK-A") ? "A" : prompt.includes("TASK-B") ? "B" : "C";
         childCalls[which]++;
-        // B's first call never answers (its instance is evicted); its resumed run answers.
-        if (which === "B" && childCalls.B === 1) return { hang: true };
+        // C never answers (someone cancels it meanwhile); B's first call never answers (its instance is
+        // evicted), its resumed run answers.
+        if (which === "C" || (which === "B" && childCalls.B === 1)) return { hang: true };
         return which === "B" ? { parts: text("answer B"), gate: releaseB.promise } : text("answer A");
       }
       if (hasDelegateResult(options)) return text("collected");
-      return delegateCall("e1", [{ task: "TASK-A" }, { task: "TASK-B" }]);
+      return delegateCall("e1", [{ task: "TASK-A" }, { task: "TASK-B" }, { task: "TASK-C" }]);
     });
     const ws = await scriptedWorkspace(main);
     const toolset = delegationToolset("delegating-evict");
     const parent = await createSession(env, { workspaceId: ws.id });
     const { run_id } = await submitRun(env, parent.id, { workspace_id: ws.id, content: "go", toolset });
-    await until(() => childCalls.A === 1 && childCalls.B === 1, 5_000, "both children's model calls");
+    await until(() => childCalls.A === 1 && childCalls.B === 1 && childCalls.C === 1, 5_000, "the children's model calls");
     const listed = async () =>
       (
         await json<{ sessions: { id: string }[] }>(
@@ -207,7 +268,7 @@ describe("delegate", () => {
         )
       ).sessions.map((s) => s.id);
     let childIds: string[] = [];
-    await until(async () => (childIds = await listed()).length === 2, 5_000, "both children listed");
+    await until(async () => (childIds = await listed()).length === 3, 5_000, "the children listed");
     // A finishes before the eviction.
     await until(
       async () => {
@@ -219,6 +280,8 @@ describe("delegate", () => {
     );
 
     await abortAllDurableObjects();
+    // While the parent is away, someone cancels child C in its own session.
+    await SessionClient.of(env, await childSessionId(run_id, "e1", 2)).cancel(ws.id);
     releaseB.resolve();
     expect(await runDurableObjectAlarm(stub(parent.id))).toBe(true);
 
@@ -228,8 +291,10 @@ describe("delegate", () => {
     expect(delegateResults(res!.content).map((c) => [c.status, c.answer])).toEqual([
       ["completed", "answer A"],
       ["completed", "answer B"],
+      ["cancelled", ""], // the parent reads C's cancel; C is not started again
     ]);
     expect(childCalls.A).toBe(1); // A finished meanwhile: collected, not run again
+    expect(childCalls.C).toBe(1);
     for (const id of childIds) {
       const runs = await SessionClient.of(env, id).listRuns(ws.id, 10);
       expect(runs).toHaveLength(1);

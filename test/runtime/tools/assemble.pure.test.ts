@@ -122,5 +122,8 @@ describe("assembleTools", () => {
       expect(out.specs.map((s) => s.name)).toEqual(expect.arrayContaining(domain));
     }
     expect(sets.get("toolchain")!().some((s) => s.always && s.name.includes("report"))).toBe(true);
+    // `delegate` in chat and code sessions only (docs/delegation.md, "Which tool sets offer it").
+    const offering = [...sets].filter(([, make]) => make().some((s) => s.name === "delegate")).map(([name]) => name);
+    expect(offering.sort()).toEqual(["code", "default"]);
   });
 });

@@ -64,6 +64,7 @@ export function runErrorHttpCode(code: string): ErrorCode {
     case "cancelled":
       return "conflict";
     case "max_tool_iterations":
+    case "run_token_budget":
       return "unprocessable";
     default:
       return "internal";

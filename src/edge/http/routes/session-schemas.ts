@@ -87,8 +87,10 @@ export const RunResultSchema = z
     tool_iterations: z.number(),
     provider: z.string().nullable(),
     model: z.string().nullable(),
-    usage: Usage,
-    delegated_usage: Usage.optional().describe("Tokens spent by the child runs this run delegated to (docs/delegation.md)"),
+    usage: Usage.describe("Tokens of this run's own model steps; its delegated children's are in delegated_usage, never here"),
+    delegated_usage: Usage.optional().describe(
+      'Tokens spent by the child runs this run delegated to, and theirs in turn (docs/delegation.md, "Usage"); not part of usage. Both count toward runtime.max_run_tokens',
+    ),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
   })
   .openapi("RunResult");
