@@ -4,13 +4,14 @@
  * our own policy in check.ts, the same for tar and zip), and every entry is
  * inflated into a writer that stops at the remaining byte budget, whatever the headers claim.
  */
+import type * as ZipJs from "@zip.js/zip.js/lib/zip-core-native.js";
 import type { Entry, FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
 import type { EntryKind, RawEntry } from "./types.ts";
 import { archiveUnreadable } from "./errors.ts";
 import { OutputTooLarge, boundedSink } from "./bounded.ts";
 
 /** zip.js loads on the first zip read, not at Worker startup (docs/performance.md, "The bundle"). */
-let zipJs: Promise<typeof import("@zip.js/zip.js/lib/zip-core-native.js")> | null = null;
+let zipJs: Promise<typeof ZipJs> | null = null;
 const loadZipJs = () =>
   (zipJs ??= import("@zip.js/zip.js/lib/zip-core-native.js").then((m) => {
     m.configure({ useWebWorkers: false });
