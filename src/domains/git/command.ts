@@ -10,9 +10,12 @@
  * `GitHost` the composition root supplies (domains/toolchain/git-host.ts): this module knows git, not
  * Gitea. Pushes are refused before any network write when they would force or target the remote's
  * default or a protected branch and the policy does not allow it.
+ *
+ * The command is lazy (just-bash's `LazyCommand`): isomorphic-git and the shell load on the first
+ * `git` a shell runs, not when the Worker starts (docs/performance.md, "The bundle").
  */
-import git from "isomorphic-git";
-import { defineCommand, type CustomCommand } from "just-bash/browser";
+import type IsomorphicGit from "isomorphic-git";
+import type { CustomCommand } from "just-bash/browser";
 import type { WorkspaceShellFs } from "../../runtime/index.ts";
 import type { StagedBlob } from "../../storage/files/objects.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
@@ -104,19 +107,27 @@ function repoPath(dir: string, abs: string): string | null {
 
 const shown = (dir: string) => (dir === "/" ? MOUNT : `${MOUNT}${dir}`);
 
+/** isomorphic-git, set by the first `git` command's load (below); every use is inside a loaded command. */
+let git: typeof IsomorphicGit;
+
 export function gitCommand(options: GitCommandOptions): CustomCommand {
   let host: Promise<GitHost> | null = null;
   const getHost = () => (host ??= options.host());
-  return defineCommand("git", async (args, ctx) => {
-    const cwd = inWorkspace(ctx.cwd.replace(/\/+$/, "") || "/");
-    if (cwd === null) return fatal(`git works only inside ${MOUNT} (the workspace); the working directory is ${ctx.cwd}`);
-    const session = new GitSession(options, getHost, cwd);
-    try {
-      return await session.run(args);
-    } catch (err) {
-      return explain(err);
-    }
-  });
+  const load = async () => {
+    const [{ defineCommand }, loaded] = await Promise.all([import("just-bash/browser"), import("isomorphic-git")]);
+    git = loaded.default;
+    return defineCommand("git", async (args, ctx) => {
+      const cwd = inWorkspace(ctx.cwd.replace(/\/+$/, "") || "/");
+      if (cwd === null) return fatal(`git works only inside ${MOUNT} (the workspace); the working directory is ${ctx.cwd}`);
+      const session = new GitSession(options, getHost, cwd);
+      try {
+        return await session.run(args);
+      } catch (err) {
+        return explain(err);
+      }
+    });
+  };
+  return { name: "git", load };
 }
 
 /** A readable `fatal:` line for an error from isomorphic-git, the fetch or the workspace. */

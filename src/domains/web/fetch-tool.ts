@@ -12,7 +12,7 @@
  * (kernel/prompt-guard.ts; the tool executor redacts again).
  */
 import { z } from "zod";
-import { NodeHtmlMarkdown } from "node-html-markdown";
+import type { NodeHtmlMarkdown } from "node-html-markdown";
 import { AppError } from "../../kernel/errors.ts";
 import { redactSecrets } from "../../kernel/prompt-guard.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
@@ -28,10 +28,14 @@ export const WEB_FETCH_ERROR_EXCERPT_CHARS = 300;
 /** Elements whose content is never page text. */
 const IGNORED = ["script", "style", "noscript", "template", "svg", "iframe", "object", "embed", "canvas", "head"];
 
-const markdown = new NodeHtmlMarkdown({ ignore: IGNORED, maxConsecutiveNewlines: 2 });
+/** The converter and its HTML parser load on the first HTML page, not at Worker startup (docs/performance.md, "The bundle"). */
+let markdown: Promise<NodeHtmlMarkdown> | null = null;
 
-export function htmlToMarkdown(html: string): string {
-  return markdown.translate(html).trim();
+export async function htmlToMarkdown(html: string): Promise<string> {
+  markdown ??= import("node-html-markdown").then(
+    ({ NodeHtmlMarkdown }) => new NodeHtmlMarkdown({ ignore: IGNORED, maxConsecutiveNewlines: 2 }),
+  );
+  return (await markdown).translate(html).trim();
 }
 
 const TEXTUAL =
@@ -112,7 +116,7 @@ export const webFetchTool: ToolSpec<unknown> = defineTool({
       let raw = "";
       if (mime === "text/html" || mime === "application/xhtml+xml") {
         raw = decode(bytes, contentType);
-        body = htmlToMarkdown(raw);
+        body = await htmlToMarkdown(raw);
         kind = "html converted to markdown";
       } else if (mime === "" || TEXTUAL.test(mime)) {
         body = raw = decode(bytes, contentType);

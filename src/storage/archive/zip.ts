@@ -4,12 +4,19 @@
  * our own policy in check.ts, the same for tar and zip), and every entry is
  * inflated into a writer that stops at the remaining byte budget, whatever the headers claim.
  */
-import { ZipReader, Uint8ArrayReader, configure, type Entry, type FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
+import type * as ZipJs from "@zip.js/zip.js/lib/zip-core-native.js";
+import type { Entry, FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
 import type { EntryKind, RawEntry } from "./types.ts";
 import { archiveUnreadable } from "./errors.ts";
 import { OutputTooLarge, boundedSink } from "./bounded.ts";
 
-configure({ useWebWorkers: false });
+/** zip.js loads on the first zip read, not at Worker startup (docs/performance.md, "The bundle"). */
+let zipJs: Promise<typeof ZipJs> | null = null;
+const loadZipJs = () =>
+  (zipJs ??= import("@zip.js/zip.js/lib/zip-core-native.js").then((m) => {
+    m.configure({ useWebWorkers: false });
+    return m;
+  }));
 
 const S_IFMT = 0o170000;
 const KIND_BY_MODE: Record<number, EntryKind> = {
@@ -31,6 +38,7 @@ function kindOf(e: Entry): EntryKind {
 }
 
 export async function readZip(bytes: Uint8Array, maxUnpackedBytes: number): Promise<RawEntry[]> {
+  const { ZipReader, Uint8ArrayReader } = await loadZipJs();
   const reader = new ZipReader(new Uint8ArrayReader(bytes), {
     useWebWorkers: false,
     checkCrc32: true,
