@@ -189,7 +189,13 @@ describe("e2e: an MCP client connects to Beaver's /mcp with OAuth from nothing",
   });
 });
 
-type ServerStatus = { name: string; auth: string | null; status: string; error: { code: string } | null; tools: { name: string }[] };
+type ServerStatus = {
+  name: string;
+  auth: string | null;
+  status: string;
+  error: { code: string; message: string } | null;
+  tools: { name: string }[];
+};
 const serverStatus = async (token: string, refresh = false) =>
   ((await (await api("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token })).json()) as { servers: ServerStatus[] })
     .servers[0]!;
@@ -271,6 +277,8 @@ describe("e2e: Beaver connects to an OAuth-protected MCP server built from the S
 
     // The authorization server revokes the token: Beaver shows needs_authorization rather than failing runs opaquely.
     hosted.revokeAll();
-    expect(await serverStatus(ws.token, true)).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
+    const lapsed = await serverStatus(ws.token, true);
+    expect(lapsed.error?.message).toContain("needs authorization");
+    expect(lapsed).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
   });
 });

@@ -19,6 +19,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { mcpAuthRouter, getOAuthProtectedResourceMetadataUrl } from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
 import type { AuthorizationParams } from "@modelcontextprotocol/sdk/server/auth/provider.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { OAuthClientInformationFull } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { DemoInMemoryAuthProvider } from "@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js";
 import { freePort } from "./wrangler-dev.ts";
@@ -58,6 +60,18 @@ class ApprovingProvider extends DemoInMemoryAuthProvider {
     back.searchParams.set("code", code);
     if (request.params.state !== undefined) back.searchParams.set("state", request.params.state);
     return back.href;
+  }
+
+  /**
+   * The demo's check throws a plain Error for an unknown token, which `requireBearerAuth` answers with
+   * 500; an authorization server's refusal is `InvalidTokenError` (401 invalid_token, RFC 6750).
+   */
+  override async verifyAccessToken(token: string): Promise<AuthInfo> {
+    try {
+      return await super.verifyAccessToken(token);
+    } catch (err) {
+      throw new InvalidTokenError(err instanceof Error ? err.message : String(err));
+    }
   }
 
   /** Forgets every issued access token: the next request with one is refused (401 invalid_token). */
