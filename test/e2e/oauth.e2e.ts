@@ -7,6 +7,13 @@
  * client's loopback callback → token with PKCE → `tools/list` → `send_message` answered by the
  * scripted model; then a refresh, and after the grant is revoked in the console's API the client is
  * refused (401 invalid_token) and its refresh fails (invalid_grant).
+ *
+ * And the other way: Beaver as the OAuth client of an OAuth-protected MCP server the test starts from
+ * the MCP SDK's own pieces (test/support/oauth-mcp-server.ts). A workspace configures it with
+ * `auth: "oauth"`; an admin presses Connect in the console (Chromium), approves on the server's page,
+ * the browser comes back to the console's callback, the server shows `connected`, and the scripted
+ * model's agent calls its tool in a run; once the server forgets the token, it shows
+ * `needs_authorization`.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createServer, type Server } from "node:http";
@@ -20,6 +27,7 @@ import { auth, UnauthorizedError, type OAuthClientProvider } from "@modelcontext
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
+import { startOAuthMcpServer, type OAuthMcpServer } from "../support/oauth-mcp-server.ts";
 
 const models = scriptedModelClient(inject("modelUrl"));
 
@@ -178,5 +186,99 @@ describe("e2e: an MCP client connects to Beaver's /mcp with OAuth from nothing",
     expect(raw.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
     // The SDK's automatic refresh is refused with invalid_grant ("Grant not found").
     await expect(connect(assistant)).rejects.toThrow(/grant/i);
+  });
+});
+
+type ServerStatus = {
+  name: string;
+  auth: string | null;
+  status: string;
+  error: { code: string; message: string } | null;
+  tools: { name: string }[];
+};
+const serverStatus = async (token: string, refresh = false) =>
+  ((await (await api("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token })).json()) as { servers: ServerStatus[] })
+    .servers[0]!;
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("e2e: Beaver connects to an OAuth-protected MCP server built from the SDK's pieces", () => {
+  let hosted: OAuthMcpServer;
+  beforeAll(async () => {
+    hosted = await startOAuthMcpServer();
+  });
+  afterAll(async () => {
+    await hosted?.stop();
+  });
+
+  it("Connect in the console, approve on the server's page, a run calls its tool, and a revoked token shows needs_authorization", async () => {
+    const model = `oauth-client-e2e:${Date.now()}`;
+    await models.script(model, [{ tool_calls: [{ name: "mcp__tickets__lookup", arguments: { id: 42 } }] }, { text: "looked it up" }]);
+    const ws = await newWorkspace();
+    const put = await api("PUT", "/api/config", {
+      token: ws.token,
+      body: {
+        model: { provider: "openai-compatible", id: model, base_url: `${inject("modelUrl")}/v1` },
+        mcp: { servers: [{ name: "tickets", url: hosted.url, auth: "oauth" }] },
+      },
+    });
+    expect(put.status).toBe(200);
+    expect(await serverStatus(ws.token)).toMatchObject({ auth: "oauth", status: "needs_authorization" });
+
+    // The admin presses Connect in the console: discovery and registration, then the server's own page.
+    const page = await context.newPage();
+    await page.goto(`${baseUrl()}/`);
+    await page.evaluate((t) => sessionStorage.setItem("beaver.token", t), ws.token);
+    await page.goto(`${baseUrl()}/mcp-servers`);
+    await Promise.all([
+      page.waitForURL((url) => url.href.startsWith(new URL("/authorize", hosted.url).href)),
+      page.getByTestId("mcp-connect").click(),
+    ]);
+    const authorizeUrl = new URL(page.url());
+    expect(authorizeUrl.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(authorizeUrl.searchParams.get("resource")).toBe(hosted.url);
+    expect(authorizeUrl.searchParams.get("redirect_uri")).toBe(`${baseUrl()}/mcp-servers/callback`);
+    expect(await page.locator("#client").textContent()).toBe("Beaver");
+    // Approve: the server sends the browser back to the console's callback, which finishes the exchange.
+    await page.getByRole("button", { name: "Approve" }).click();
+    const connected = await waitFor("the server to show connected", async () => {
+      const s = await serverStatus(ws.token);
+      return s.status === "connected" ? s : undefined;
+    });
+    expect(connected.tools.map((t) => t.name)).toEqual(["mcp__tickets__lookup"]);
+    await page.getByTestId("mcp-server").waitFor();
+    await page.close();
+
+    // The agent calls the tool with Beaver's token and the model reads its result.
+    const session = (await (await api("POST", "/api/sessions", { token: ws.token, body: {} })).json()) as { id: string };
+    const sent = await api("POST", `/api/sessions/${session.id}/messages`, { token: ws.token, body: { content: "look up ticket 42" } });
+    expect(sent.status).toBe(202);
+    const { run_id } = (await sent.json()) as { run_id: string };
+    const done = await waitFor("the run to end", async () => {
+      const run = (await (await api("GET", `/api/sessions/${session.id}/runs/${run_id}`, { token: ws.token })).json()) as {
+        status: string;
+        result?: { output_text: string };
+      };
+      return run.status === "queued" || run.status === "running" ? undefined : run;
+    });
+    expect(done).toMatchObject({ status: "completed", result: { output_text: "looked it up" } });
+    expect(hosted.calls()).toBe(1);
+    const requests = await models.requests(model);
+    const toolMessages = (requests[1]!.body.messages as { role: string; content?: unknown }[]).filter((m) => m.role === "tool");
+    expect(JSON.stringify(toolMessages)).toMatch(/ticket 42: fix the dam \(for client [0-9a-f-]{36}\)/);
+
+    // The authorization server revokes the token: Beaver shows needs_authorization rather than failing runs opaquely.
+    hosted.revokeAll();
+    const lapsed = await serverStatus(ws.token, true);
+    expect(lapsed.error?.message).toContain("needs authorization");
+    expect(lapsed).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
   });
 });

@@ -307,6 +307,7 @@ export interface Schemas {
     url: string;
     transport: "streamable-http" | "sse";
     auth: "oauth" | null;
+    personal: boolean;
     status: "connected" | "error" | "needs_authorization";
     error: {
       code: string;

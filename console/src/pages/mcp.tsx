@@ -86,6 +86,11 @@ export function McpPage() {
                   <div class="mono small">
                     {server.url} · {server.transport}
                   </div>
+                  {server.personal ? (
+                    <div class="muted small" data-testid="mcp-personal">
+                      personal: each member connects their own account; the status shown is yours
+                    </div>
+                  ) : null}
                   <div class="muted small">
                     discovered <Time ts={server.discovered_at} />
                     {server.cached ? " (cached)" : ""}

@@ -48,6 +48,12 @@ export const McpServerSchema = z.strictObject({
    * docs/mcp.md, "Connect a hosted MCP server"); the console's Connect starts it. Absent: `headers` only.
    */
   auth: z.literal("oauth").optional(),
+  /**
+   * With `auth: "oauth"`: the server is personal — each member (API token) connects their own account,
+   * and a run uses the tokens of whoever sent its message (docs/mcp.md, "Personal servers"). Absent or
+   * false: one connection for the whole workspace.
+   */
+  personal: z.boolean().optional(),
   /** Only these tools (names or globs); absent = all tools the server lists. */
   allow_tools: z.array(ToolPattern).max(100).optional(),
   /** Never these tools (names or globs); wins over `allow_tools`. */
@@ -65,6 +71,12 @@ export const McpConfigSchema = z.strictObject({
     .superRefine((servers, ctx) => {
       const seen = new Set<string>();
       servers.forEach((s, i) => {
+        if (s.personal && s.auth !== "oauth")
+          ctx.addIssue({
+            code: "custom",
+            path: [i, "personal"],
+            message: 'needs auth: "oauth" (personal servers hold OAuth tokens per member)',
+          });
         const key = s.name.toLowerCase();
         if (seen.has(key)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `duplicate server name '${s.name}'` });
         seen.add(key);

@@ -21,7 +21,7 @@ import { AppError } from "../../kernel/errors.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import type { McpServerConfig } from "./config.ts";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { providerForConnection, type StoredOAuthProvider } from "./oauth-client.ts";
+import { holderFor, providerForConnection, type StoredOAuthProvider } from "./oauth-client.ts";
 
 export const CLIENT_INFO = { name: "beaver", version: "0.1.0" } as const;
 
@@ -50,6 +50,8 @@ export interface ConnectOptions {
   env: Env;
   workspaceId: string;
   server: McpServerConfig;
+  /** Who the connection is for (the run's sender, the status's caller): a personal server uses their tokens. */
+  member?: string | null;
   /** The run's signal: cancelling the run abandons the connection. */
   signal?: AbortSignal;
   /** Called when the server says its tool list changed while the connection is open. */
@@ -114,13 +116,19 @@ function makeTransport(
 
 /** The stored OAuth tokens of an `auth: "oauth"` server, refreshed when about to expire (oauth-client.ts). */
 async function oauthProviderOf(opts: ConnectOptions, signal: AbortSignal): Promise<StoredOAuthProvider> {
-  const provider = await providerForConnection(opts.env, opts.workspaceId, opts.server, deadlineFetch(outboundFetch(opts.env), signal));
+  const holder = holderFor(opts.server, opts.workspaceId, opts.member);
+  const provider = holder && (await providerForConnection(opts.env, holder, opts.server, deadlineFetch(outboundFetch(opts.env), signal)));
   if (!provider) throw needsAuthorization(opts.server);
   return provider;
 }
 
 const needsAuthorization = (server: McpServerConfig) =>
-  new McpFailure("needs_authorization", `MCP server '${server.name}' needs authorization: Connect it in the console (MCP page)`);
+  new McpFailure(
+    "needs_authorization",
+    server.personal
+      ? `MCP server '${server.name}' is personal and not connected for the member who sent this: Connect it in the console (MCP page)`
+      : `MCP server '${server.name}' needs authorization: Connect it in the console (MCP page)`,
+  );
 
 /** Every request also ends when the deadline (or the run) aborts. */
 function deadlineFetch(send: FetchFn, deadline: AbortSignal): FetchFn {

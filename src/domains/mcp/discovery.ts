@@ -47,8 +47,9 @@ interface Entry {
 
 const cache = new Map<string, Entry>();
 
-export function cacheKey(workspaceId: string, server: McpServerConfig): string {
-  return `${workspaceId}\n${JSON.stringify(server)}`;
+/** Per workspace and configuration; per member too for a personal server (each member has their own tokens). */
+export function cacheKey(workspaceId: string, server: McpServerConfig, member?: string | null): string {
+  return `${workspaceId}\n${server.personal ? `${member ?? ""}\n` : ""}${JSON.stringify(server)}`;
 }
 
 /** Forgets every cached discovery (tests; a configuration change needs none: the key includes it). */
@@ -57,8 +58,8 @@ export function clearDiscoveryCache(): void {
 }
 
 /** Forgets the cached discovery of one server of one workspace (its tool list changed). */
-export function invalidateDiscovery(workspaceId: string, server: McpServerConfig): void {
-  cache.delete(cacheKey(workspaceId, server));
+export function invalidateDiscovery(workspaceId: string, server: McpServerConfig, member?: string | null): void {
+  cache.delete(cacheKey(workspaceId, server, member));
 }
 
 /** The server's tools, from the cache while fresh (unless `refresh`), else listed now. Never throws. */
@@ -66,12 +67,14 @@ export async function discoverTools(opts: {
   env: Env;
   workspaceId: string;
   server: McpServerConfig;
+  /** Whose tokens a personal server uses (docs/mcp.md, "Personal servers"). */
+  member?: string | null;
   signal?: AbortSignal;
   refresh?: boolean;
   now?: () => number;
 }): Promise<Discovery> {
   const now = opts.now ?? Date.now;
-  const key = cacheKey(opts.workspaceId, opts.server);
+  const key = cacheKey(opts.workspaceId, opts.server, opts.member);
   const hit = cache.get(key);
   if (hit && !opts.refresh && hit.expiresAt > now()) return { ...hit.value, cached: true };
 
@@ -82,6 +85,7 @@ export async function discoverTools(opts: {
         env: opts.env,
         workspaceId: opts.workspaceId,
         server: opts.server,
+        member: opts.member ?? null,
         ...(opts.signal ? { signal: opts.signal } : {}),
         onToolsChanged: () => cache.delete(key),
       },

@@ -3,8 +3,8 @@
  * server configured with `auth: "oauth"` gets the MCP SDK's own client-side authorization — discovery
  * (RFC 9728, RFC 8414), dynamic registration (RFC 7591), the authorization-code flow with PKCE and
  * refresh — through `auth()` and the `OAuthClientProvider` below. What the SDK asks the provider to
- * keep (the registered client, the tokens, the PKCE verifier) is one record per workspace and server,
- * sealed with the workspace-secrets encryption (storage/secrets/crypto.ts, BEAVER_SECRETS_KEY) and
+ * keep (the registered client, the tokens, the PKCE verifier) is one record per workspace and server —
+ * per member too for a `personal` server (docs/mcp.md, "Personal servers") — sealed with the workspace-secrets encryption (storage/secrets/crypto.ts, BEAVER_SECRETS_KEY) and
  * stored in the `OAUTH_KV` namespace. The console starts the flow ("Connect") and receives the
  * callback (routes/mcp-oauth.ts); runs only use and refresh the tokens, and a grant that lapsed is an
  * `McpFailure("needs_authorization")` rather than an opaque error.
@@ -34,7 +34,23 @@ export const REFRESH_MARGIN_MS = 60_000;
 /** How long a started authorization may wait for its callback. */
 const STATE_TTL_SECONDS = 600;
 
-const recordKey = (workspaceId: string, server: string) => `mcpc:${workspaceId}:${server}`;
+/**
+ * Whose tokens a record holds: the workspace's, or for a `personal` server one member's — the API
+ * token (or grant) that pressed Connect, and whose messages' runs use them (kernel/sent-by.ts).
+ */
+export interface TokenHolder {
+  workspaceId: string;
+  member: string | null;
+}
+
+/** The holder of `server`'s tokens for a caller; null when the server is personal and the caller is nobody (a schedule's run). */
+export function holderFor(server: McpServerConfig, workspaceId: string, member: string | null | undefined): TokenHolder | null {
+  if (!server.personal) return { workspaceId, member: null };
+  return member ? { workspaceId, member } : null;
+}
+
+const recordKey = (holder: TokenHolder, server: string) =>
+  holder.member === null ? `mcpc:${holder.workspaceId}:${server}` : `mcpc:${holder.workspaceId}:${server}:member:${holder.member}`;
 const stateKey = (state: string) => `mcpc-state:${state}`;
 
 function kvOf(env: Env): KVNamespace {
@@ -42,8 +58,8 @@ function kvOf(env: Env): KVNamespace {
   return env.OAUTH_KV;
 }
 
-export async function loadRecord(env: Env, workspaceId: string, server: McpServerConfig): Promise<McpOAuthRecord> {
-  const key = recordKey(workspaceId, server.name);
+export async function loadRecord(env: Env, holder: TokenHolder, server: McpServerConfig): Promise<McpOAuthRecord> {
+  const key = recordKey(holder, server.name);
   const sealed = await kvOf(env).get<Sealed>(key, "json");
   if (!sealed) return { server_url: server.url };
   try {
@@ -54,14 +70,14 @@ export async function loadRecord(env: Env, workspaceId: string, server: McpServe
   }
 }
 
-async function saveRecord(env: Env, workspaceId: string, server: string, record: McpOAuthRecord): Promise<void> {
-  const key = recordKey(workspaceId, server);
+async function saveRecord(env: Env, holder: TokenHolder, server: string, record: McpOAuthRecord): Promise<void> {
+  const key = recordKey(holder, server);
   await kvOf(env).put(key, JSON.stringify(await seal(env.BEAVER_SECRETS_KEY, key, JSON.stringify(record))));
 }
 
 /** Forgets a server's tokens and client (the console's "Disconnect"). */
-export async function forgetRecord(env: Env, workspaceId: string, server: string): Promise<void> {
-  await kvOf(env).delete(recordKey(workspaceId, server));
+export async function forgetRecord(env: Env, holder: TokenHolder, server: string): Promise<void> {
+  await kvOf(env).delete(recordKey(holder, server));
 }
 
 /** The SDK's view of one record; every change is written back at once. */
@@ -72,7 +88,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   constructor(
     private readonly env: Env,
-    private readonly workspaceId: string,
+    private readonly holder: TokenHolder,
     private readonly server: McpServerConfig,
     readonly record: McpOAuthRecord,
   ) {}
@@ -119,9 +135,17 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     this.authorizationUrl = url;
     const state = url.searchParams.get("state");
     if (state) {
-      await kvOf(this.env).put(stateKey(state), JSON.stringify({ workspace_id: this.workspaceId, server: this.server.name }), {
-        expirationTtl: STATE_TTL_SECONDS,
-      });
+      await kvOf(this.env).put(
+        stateKey(state),
+        JSON.stringify({
+          workspace_id: this.holder.workspaceId,
+          member: this.holder.member,
+          server: this.server.name,
+        } satisfies PendingState),
+        {
+          expirationTtl: STATE_TTL_SECONDS,
+        },
+      );
     }
   }
 
@@ -143,7 +167,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   private save() {
-    return saveRecord(this.env, this.workspaceId, this.server.name, this.record);
+    return saveRecord(this.env, this.holder, this.server.name, this.record);
   }
 }
 
@@ -160,35 +184,52 @@ export function needsRefresh(record: McpOAuthRecord, now = Date.now()): boolean 
  */
 export async function startAuthorization(
   env: Env,
-  workspaceId: string,
+  holder: TokenHolder,
   server: McpServerConfig,
   redirectUrl: string,
   fetchFn: FetchFn,
 ): Promise<URL | null> {
-  const record = await loadRecord(env, workspaceId, server);
+  const record = await loadRecord(env, holder, server);
   if (record.redirect_url !== redirectUrl) {
     // A registration is bound to its redirect URI: register again for this one.
     delete record.client;
     record.redirect_url = redirectUrl;
   }
   delete record.tokens;
-  const provider = new StoredOAuthProvider(env, workspaceId, server, record);
+  const provider = new StoredOAuthProvider(env, holder, server, record);
   const result = await auth(provider, { serverUrl: server.url, fetchFn });
   return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
 }
 
-/** The server a callback's `state` belongs to in this workspace (it works once), or null — another workspace's too. */
-export async function takeState(env: Env, workspaceId: string, state: string): Promise<string | null> {
+/** An authorization waiting for its callback: who started it, for which server. */
+interface PendingState {
+  workspace_id: string;
+  /** The member who pressed Connect on a personal server; null for the workspace's tokens. */
+  member: string | null;
+  server: string;
+}
+
+/**
+ * The server (and holder) a callback's `state` belongs to (it works once), or null: another
+ * workspace's state, or another member's for a personal server, is not found.
+ */
+export async function takeState(
+  env: Env,
+  caller: { workspaceId: string; member: string },
+  state: string,
+): Promise<{ server: string; holder: TokenHolder } | null> {
   const kv = kvOf(env);
-  const found = await kv.get<{ workspace_id: string; server: string }>(stateKey(state), "json");
-  if (!found || found.workspace_id !== workspaceId) return null;
+  const found = await kv.get<PendingState>(stateKey(state), "json");
+  if (!found || found.workspace_id !== caller.workspaceId) return null;
+  const member = found.member ?? null;
+  if (member !== null && member !== caller.member) return null;
   await kv.delete(stateKey(state));
-  return found.server;
+  return { server: found.server, holder: { workspaceId: found.workspace_id, member } };
 }
 
 /** Exchanges the callback's code for tokens (PKCE verifier and client from the record). */
-export async function finishAuthorization(env: Env, workspaceId: string, server: McpServerConfig, code: string, fetchFn: FetchFn) {
-  const provider = new StoredOAuthProvider(env, workspaceId, server, await loadRecord(env, workspaceId, server));
+export async function finishAuthorization(env: Env, holder: TokenHolder, server: McpServerConfig, code: string, fetchFn: FetchFn) {
+  const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
   return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn });
 }
 
@@ -198,11 +239,11 @@ export async function finishAuthorization(env: Env, workspaceId: string, server:
  */
 export async function providerForConnection(
   env: Env,
-  workspaceId: string,
+  holder: TokenHolder,
   server: McpServerConfig,
   fetchFn: FetchFn,
 ): Promise<StoredOAuthProvider | null> {
-  const provider = new StoredOAuthProvider(env, workspaceId, server, await loadRecord(env, workspaceId, server));
+  const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
   if (!provider.record.tokens) return null;
   if (needsRefresh(provider.record)) {
     try {

@@ -9,11 +9,16 @@ import { log } from "../../kernel/log.ts";
 import { mcpConfigOf } from "./config.ts";
 import { discoverTools } from "./discovery.ts";
 import { mcpToolSpecs } from "./tools.ts";
+import { sentByOf } from "../../kernel/sent-by.ts";
 
-export const mcpToolSource: ToolSource = async ({ env, workspaceId, config, signal }) => {
+export const mcpToolSource: ToolSource = async ({ env, workspaceId, config, data, signal }) => {
   const { servers } = mcpConfigOf(config);
   if (servers.length === 0) return [];
-  const found = await Promise.all(servers.map((server) => discoverTools({ env, workspaceId, server, ...(signal ? { signal } : {}) })));
+  // A personal server is listed with the tokens of whoever sent the run's message.
+  const member = sentByOf(data);
+  const found = await Promise.all(
+    servers.map((server) => discoverTools({ env, workspaceId, server, member, ...(signal ? { signal } : {}) })),
+  );
   return found.flatMap((discovery, i) => {
     const server = servers[i]!;
     if (discovery.ok) return mcpToolSpecs(server, discovery.tools);

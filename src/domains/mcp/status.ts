@@ -18,6 +18,8 @@ export interface McpServerStatus {
   /** `oauth` when Beaver authorizes itself to the server (Connect in the console). */
   auth: "oauth" | null;
   transport: McpServerConfig["transport"];
+  /** Each member connects their own account; `status` is the caller's (docs/mcp.md, "Personal servers"). */
+  personal: boolean;
   /** `needs_authorization`: an `auth: "oauth"` server without a live grant (Connect it in the console). */
   status: "connected" | "error" | "needs_authorization";
   error: { code: string; message: string } | null;
@@ -34,9 +36,11 @@ export async function mcpServerStatuses(
   workspaceId: string,
   config: WorkspaceConfig,
   refresh = false,
+  /** The caller (API token id): a personal server's status is theirs. */
+  member: string | null = null,
 ): Promise<McpServerStatus[]> {
   const { servers } = mcpConfigOf(config);
-  const found = await Promise.all(servers.map((server) => discoverTools({ env, workspaceId, server, refresh })));
+  const found = await Promise.all(servers.map((server) => discoverTools({ env, workspaceId, server, member, refresh })));
   return servers.map((server, i) => statusOf(server, found[i]!));
 }
 
@@ -46,6 +50,7 @@ export function statusOf(server: McpServerConfig, discovery: Discovery): McpServ
     url: server.url,
     auth: server.auth ?? null,
     transport: server.transport,
+    personal: server.personal === true,
     discovered_at: discovery.discovered_at,
     cached: discovery.cached,
   };

@@ -13,6 +13,7 @@ import { invalidateDiscovery, type McpToolInfo } from "./discovery.ts";
 import { inputSchemaOf, normaliseInputSchema } from "./input-schema.ts";
 import { mcpResultToToolResult } from "./results.ts";
 import { selectTools } from "./names.ts";
+import { sentByOf } from "../../kernel/sent-by.ts";
 
 /** Characters of a tool description offered to the model. */
 export const MAX_DESCRIPTION_CHARS = 1_024;
@@ -33,6 +34,8 @@ export type McpCaller = (args: {
   env: Env;
   workspaceId: string;
   server: McpServerConfig;
+  /** Who sent the run's message: a personal server is called with their tokens. */
+  member?: string | null;
   tool: string;
   arguments: unknown;
   signal: AbortSignal;
@@ -51,7 +54,15 @@ export function mcpToolSpecs(server: McpServerConfig, tools: readonly McpToolInf
       // MCP's readOnlyHint: calls of one step to such tools run in parallel (docs/agent-loop.md).
       ...(tool.annotations?.readOnlyHint === true ? { readOnly: true } : {}),
       execute: (args, ctx) =>
-        call({ env: ctx.env, workspaceId: ctx.workspaceId, server, tool: tool.name, arguments: args, signal: ctx.signal }),
+        call({
+          env: ctx.env,
+          workspaceId: ctx.workspaceId,
+          server,
+          member: sentByOf(ctx.data),
+          tool: tool.name,
+          arguments: args,
+          signal: ctx.signal,
+        }),
     };
   });
 }
@@ -64,8 +75,9 @@ export async function callMcpTool(args: Parameters<McpCaller>[0]): Promise<ToolR
         env: args.env,
         workspaceId: args.workspaceId,
         server: args.server,
+        member: args.member ?? null,
         signal: args.signal,
-        onToolsChanged: () => invalidateDiscovery(args.workspaceId, args.server),
+        onToolsChanged: () => invalidateDiscovery(args.workspaceId, args.server, args.member),
       },
       (client, request) =>
         client.callTool({ name: args.tool, arguments: (args.arguments ?? {}) as Record<string, unknown> }, undefined, request),

@@ -6,7 +6,8 @@
  * both halves meet here with real KV, D1 and Durable Objects: workspace A configures `auth: "oauth"`,
  * sees `needs_authorization`, Connects (discovery, registration, PKCE through the MCP SDK's client
  * auth), a member of workspace B approves, the callback exchanges the code, and A's agent calls a
- * tool there; revoking B's grant turns A's server back to `needs_authorization`.
+ * tool there; revoking B's grant turns A's server back to `needs_authorization`. A `personal` server
+ * keeps tokens per member: each member connects their own, and a run uses its sender's.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { env, exports } from "cloudflare:workers";
@@ -26,7 +27,14 @@ beforeEach(() => {
 afterEach(() => setOutboundFetch(null));
 
 type Status = {
-  servers: { name: string; auth: string | null; status: string; error: { code: string } | null; tools: { name: string }[] }[];
+  servers: {
+    name: string;
+    auth: string | null;
+    personal: boolean;
+    status: string;
+    error: { code: string } | null;
+    tools: { name: string }[];
+  }[];
 };
 const statusOf = async (token: string, refresh = false) =>
   json<Status>(await call("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token }));
@@ -105,6 +113,77 @@ describe("auth: oauth MCP servers", () => {
     expect((await call("DELETE", `/api/oauth/grants/${grants.grants[0]!.id}`, { token: b.member })).status).toBe(200);
     const lapsed = await statusOf(a.admin, true);
     expect(lapsed.servers[0]).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
+  });
+
+  it("a personal server holds tokens per member: each connects their own, runs use the sender's", async () => {
+    const main = new ScriptedModel([
+      toolCalls({ id: "m1", name: "mcp__hosted__list_sessions", args: {} }),
+      text("done"),
+      toolCalls({ id: "m2", name: "mcp__hosted__list_sessions", args: {} }),
+      text("done"),
+    ]);
+    const a = await scriptedWorkspace(main);
+    const b = await newWorkspace();
+    const other = (
+      await json<{ token: string }>(await call("POST", "/api/tokens", { token: a.admin, body: { name: "m2", scopes: ["member"] } }))
+    ).token;
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: a.admin }));
+    const server = { name: "hosted", url: "https://hosted.test/mcp", auth: "oauth", personal: true };
+    const refused = await call("PUT", "/api/config", {
+      token: a.admin,
+      body: { ...config, mcp: { servers: [{ ...server, auth: undefined }] } },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("personal");
+    expect((await call("PUT", "/api/config", { token: a.admin, body: { ...config, mcp: { servers: [server] } } })).status).toBe(200);
+    expect((await statusOf(a.member)).servers[0]).toMatchObject({ personal: true, status: "needs_authorization" });
+
+    // A member (not only an admin) connects their own account; the hosted side's user approves.
+    const connect = await call("POST", "/api/mcp/servers/hosted/connect", { token: a.member });
+    expect(connect.status).toBe(200);
+    const authorizationUrl = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    const approved = await exports.default.fetch(
+      new Request("https://hosted.test/api/oauth/authorize", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ query: authorizationUrl.search.slice(1), scopes: ["read"] }),
+      }),
+    );
+    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+    const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+    // Only the member who started it finishes it: another member, even an admin, does not find it.
+    expect((await call("POST", "/api/mcp/oauth/callback", { token: other, body })).status).toBe(404);
+    expect((await call("POST", "/api/mcp/oauth/callback", { token: a.admin, body })).status).toBe(404);
+    expect((await call("POST", "/api/mcp/oauth/callback", { token: a.member, body })).status).toBe(200);
+
+    expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "connected" });
+    expect((await statusOf(other)).servers[0]).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
+    expect((await statusOf(a.admin)).servers[0]).toMatchObject({ status: "needs_authorization" });
+
+    // A run uses the tokens of whoever sent the message: the connected member's run gets the tool, the other's does not.
+    const resultOf = async (token: string, id: string) => {
+      const session = await json<{ id: string }>(await call("POST", "/api/sessions", { token, body: {} }));
+      const sent = await call("POST", `/api/sessions/${session.id}/messages`, { token, body: { content: "what sessions are there?" } });
+      expect(sent.status).toBe(202);
+      expect(await waitForRun(env, session.id, (await json<{ run_id: string }>(sent)).run_id, 20_000)).toMatchObject({
+        status: "completed",
+      });
+      const events: PersistentEvent[] = await doEvents(session.id, a.id);
+      return events
+        .filter((e): e is MessageEvent => e.type === "message")
+        .map((e) => e.message)
+        .find((m) => m.role === "tool_result" && m.tool_call_id === id);
+    };
+    const mine = await resultOf(a.member, "m1");
+    expect(mine).toMatchObject({ is_error: false });
+    expect(JSON.stringify(mine)).toContain("sessions");
+    expect(JSON.stringify(await resultOf(other, "m2"))).toContain("unknown_tool");
+
+    // Disconnect forgets only the caller's own tokens.
+    expect((await call("DELETE", "/api/mcp/servers/hosted/connection", { token: other })).status).toBe(200);
+    expect((await statusOf(a.member, true)).servers[0]).toMatchObject({ status: "connected" });
+    expect((await call("DELETE", "/api/mcp/servers/hosted/connection", { token: a.member })).status).toBe(200);
+    expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "needs_authorization" });
   });
 
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {

@@ -4,6 +4,7 @@
  * answers the HTTP error for its code (no model → 422, provider down → 502…), so a chat client sees the
  * same errors as any other route.
  */
+import { sentByData } from "../../../kernel/sent-by.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
@@ -90,6 +91,7 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
       workspace_id: workspaceId,
       content: body.message,
       client_id: "chat",
+      tool_data: sentByData(c.get("principal").tokenId),
       ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
     },
     WAIT_TIMEOUT_MS,

@@ -1,20 +1,24 @@
 /**
  * `/api/mcp`: connecting an `auth: "oauth"` MCP server (docs/mcp.md, "Connect a hosted MCP server").
  * `POST /servers/{name}/connect` runs the MCP SDK's client-side discovery and registration and answers
- * the URL to send the admin's browser to (or null when Beaver is already authorized); the server's
+ * the URL to send the caller's browser to (or null when Beaver is already authorized); the server's
  * authorization page sends the browser back to the console's `/mcp-servers/callback`, which hands the
  * code and state to `POST /oauth/callback` for the token exchange (PKCE). `DELETE
- * /servers/{name}/connection` forgets the stored tokens. Admin scope: the tokens are the workspace's.
+ * /servers/{name}/connection` forgets the stored tokens. A workspace's tokens need the admin scope; a
+ * `personal` server's are the caller's own (member scope), and only the member who started an
+ * authorization can finish it ("Personal servers").
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
-import { requireScope } from "../auth.ts";
+import { assertScope, requireScope } from "../auth.ts";
+import type { AppEnv } from "../context.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
 import { loadConfig } from "../../../storage/config/store.ts";
 import { outboundFetch } from "../../../storage/outbound.ts";
 import { mcpConfigOf, type McpServerConfig } from "../../../domains/mcp/config.ts";
 import { invalidateDiscovery } from "../../../domains/mcp/discovery.ts";
-import { finishAuthorization, forgetRecord, startAuthorization, takeState } from "../../../domains/mcp/oauth-client.ts";
+import { finishAuthorization, forgetRecord, startAuthorization, takeState, type TokenHolder } from "../../../domains/mcp/oauth-client.ts";
 
 /** The console page that receives the server's redirect (console/src/pages/mcp.tsx). */
 export const MCP_OAUTH_CALLBACK_PATH = "/mcp-servers/callback";
@@ -25,15 +29,15 @@ const connect = createRoute({
   method: "post",
   path: "/servers/{name}/connect",
   tags: ["mcp"],
-  summary: "Start authorizing Beaver to an `auth: oauth` MCP server",
-  middleware: [requireScope("admin")] as const,
+  summary: "Start authorizing Beaver to an `auth: oauth` MCP server (admin; member for a personal server)",
+  middleware: [requireScope("member")] as const,
   request: { params: ServerName },
   responses: {
     200: jsonResponse(
       z.object({ authorization_url: z.string().nullable().describe("Where to send the browser; null when already authorized") }),
       "Started",
     ),
-    ...errorResponses(404, 502),
+    ...errorResponses(403, 404, 502),
   },
 });
 
@@ -41,12 +45,12 @@ const callback = createRoute({
   method: "post",
   path: "/oauth/callback",
   tags: ["mcp"],
-  summary: "Finish authorizing an MCP server with the code its authorization server sent back",
-  middleware: [requireScope("admin")] as const,
+  summary: "Finish authorizing an MCP server with the code its authorization server sent back (whoever started it)",
+  middleware: [requireScope("member")] as const,
   request: { body: jsonBody(z.strictObject({ code: z.string().min(1).max(4096), state: z.string().min(1).max(512) })) },
   responses: {
     200: jsonResponse(z.object({ server: z.string(), status: z.literal("connected") }), "Connected"),
-    ...errorResponses(404, 502),
+    ...errorResponses(403, 404, 502),
   },
 });
 
@@ -54,10 +58,13 @@ const disconnect = createRoute({
   method: "delete",
   path: "/servers/{name}/connection",
   tags: ["mcp"],
-  summary: "Forget the OAuth tokens Beaver holds for an MCP server",
-  middleware: [requireScope("admin")] as const,
+  summary: "Forget the OAuth tokens Beaver holds for an MCP server (admin; member for their own on a personal server)",
+  middleware: [requireScope("member")] as const,
   request: { params: ServerName },
-  responses: { 200: jsonResponse(z.object({ server: z.string(), forgotten: z.literal(true) }), "Forgotten"), ...errorResponses(404) },
+  responses: {
+    200: jsonResponse(z.object({ server: z.string(), forgotten: z.literal(true) }), "Forgotten"),
+    ...errorResponses(403, 404),
+  },
 });
 
 async function oauthServer(env: Parameters<typeof loadConfig>[0], workspaceId: string, name: string): Promise<McpServerConfig> {
@@ -67,6 +74,14 @@ async function oauthServer(env: Parameters<typeof loadConfig>[0], workspaceId: s
   return server;
 }
 
+/** Whose tokens the caller manages: their own on a personal server, else the workspace's (admin only). */
+function holderOfCaller(c: Context<AppEnv>, server: McpServerConfig): TokenHolder {
+  const p = c.get("principal");
+  if (server.personal) return { workspaceId: p.workspaceId, member: p.tokenId };
+  assertScope(p, "admin");
+  return { workspaceId: p.workspaceId, member: null };
+}
+
 const upstream = (err: unknown) =>
   err instanceof AppError
     ? err
@@ -74,37 +89,38 @@ const upstream = (err: unknown) =>
 
 export const mcpOAuthRoutes = newRouter()
   .openapi(connect, async (c) => {
-    const workspaceId = c.get("principal").workspaceId;
-    const server = await oauthServer(c.env, workspaceId, c.req.valid("param").name);
+    const server = await oauthServer(c.env, c.get("principal").workspaceId, c.req.valid("param").name);
+    const holder = holderOfCaller(c, server);
     const redirectUrl = `${new URL(c.req.url).origin}${MCP_OAUTH_CALLBACK_PATH}`;
     try {
-      const url = await startAuthorization(c.env, workspaceId, server, redirectUrl, outboundFetch(c.env));
-      if (!url) invalidateDiscovery(workspaceId, server);
+      const url = await startAuthorization(c.env, holder, server, redirectUrl, outboundFetch(c.env));
+      if (!url) invalidateDiscovery(holder.workspaceId, server, holder.member);
       return c.json({ authorization_url: url ? url.href : null }, 200);
     } catch (err) {
       throw upstream(err);
     }
   })
   .openapi(callback, async (c) => {
-    const workspaceId = c.get("principal").workspaceId;
+    const p = c.get("principal");
     const { code, state } = c.req.valid("json");
-    const pending = await takeState(c.env, workspaceId, state);
-    // Another workspace's (or an expired, or a used) state is simply not found here.
+    const pending = await takeState(c.env, { workspaceId: p.workspaceId, member: p.tokenId }, state);
+    // Another workspace's (or member's, or an expired, or a used) state is simply not found here.
     if (!pending) throw notFound("Authorization in progress");
-    const server = await oauthServer(c.env, workspaceId, pending);
+    if (pending.holder.member === null) assertScope(p, "admin");
+    const server = await oauthServer(c.env, p.workspaceId, pending.server);
     try {
-      const result = await finishAuthorization(c.env, workspaceId, server, code, outboundFetch(c.env));
+      const result = await finishAuthorization(c.env, pending.holder, server, code, outboundFetch(c.env));
       if (result !== "AUTHORIZED") throw new AppError("provider_error", "The authorization server did not issue tokens");
     } catch (err) {
       throw upstream(err);
     }
-    invalidateDiscovery(workspaceId, server);
+    invalidateDiscovery(p.workspaceId, server, pending.holder.member);
     return c.json({ server: server.name, status: "connected" as const }, 200);
   })
   .openapi(disconnect, async (c) => {
-    const workspaceId = c.get("principal").workspaceId;
-    const server = await oauthServer(c.env, workspaceId, c.req.valid("param").name);
-    await forgetRecord(c.env, workspaceId, server.name);
-    invalidateDiscovery(workspaceId, server);
+    const server = await oauthServer(c.env, c.get("principal").workspaceId, c.req.valid("param").name);
+    const holder = holderOfCaller(c, server);
+    await forgetRecord(c.env, holder, server.name);
+    invalidateDiscovery(holder.workspaceId, server, holder.member);
     return c.json({ server: server.name, forgotten: true as const }, 200);
   });

@@ -15,6 +15,7 @@ const McpServerStatusDoc = z
     url: z.string(),
     transport: z.enum(["streamable-http", "sse"]),
     auth: z.enum(["oauth"]).nullable().describe("`oauth`: Beaver authorizes itself with OAuth (Connect in the console)"),
+    personal: z.boolean().describe("Each member connects their own account: `status` is the caller's"),
     status: z.enum(["connected", "error", "needs_authorization"]),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     discovered_at: z.number().describe("When the shown discovery ran (ms since the epoch)"),
@@ -43,6 +44,6 @@ const list = createRoute({
 export const mcpRoutes = newRouter().openapi(list, async (c) => {
   const workspaceId = c.get("principal").workspaceId;
   const config = await loadConfig(c.env, workspaceId);
-  const servers = await mcpServerStatuses(c.env, workspaceId, config, c.req.valid("query").refresh === true);
+  const servers = await mcpServerStatuses(c.env, workspaceId, config, c.req.valid("query").refresh === true, c.get("principal").tokenId);
   return c.json({ servers }, 200);
 });

@@ -6,6 +6,7 @@
  * service and streams as /api/sessions; Beaver's tools run on the server. Authenticated with Beaver
  * bearer tokens like /api; errors in OpenAI's shape (openai/errors.ts).
  */
+import { sentByData } from "../../../kernel/sent-by.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../context.ts";
@@ -133,6 +134,7 @@ function runInput(c: Context<AppEnv>, target: ModelTarget, conversation: RunConv
     workspace_id: c.get("principal").workspaceId,
     content: conversation.content,
     client_id: "openai",
+    tool_data: sentByData(c.get("principal").tokenId),
     ...(extra !== undefined ? { system_prompt_extra: extra } : {}),
     ...(target.model_override ? { model_override: target.model_override } : {}),
     ...(target.pinned_skills ? { pinned_skills: target.pinned_skills } : {}),

@@ -11,6 +11,7 @@ import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
 import { MAX_MESSAGE_BYTES, assertMessageSize, messageFingerprint, type SubmitRunInput } from "../../../runtime/index.ts";
 import { limitsOf } from "../../../storage/limits.ts";
+import { sentByData } from "../../../kernel/sent-by.ts";
 import { Flag, RequestedSkills, RunResultSchema, SessionIdParam, SubmitAccepted, sessionFor } from "./session-schemas.ts";
 
 /** How long `?wait=true` holds the request before answering 202 with the run's current state. */
@@ -61,6 +62,7 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
   const input: SubmitRunInput = {
     workspace_id: workspaceId,
     content: body.content,
+    tool_data: sentByData(c.get("principal").tokenId),
     ...(body.client_id !== undefined ? { client_id: body.client_id } : {}),
     ...(body.source !== undefined ? { source: body.source } : {}),
     ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),

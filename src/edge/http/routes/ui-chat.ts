@@ -5,6 +5,7 @@
  * and answers that run as UI message chunks; `GET /api/ui/chat/:id/stream` replays and follows the
  * session's active run (204 when none), which is how `resume: true` continues after a reload.
  */
+import { sentByData } from "../../../kernel/sent-by.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import { createUIMessageStreamResponse } from "ai";
 import type { Env } from "../../../storage/env.ts";
@@ -166,6 +167,7 @@ export const uiChatRoutes = newRouter()
       workspace_id: workspaceId,
       content,
       client_id: UI_CLIENT_ID,
+      tool_data: sentByData(c.get("principal").tokenId),
       ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
       // The UI message id keys the run: a retried request follows the run it started instead of starting another.
       idempotency_key: `ui:${last.id}`,
