@@ -205,9 +205,18 @@ export async function claimDelivery(
  * presumed dead and overtaken writes nothing: its tasks never land beside the new holder's.
  */
 export function claimGuardQuery(db: Db, workspaceId: string, deliveryId: string, claim: string) {
-  return db.run(sql`INSERT INTO webhook_deliveries (workspace_id, delivery_id, event_type, outcome, task_ids, status_code, body_sha256, received_at)
-    SELECT workspace_id, delivery_id, event_type, outcome, task_ids, status_code, body_sha256, received_at FROM webhook_deliveries
-     WHERE workspace_id = ${workspaceId} AND delivery_id = ${deliveryId} AND claim IS NOT ${claim}`);
+  return db.insert(webhookDeliveries).select(
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.workspaceId, workspaceId),
+          eq(webhookDeliveries.deliveryId, deliveryId),
+          sql`${webhookDeliveries.claim} IS NOT ${claim}`,
+        ),
+      ),
+  );
 }
 
 /** The outcome of a claimed delivery; it lets go of the body and the claim. */
