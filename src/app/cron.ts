@@ -9,6 +9,7 @@ import { runLearningTick } from "../domains/governance/learning-drafts.ts";
 import { runReceiptTick } from "../domains/learning/receipts/job.ts";
 import { runEvidenceTick } from "../domains/governance/evidence-cron.ts";
 import { TASK_TYPES } from "./tasks.ts";
+import { sweepWebhookDeliveries } from "./webhook-deliveries.ts";
 
 export interface CronJob {
   name: string;
@@ -16,6 +17,8 @@ export interface CronJob {
 }
 
 export const CRON_JOBS: readonly CronJob[] = [
+  // Webhook deliveries whose processing after the answer never finished (docs/toolchain.md, "Webhook intake").
+  { name: "webhooks", run: async (env, now) => void (await sweepWebhookDeliveries(env, now)) },
   { name: "tasks", run: (env, now) => dispatchTaskTypes(env, now, TASK_TYPES) },
   { name: "plugins", run: runPluginSyncTick },
   // Three-way plugin updates waiting for their merge (docs/learning.md): a few per workspace per tick.

@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { packTar } from "modern-tar";
+import { outcomeAfter } from "./deliveries.ts";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { fakeGiteaControl } from "../support/fake-gitea.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
@@ -266,6 +267,8 @@ describe("e2e: the web console in Chromium", () => {
       body,
     });
     expect(res.status).toBe(202);
+    // Processed after the answer: the board shows the task once the delivery's outcome is written.
+    expect((await outcomeAfter(ws.token, res)).outcome).toBe("tasks_created");
     await page.getByRole("button", { name: "Refresh" }).click();
     const card = page.getByTestId("task-card").first();
     await card.waitFor();

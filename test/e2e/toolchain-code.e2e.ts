@@ -10,6 +10,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { outcomeAfter } from "./deliveries.ts";
 import { api, newWorkspace } from "./client.ts";
 import { fakeGiteaControl } from "../support/fake-gitea.ts";
 import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
@@ -83,8 +84,8 @@ function payload(name: string, repo: string, patch: (b: Record<string, unknown>)
   return JSON.stringify(body);
 }
 
-async function deliver(ws: string, eventType: string, body: string): Promise<string[]> {
-  const res = await fetch(`${inject("baseUrl")}/webhooks/gitea/${ws}`, {
+async function deliver(ws: { id: string; token: string }, eventType: string, body: string): Promise<string[]> {
+  const res = await fetch(`${inject("baseUrl")}/webhooks/gitea/${ws.id}`, {
     method: "POST",
     headers: {
       "Content-Type": "application/json",
@@ -95,7 +96,8 @@ async function deliver(ws: string, eventType: string, body: string): Promise<str
     body,
   });
   expect(res.status).toBe(202);
-  return ((await res.json()) as { task_ids: string[] }).task_ids;
+  // Processed after the answer: its tasks exist once its outcome is written.
+  return (await outcomeAfter(ws.token, res)).task_ids;
 }
 
 interface TaskDetail {
@@ -146,7 +148,7 @@ describe("code scenarios against a real git server", () => {
       call("toolchain_report", { summary: `Implemented #13 on ${branch} with a test; opened the pull request.` }),
       { text: "Done." },
     ]);
-    const [taskId] = await deliver(s.ws.id, "issue_assign", payload("issue_assign", s.repo));
+    const [taskId] = await deliver(s.ws, "issue_assign", payload("issue_assign", s.repo));
     const done = await finished(s.ws.token, taskId!);
     const results = await toolResults(s.ws.token, taskId!);
     expect(done.task.status, JSON.stringify({ history: done.history, results })).toBe("done");
@@ -195,7 +197,7 @@ describe("code scenarios against a real git server", () => {
       { text: "Done." },
     ]);
     const [taskId] = await deliver(
-      s.ws.id,
+      s.ws,
       "status",
       payload("status_failure_unindexed", s.repo, (b) => {
         b.sha = headSha;
@@ -220,7 +222,7 @@ describe("code scenarios against a real git server", () => {
       // The run ends a few seconds later: time for someone else's push to replace the branch head.
       { text: "Done.", delay_ms: 4_000 },
     ]);
-    const [taskId] = await deliver(s.ws.id, "issue_assign", payload("issue_assign", s.repo));
+    const [taskId] = await deliver(s.ws, "issue_assign", payload("issue_assign", s.repo));
     const deadline = Date.now() + 30_000;
     while (!server.git(s.repo, "branch", "--list", branch).trim()) {
       if (Date.now() > deadline) throw new Error("the agent never pushed");

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { api, newWorkspace } from "./client.ts";
+import { outcomeAfter } from "./deliveries.ts";
 import { fakeGiteaControl, type RecordedRequest } from "../support/fake-gitea.ts";
 import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
 import { checkAgainstSwagger, operationOf, type SwaggerDoc } from "../support/swagger-check.ts";
@@ -145,12 +146,14 @@ describe("e2e: webhook intake over HTTP", () => {
     expect((await deliver(s.id, "pull_request_review_rejected", body, { sign: false })).status).toBe(401);
     const first = await deliver(s.id, "pull_request_review_rejected", body, { id: "e2e-once" });
     expect(first.status).toBe(202);
-    const firstBody = (await first.json()) as { task_ids: string[]; outcome: string };
+    const firstBody = await outcomeAfter(s.token, first);
     expect(firstBody.outcome).toBe("tasks_created");
     const again = await deliver(s.id, "pull_request_review_rejected", body, { id: "e2e-once" });
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ duplicate: true, task_ids: firstBody.task_ids });
-    expect((await deliver(s.id, "pull_request", "{oops")).status).toBe(400);
+    const oops = await deliver(s.id, "pull_request", "{oops");
+    expect(oops.status).toBe(202);
+    expect(await outcomeAfter(s.token, oops)).toMatchObject({ outcome: "rejected", reason: "Body is not valid JSON" });
     const list = (await (await api("GET", "/api/toolchain/deliveries", { token: s.token })).json()) as {
       deliveries: { outcome: string }[];
     };
@@ -170,7 +173,7 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     await models.script(s.model("jony"), steps);
     const res = await deliver(s.id, "pull_request_review_approved", payload("HookPullRequestReviewAck", s.repo));
     expect(res.status).toBe(202);
-    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const { task_ids } = await outcomeAfter(s.token, res);
     const done = await until(
       "the task to be done",
       () => task(s, task_ids[0]!),
@@ -223,7 +226,7 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     ]);
     const res = await deliver(s.id, "pull_request_review_request", payload("pull_request_review_requested", s.repo));
     expect(res.status).toBe(202);
-    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const { task_ids } = await outcomeAfter(s.token, res);
     const done = await until(
       "the review task to be done",
       () => task(s, task_ids[0]!),
@@ -235,7 +238,7 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     const status = JSON.parse(payload("status_failure_unindexed", s.repo)) as { sha: string };
     await gitea.addPull(s.repo, { number: 30, author: "jony", headRef: "jony-other", headSha: status.sha, title: "Other" });
     const ci = await deliver(s.id, "status", JSON.stringify(status));
-    expect(await ci.json()).toMatchObject({ outcome: "tasks_created" });
+    expect(await outcomeAfter(s.token, ci)).toMatchObject({ outcome: "tasks_created" });
 
     const mine = forRepo((await gitea.state()).requests, s.repo);
     const operations = new Set(mine.map((r) => operationOf(SWAGGER, r)));
@@ -261,7 +264,7 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
   it("an agent that ignores the steps gets PR comments and retries, then the supervisor gets an issue", async () => {
     const s = await setup();
     const res = await deliver(s.id, "pull_request_review_rejected", payload("HookPullRequestReviewDeny", s.repo));
-    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const { task_ids } = await outcomeAfter(s.token, res);
     const id = task_ids[0]!;
     await until(
       "the first attempt to fail",
@@ -292,7 +295,7 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
     await gitea.setDown("503");
     try {
       const res = await deliver(s.id, "pull_request_review_approved", payload("HookPullRequestReviewAck", s.repo));
-      const { task_ids } = (await res.json()) as { task_ids: string[] };
+      const { task_ids } = await outcomeAfter(s.token, res);
       const after = await until(
         "the infrastructure failure",
         () => task(s, task_ids[0]!),
@@ -322,7 +325,7 @@ describe("e2e: agent runs through the scripted model server and the fake Gitea",
       ).status,
     ).toBe(200);
     const res = await deliver(s.id, "issue_assign", payload("issue_assign", s.repo));
-    const { task_ids } = (await res.json()) as { task_ids: string[] };
+    const { task_ids } = await outcomeAfter(s.token, res);
     const failed = await until(
       "the crash to be routed",
       () => task(s, task_ids[0]!),

@@ -1,9 +1,12 @@
 /**
  * A workspace wired as a Gitea toolchain target, through the API as an admin would do it: webhook
  * secret and Gitea token stored as secrets, the `toolchain` config section, and the test cast of
- * agents. Plus `deliver()`, which signs and posts a webhook like Gitea does.
+ * agents. Plus `deliver()`, which signs and posts a webhook like Gitea does, and `deliverOk()`, which
+ * also waits for the delivery's outcome (a delivery is processed after its 202: docs/toolchain.md).
  */
 import { expect } from "vitest";
+import { env } from "cloudflare:workers";
+import { getDelivery, deliveryView } from "../../src/domains/toolchain/delivery-store.ts";
 import { call, json, newWorkspace, type TestWorkspace } from "./api.ts";
 import { hmacSha256Hex } from "../../src/kernel/hash.ts";
 import { randomToken } from "../../src/kernel/ids.ts";
@@ -81,18 +84,34 @@ export async function deliver(workspaceId: string, eventType: string | null, bod
 
 export interface DeliveryAnswer {
   delivery_id: string;
-  outcome: "tasks_created" | "ignored" | "rejected";
+  outcome: "received" | "processing" | "tasks_created" | "ignored" | "rejected" | "failed";
   reason: string | null;
   task_ids: string[];
   duplicate: boolean;
   event_type: string;
 }
 
+/** Posts a delivery, expects 202 (`received`), and answers its outcome once processed. */
 export async function deliverOk(workspaceId: string, eventType: string, body: string, opts: DeliverOptions = {}): Promise<DeliveryAnswer> {
   const res = await deliver(workspaceId, eventType, body, opts);
   const text = await res.text();
   expect(res.status, text).toBe(202);
-  return JSON.parse(text) as DeliveryAnswer;
+  const answer = JSON.parse(text) as DeliveryAnswer;
+  expect(answer.outcome).toBe("received");
+  return processed(workspaceId, answer.delivery_id);
+}
+
+/**
+ * The delivery once its processing after the answer wrote an outcome (polled in D1 every 5 ms, for at
+ * most ~10 s: the processing runs in the Worker's `waitUntil`).
+ */
+export async function processed(workspaceId: string, deliveryId: string): Promise<DeliveryAnswer> {
+  for (let i = 0; i < 2000; i++) {
+    const d = await getDelivery(env, workspaceId, deliveryId);
+    if (d && d.outcome !== "received" && d.outcome !== "processing") return { ...deliveryView(d), duplicate: false };
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`delivery ${deliveryId} was not processed`);
 }
 
 export interface TaskJson {

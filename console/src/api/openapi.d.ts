@@ -464,7 +464,7 @@ export interface Schemas {
     event_type: string;
     action: string | null;
     repo: string | null;
-    outcome: "tasks_created" | "ignored" | "rejected";
+    outcome: "received" | "processing" | "tasks_created" | "ignored" | "rejected" | "failed";
     reason: string | null;
     task_ids: Array<string>;
     status_code: number;

@@ -3,13 +3,19 @@
  * listed by `GET /api/toolchain/deliveries`. Each new delivery also guards its signed body against
  * replay under another delivery id (docs/toolchain.md, "Webhook intake").
  */
-import { and, desc, eq, isNotNull, lte, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNotNull, lte, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
 import { makeDb, type Db } from "../../storage/db/client.ts";
 import { webhookDeliveries } from "../../storage/db/schema.ts";
 import { afterCursor, type PageCursor } from "../tasks/page-cursor.ts";
 
-export type DeliveryOutcome = "tasks_created" | "ignored" | "rejected";
+/**
+ * `received` and `processing` are the states before the outcome: a delivery is answered 202 once
+ * recorded and processed after the answer (docs/toolchain.md, "Webhook intake"); `failed` is a
+ * processing that threw, with its reason.
+ */
+export const DELIVERY_OUTCOMES = ["received", "processing", "tasks_created", "ignored", "rejected", "failed"] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 export interface Delivery {
   deliveryId: string;
@@ -113,8 +119,8 @@ export function bodyGuardReleaseQuery(db: Db, workspaceId: string, bodySha256: s
     );
 }
 
-/** The insert statement for a delivery, which guards its body (run inside the intake's batch, with its tasks). */
-export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery) {
+/** The insert statement for a delivery, which guards its body; `body` is kept for a delivery still to be processed. */
+export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery, body: string | null = null) {
   return db.insert(webhookDeliveries).values({
     workspaceId,
     deliveryId: d.deliveryId,
@@ -128,7 +134,16 @@ export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery) {
     bodySha256: d.bodySha256,
     bodyGuard: 1,
     receivedAt: d.receivedAt,
+    body,
   });
+}
+
+/** One delivery as recorded, or null (another workspace's delivery is null too). */
+export async function getDelivery(env: Env, workspaceId: string, deliveryId: string): Promise<Delivery | null> {
+  const row = await env.DB.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE workspace_id = ?1 AND delivery_id = ?2`)
+    .bind(workspaceId, deliveryId)
+    .first<DeliveryRow>();
+  return row ? fromRow(row) : null;
 }
 
 export async function listDeliveries(
@@ -149,4 +164,105 @@ export async function listDeliveries(
     .limit(f.limit)
     .all();
   return rows.map(fromRow);
+}
+
+/** What a processor needs of the delivery it claimed. */
+export interface Claimed {
+  eventType: string;
+  body: string;
+  bodySha256: string;
+  receivedAt: number;
+  statusCode: number;
+}
+
+/**
+ * Claims a delivery for processing: one conditional update, so of a fast path and a sweep (or two
+ * sweeps) exactly one gets the row back. A `processing` row whose claim is older than `staleBefore`
+ * is taken over: its processor died (docs/toolchain.md, "Webhook intake").
+ */
+export async function claimDelivery(
+  env: Env,
+  workspaceId: string,
+  deliveryId: string,
+  claim: string,
+  now: number,
+  staleBefore: number,
+): Promise<Claimed | null> {
+  const row = await env.DB.prepare(
+    `UPDATE webhook_deliveries SET outcome = 'processing', claim = ?3, claimed_at = ?4
+      WHERE workspace_id = ?1 AND delivery_id = ?2 AND body IS NOT NULL
+        AND (outcome = 'received' OR (outcome = 'processing' AND claimed_at <= ?5))
+      RETURNING event_type AS eventType, body, body_sha256 AS bodySha256, received_at AS receivedAt, status_code AS statusCode`,
+  )
+    .bind(workspaceId, deliveryId, claim, now, staleBefore)
+    .first<Claimed>();
+  return row ?? null;
+}
+
+/**
+ * First statement of a processor's batch: fails the whole batch (a primary-key conflict, by
+ * re-inserting the row) unless this processor still holds the claim. So a processor that was
+ * presumed dead and overtaken writes nothing: its tasks never land beside the new holder's.
+ */
+export function claimGuardQuery(db: Db, workspaceId: string, deliveryId: string, claim: string) {
+  return db.insert(webhookDeliveries).select(
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.workspaceId, workspaceId),
+          eq(webhookDeliveries.deliveryId, deliveryId),
+          sql`${webhookDeliveries.claim} IS NOT ${claim}`,
+        ),
+      ),
+  );
+}
+
+/** The outcome of a claimed delivery; it lets go of the body and the claim. */
+export function outcomeUpdateQuery(db: Db, workspaceId: string, d: Delivery, claim: string) {
+  return db
+    .update(webhookDeliveries)
+    .set({
+      action: d.action,
+      repo: d.repo,
+      outcome: d.outcome,
+      reason: d.reason,
+      taskIds: JSON.stringify(d.taskIds),
+      body: null,
+      claim: null,
+      claimedAt: null,
+    })
+    .where(
+      and(
+        eq(webhookDeliveries.workspaceId, workspaceId),
+        eq(webhookDeliveries.deliveryId, d.deliveryId),
+        eq(webhookDeliveries.claim, claim),
+      ),
+    );
+}
+
+/** Whether `claim` still holds the delivery (read after a refused batch). */
+export async function holdsClaim(env: Env, workspaceId: string, deliveryId: string, claim: string): Promise<boolean> {
+  const row = await env.DB.prepare(`SELECT 1 AS held FROM webhook_deliveries WHERE workspace_id = ?1 AND delivery_id = ?2 AND claim = ?3`)
+    .bind(workspaceId, deliveryId, claim)
+    .first();
+  return row !== null;
+}
+
+/** Deliveries the recovery sweep should try: received before `receivedBefore`, or claimed before `staleBefore`. */
+export async function pendingDeliveries(
+  env: Env,
+  receivedBefore: number,
+  staleBefore: number,
+  limit: number,
+): Promise<{ workspaceId: string; deliveryId: string }[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT workspace_id AS workspaceId, delivery_id AS deliveryId FROM webhook_deliveries
+      WHERE (outcome = 'received' AND received_at <= ?1) OR (outcome = 'processing' AND claimed_at <= ?2)
+      ORDER BY received_at LIMIT ?3`,
+  )
+    .bind(receivedBefore, staleBefore, limit)
+    .all<{ workspaceId: string; deliveryId: string }>();
+  return results;
 }

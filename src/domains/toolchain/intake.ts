@@ -1,16 +1,24 @@
 /**
- * Webhook intake: signature first, then dedupe on `X-Gitea-Delivery` and on the signed body (a
- * replay under a new delivery id), then classification, PR resolution (`resolve-pull.ts`), routing
- * and drafting — and finally one D1 batch that writes the delivery, its tasks, their history and the
- * PR index together, so a task is never half-created and a redelivery or replay finds the first
- * outcome. Returns what happened as data (`IntakeResult`); the edge decides the HTTP answer.
+ * Webhook intake, in two halves (docs/toolchain.md, "Webhook intake"). Before the answer
+ * (`intakeWebhook`): signature, dedupe on `X-Gitea-Delivery` and on the signed body (a replay under
+ * a new delivery id), and one durable write — the delivery, `received`, with its body. After the
+ * answer (`processDelivery`, exactly once per delivery through a claim): classification, PR
+ * resolution (`resolve-pull.ts`), routing and drafting, and one D1 batch that writes the outcome,
+ * the tasks, their history and the PR index together, so a task is never half-created. Returns what
+ * happened as data; the edge decides the HTTP answer.
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
 import { makeDb } from "../../storage/db/client.ts";
-import { configAndRevisionOf, configAndRevisionStatement, type ConfigAndRevisionRow } from "../../storage/config/store.ts";
+import {
+  configAndRevisionOf,
+  configAndRevisionStatement,
+  loadConfigAndRevision,
+  type ConfigAndRevisionRow,
+} from "../../storage/config/store.ts";
 import { resolveSecretAt } from "../../storage/secrets/store.ts";
 import { sha256Hex } from "../../kernel/hash.ts";
+import { randomToken } from "../../kernel/ids.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { listAgentsAt } from "../tasks/agent-store.ts";
@@ -21,9 +29,13 @@ import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
 import {
   bodyGuardReleaseQuery,
+  claimDelivery,
+  claimGuardQuery,
   deliveryInsertQuery,
   deliveryView,
   findPrior,
+  holdsClaim,
+  outcomeUpdateQuery,
   priorOf,
   priorStatement,
   type DeliveryRow,
@@ -43,10 +55,10 @@ export type IntakeResult =
   | { kind: "malformed"; reason: string }
   /** This delivery id, or this signed body within the replay window, was seen before: the first outcome, unchanged. */
   | { kind: "duplicate"; delivery: DeliveryView }
-  /** Recorded as rejected (bad event type or payload). */
+  /** Recorded as rejected (a missing or malformed event type header). */
   | { kind: "rejected"; delivery: DeliveryView; reason: string }
-  /** Recorded; tasks may have been created. `dispatch`: start them now (the workspace dispatches on intake). */
-  | { kind: "accepted"; delivery: DeliveryView; dispatch: boolean };
+  /** Recorded as `received` with its body: `processDelivery` takes it from here, after the answer. */
+  | { kind: "accepted"; delivery: DeliveryView };
 
 /**
  * How long a signed body, once answered, refuses to be answered again under another delivery id
@@ -65,11 +77,31 @@ const EVENT_TYPE = /^[a-z_]{1,64}$/;
 // nothing about which workspaces exist.
 const UNAUTHORIZED: IntakeResult = { kind: "unauthorized" };
 
-function answerFor(d: Delivery, duplicate: boolean, dispatchOnIntake = false): IntakeResult {
+function answerFor(d: Delivery, duplicate: boolean): IntakeResult {
   const delivery = { ...deliveryView(d), duplicate };
   if (duplicate) return { kind: "duplicate", delivery };
   if (d.outcome === "rejected") return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
-  return { kind: "accepted", delivery, dispatch: dispatchOnIntake && d.outcome === "tasks_created" };
+  return { kind: "accepted", delivery };
+}
+
+/**
+ * The one durable write before the answer: the delivery with its body (or, for a rejected one,
+ * without), guarding its body. Refused by the delivery id or the body guard when the same delivery
+ * or body raced in at once: then the first one is the answer.
+ */
+async function record(env: Env, workspaceId: string, d: Delivery, body: string | null): Promise<IntakeResult> {
+  const db = makeDb(env.DB);
+  const since = d.receivedAt - REPLAY_WINDOW_MS;
+  try {
+    await db.batch([bodyGuardReleaseQuery(db, workspaceId, d.bodySha256, since), deliveryInsertQuery(db, workspaceId, d, body)]);
+    return answerFor(d, false);
+  } catch (err) {
+    // Nothing was written. Which constraint refused it is read from the data, not the error text.
+    const prior = await findPrior(env, workspaceId, d.deliveryId, d.bodySha256, since);
+    const first = prior.first ?? prior.replayed;
+    if (first) return answerFor(first, true);
+    throw err;
+  }
 }
 
 interface Routed {
@@ -155,25 +187,21 @@ function deliveryOf(base: Delivery, r: Routed): Delivery {
 }
 
 /**
- * Write the delivery with its tasks, history and PR facts in one batch (one transaction). Three
- * constraints can refuse it: the delivery id (the same delivery arrived twice at once — answer with
- * the first outcome), the body guard (the same signed body arrived under another delivery id at the
- * same moment — answer with that one's outcome) and the open-task dedupe index (another delivery
- * about the same work won — drop that work and write again, so this delivery records its own
- * outcome instead of failing). The batch first ends a body guard older than the replay window.
+ * Write the outcome with its tasks, history and PR facts in one batch (one transaction), first
+ * checking that this processor still holds the claim (`claimGuardQuery`: a processor overtaken by
+ * the sweep writes nothing). The open-task dedupe index can refuse it too: another delivery about
+ * the same work won — drop that work and write again, so this delivery records its own outcome
+ * instead of failing. The open work is read only then (docs/performance.md, "Webhook intake").
  */
 async function persist(
   env: Env,
   workspaceId: string,
   base: Delivery,
   routed: Routed,
+  claim: string,
   now: number,
-  dispatchOnIntake = false,
-): Promise<IntakeResult> {
+): Promise<Delivery | null> {
   const db = makeDb(env.DB);
-  // No read of the open work first: the dedupe index refuses the batch when a draft's work is already
-  // an open task, and only then is the open work read and dropped (docs/performance.md, "Webhook
-  // intake"): one D1 round trip less for every delivery that creates tasks.
   let r = routed;
   // Each refusal by the dedupe index drops at least one draft, so this ends.
   for (;;) {
@@ -183,15 +211,11 @@ async function persist(
       ...pullUpsertQueries(db, workspaceId, r.pulls, now),
       ...r.observations.map((o) => commentInsertQuery(db, workspaceId, o.taskId, o.comment, now)),
     ];
-    const since = now - REPLAY_WINDOW_MS;
     try {
-      await db.batch([bodyGuardReleaseQuery(db, workspaceId, d.bodySha256, since), deliveryInsertQuery(db, workspaceId, d), ...queries]);
-      return answerFor(d, false, dispatchOnIntake);
+      await db.batch([claimGuardQuery(db, workspaceId, d.deliveryId, claim), outcomeUpdateQuery(db, workspaceId, d, claim), ...queries]);
+      return d;
     } catch (err) {
-      // Nothing of the batch was written. Which constraint refused it is read from the data, not the error text.
-      const prior = await findPrior(env, workspaceId, d.deliveryId, d.bodySha256, since);
-      const first = prior.first ?? prior.replayed;
-      if (first) return answerFor(first, true);
+      if (!(await holdsClaim(env, workspaceId, d.deliveryId, claim))) return null;
       const next = await withoutOpenWork(env, workspaceId, r);
       if (next.drafts.length === r.drafts.length) throw err;
       r = next;
@@ -231,41 +255,104 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   const { first, replayed } = priorOf(priorRows, deliveryId, bodySha256, since);
   if (first) return answerFor(first, true);
   if (replayed) return answerFor(replayed, true);
-  const agents = await listAgentsAt(env, req.workspaceId, revision);
-
   const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
   const base: Delivery = {
     deliveryId,
     eventType: eventType || "(missing)",
     action: null,
     repo: null,
-    outcome: "ignored",
+    outcome: "received",
     reason: null,
     taskIds: [],
     statusCode: 202,
     bodySha256,
     receivedAt: now,
   };
-  const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };
-  const reject = (reason: string) =>
-    persist(env, req.workspaceId, { ...base, outcome: "rejected", statusCode: 400 }, { ...nothing, ignored: [reason] }, now);
+  if (!EVENT_TYPE.test(eventType)) {
+    const reason = "X-Gitea-Event-Type header missing or malformed";
+    return record(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, null);
+  }
+  // The processing parses the body as text, as it always did; kept until the outcome is written.
+  return record(env, req.workspaceId, base, new TextDecoder().decode(req.body));
+}
 
-  if (!EVENT_TYPE.test(eventType)) return reject("X-Gitea-Event-Type header missing or malformed");
+/** How long a delivery may stay `received` before the sweep processes it (the answer's own processing normally has). */
+export const RECEIVED_GRACE_MS = 30_000;
+/** How long a claim lasts before the sweep presumes its processor dead (past the 30 s a Worker may run after its answer). */
+export const CLAIM_STALE_MS = 120_000;
+
+/** What processing a delivery came to: `null` when another processor holds it or it is done already. */
+export interface Processed {
+  delivery: Delivery;
+  body: string;
+  /** Start the created tasks now (the workspace dispatches on intake). */
+  dispatch: boolean;
+}
+
+/**
+ * Processes a recorded delivery, after its answer: claims it (exactly one processor wins), then
+ * classifies, routes and writes the outcome. An error becomes the outcome `failed` with its reason.
+ */
+export async function processDelivery(env: Env, workspaceId: string, deliveryId: string, now = Date.now()): Promise<Processed | null> {
+  const claim = randomToken(16);
+  const claimed = await claimDelivery(env, workspaceId, deliveryId, claim, now, now - CLAIM_STALE_MS);
+  if (!claimed) return null;
+  const base: Delivery = {
+    deliveryId,
+    eventType: claimed.eventType,
+    action: null,
+    repo: null,
+    outcome: "ignored",
+    reason: null,
+    taskIds: [],
+    statusCode: claimed.statusCode,
+    bodySha256: claimed.bodySha256,
+    receivedAt: claimed.receivedAt,
+  };
+  try {
+    const done = await classifyAndPersist(env, workspaceId, base, claimed.body, claim, now);
+    return done && { delivery: done.delivery, body: claimed.body, dispatch: done.dispatch };
+  } catch (err) {
+    const failed: Delivery = { ...base, outcome: "failed", reason: `Processing failed: ${String(err)}`.slice(0, 2000) };
+    const db = makeDb(env.DB);
+    await db
+      .batch([claimGuardQuery(db, workspaceId, deliveryId, claim), outcomeUpdateQuery(db, workspaceId, failed, claim)])
+      .catch(() => {});
+    throw err;
+  }
+}
+
+async function classifyAndPersist(
+  env: Env,
+  workspaceId: string,
+  base: Delivery,
+  body: string,
+  claim: string,
+  now: number,
+): Promise<{ delivery: Delivery; dispatch: boolean } | null> {
+  const { config, revision } = await loadConfigAndRevision(env, workspaceId);
+  const toolchain = toolchainConfigOf(config);
+  const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };
+  const settle = async (d: Delivery, r: Routed) => {
+    const written = await persist(env, workspaceId, d, r, claim, now);
+    return written && { delivery: written, dispatch: toolchain.concurrency.dispatch_on_intake && written.outcome === "tasks_created" };
+  };
+  const reject = (reason: string) => settle({ ...base, outcome: "rejected" }, { ...nothing, ignored: [reason] });
   let payload: unknown;
   try {
-    payload = JSON.parse(new TextDecoder().decode(req.body));
+    payload = JSON.parse(body);
   } catch {
     return reject("Body is not valid JSON");
   }
   let classified: Classified;
   try {
-    classified = classify(eventType, payload, { deployPattern: new RegExp(toolchain.deploy_pattern, "i") });
+    classified = classify(base.eventType, payload, { deployPattern: new RegExp(toolchain.deploy_pattern, "i") });
   } catch (err) {
-    if (err instanceof UnsupportedEventError) return persist(env, req.workspaceId, base, { ...nothing, ignored: [err.message] }, now);
+    if (err instanceof UnsupportedEventError) return settle(base, { ...nothing, ignored: [err.message] });
     if (err instanceof PayloadError) return reject(err.message);
     throw err;
   }
-  const routed = await routeAll(env, req.workspaceId, toolchain, agents, classified, deliveryId);
-  const described: Delivery = { ...base, action: classified.action, repo: classified.repo || null };
-  return persist(env, req.workspaceId, described, routed, now, toolchain.concurrency.dispatch_on_intake);
+  const agents = await listAgentsAt(env, workspaceId, revision);
+  const routed = await routeAll(env, workspaceId, toolchain, agents, classified, base.deliveryId);
+  return settle({ ...base, action: classified.action, repo: classified.repo || null }, routed);
 }

@@ -264,7 +264,7 @@ describe("Gitea plugin sources", () => {
     expect(gitea.requests).toEqual([]);
     expect((await deliver(await hmacSha256Hex("hook-secret", body), "d-1")).status).toBe(202);
     let state = "";
-    for (let i = 0; i < 50 && state !== "discovered"; i++) {
+    for (let i = 0; i < 250 && state !== "discovered"; i++) {
       await new Promise((r) => setTimeout(r, 20));
       const list = await json<{ plugins: { id: string; state: string }[] }>(await call("GET", "/api/plugins", { token: ws.read }));
       state = list.plugins.find((p) => p.id === "review-kit")?.state ?? "";

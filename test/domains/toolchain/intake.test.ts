@@ -2,7 +2,14 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";
 import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
-import { intakeWebhook, REPLAY_WINDOW_MS } from "../../../src/domains/toolchain/intake.ts";
+import {
+  CLAIM_STALE_MS,
+  intakeWebhook,
+  processDelivery,
+  RECEIVED_GRACE_MS,
+  REPLAY_WINDOW_MS,
+} from "../../../src/domains/toolchain/intake.ts";
+import { processWebhookDelivery, sweepWebhookDeliveries } from "../../../src/app/webhook-deliveries.ts";
 import { setOutboundFetch } from "../../support/test-services.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
 import { GITEA_SWAGGER, swaggerProblems } from "../../support/swagger.ts";
@@ -12,6 +19,7 @@ import {
   anotherEvent,
   deliver,
   deliverOk,
+  processed,
   getTask,
   listTasks,
   toolchainWorkspace,
@@ -260,25 +268,26 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
     expect(statuses.filter((s) => s === 202)).toHaveLength(1);
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     const bodies = await Promise.all(answers.map((r) => json<DeliveryAnswer>(r)));
-    expect(new Set(bodies.map((b) => b.task_ids.join(",")))).toEqual(new Set([bodies[0]!.task_ids.join(",")]));
-    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect(new Set(bodies.map((b) => b.delivery_id))).toEqual(new Set(["burst-1"]));
+    const outcome = await processed(ws.id, "burst-1");
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(outcome.task_ids);
     expect(await deliveries(ws.read)).toHaveLength(1);
   });
 
-  it("rejects malformed deliveries with 400 and a reason, records them, and never half-creates a task", async () => {
+  it("rejects malformed deliveries with a reason after the 202 (a missing event type at once, with 400), and never half-creates a task", async () => {
     const ws = await toolchainWorkspace();
     const bad = await deliver(ws.id, "pull_request", "{not json", { id: "bad-json" });
-    expect(bad.status).toBe(400);
-    expect((await json<Err>(bad)).error).toMatchObject({ code: "bad_request", message: "Body is not valid JSON" });
+    expect(bad.status).toBe(202);
+    expect(await processed(ws.id, "bad-json")).toMatchObject({ outcome: "rejected", reason: "Body is not valid JSON", status_code: 202 });
     const noType = await deliver(ws.id, null, fixture("HookPullRequest"), { id: "no-type" });
     expect(noType.status).toBe(400);
+    expect((await json<Err>(noType)).error.message).toContain("X-Gitea-Event-Type");
     const review = JSON.parse(fixture("HookPullRequestReviewDeny")) as { pull_request: Record<string, unknown> };
     delete review.pull_request.head;
-    const invalid = await deliver(ws.id, "pull_request_review_rejected", JSON.stringify(review), { id: "no-head" });
-    expect(invalid.status).toBe(400);
-    expect((await json<Err>(invalid)).error.message).toContain("pull_request.head");
-    const array = await deliver(ws.id, "pull_request", "[1,2]", { id: "array" });
-    expect(array.status).toBe(400);
+    expect((await deliver(ws.id, "pull_request_review_rejected", JSON.stringify(review), { id: "no-head" })).status).toBe(202);
+    expect((await processed(ws.id, "no-head")).reason).toContain("pull_request.head");
+    expect((await deliver(ws.id, "pull_request", "[1,2]", { id: "array" })).status).toBe(202);
+    expect((await processed(ws.id, "array")).outcome).toBe("rejected");
     // Redelivering a rejected one gives its first outcome (not a second record).
     const again = await deliver(ws.id, "pull_request", "{not json", { id: "bad-json" });
     expect(again.status).toBe(200);
@@ -286,10 +295,10 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
     expect(await listTasks(ws.read)).toEqual([]);
     const recorded = await deliveries(ws.read);
     expect(recorded).toHaveLength(4);
-    expect(recorded.every((d) => d.outcome === "rejected" && d.status_code === 400)).toBe(true);
+    expect(recorded.every((d) => d.outcome === "rejected")).toBe(true);
   });
 
-  it("answers every malformed payload of every handled event type with 400 (never 500) and creates nothing", async () => {
+  it("records every malformed payload of every handled event type as rejected (never failed) and creates nothing", async () => {
     const ws = await toolchainWorkspace();
     const events = [
       "pull_request",
@@ -335,15 +344,17 @@ describe("webhook intake: redeliveries and bad deliveries", () => {
       ["a repository without an owner", JSON.stringify({ ...review, repository: { full_name: "no-owner" } })],
     ];
     let n = 0;
+    const sent: [string, string][] = [];
     for (const [e, event] of events.entries()) {
       for (const [what, body] of bodies) {
         // One body per event type: the same signed body under another event type would be a replay.
-        const res = await deliver(ws.id, event, anotherEvent(body, e), { id: `bad-${n++}` });
-        const text = await res.text();
-        expect(res.status, `${event} with ${what}: ${text}`).toBe(400);
-        expect((JSON.parse(text) as Err).error.code, `${event} with ${what}`).toBe("bad_request");
+        const id = `bad-${n++}`;
+        const res = await deliver(ws.id, event, anotherEvent(body, e), { id });
+        expect(res.status, `${event} with ${what}: ${await res.text()}`).toBe(202);
+        sent.push([id, `${event} with ${what}`]);
       }
     }
+    for (const [id, what] of sent) expect((await processed(ws.id, id)).outcome, what).toBe("rejected");
     expect(await listTasks(ws.read)).toEqual([]);
     const recorded = await json<{ deliveries: { outcome: string }[] }>(
       await call("GET", "/api/toolchain/deliveries?limit=200", { token: ws.read }),
@@ -420,7 +431,8 @@ describe('webhook intake: a signed body replayed under a new delivery id (docs/t
   it("a rejected or ignored body is answered once too", async () => {
     const ws = await toolchainWorkspace();
     const bad = await deliver(ws.id, "pull_request", "{not json", { id: "bad-1" });
-    expect(bad.status).toBe(400);
+    expect(bad.status).toBe(202);
+    await processed(ws.id, "bad-1");
     const replayed = await deliver(ws.id, "pull_request", "{not json", { id: "bad-2" });
     expect(replayed.status).toBe(200);
     expect(await json(replayed)).toMatchObject({ delivery_id: "bad-1", outcome: "rejected", duplicate: true });
@@ -439,8 +451,9 @@ describe('webhook intake: a signed body replayed under a new delivery id (docs/t
     const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: await json<DeliveryAnswer>(r) })));
     expect(bodies.map((b) => b.status).sort()).toEqual([200, 200, 200, 200, 200, 202]);
     const winner = bodies.find((b) => b.status === 202)!.body;
-    for (const b of bodies) expect(b.body).toMatchObject({ delivery_id: winner.delivery_id, task_ids: winner.task_ids });
-    expect(await listTasks(ws.read)).toHaveLength(1);
+    for (const b of bodies) expect(b.body).toMatchObject({ delivery_id: winner.delivery_id });
+    const outcome = await processed(ws.id, winner.delivery_id);
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(outcome.task_ids);
     expect(await deliveries(ws.read)).toHaveLength(1);
   });
 
@@ -464,6 +477,87 @@ describe('webhook intake: a signed body replayed under a new delivery id (docs/t
     const replay = await intakeWebhook(env, { workspaceId: ws.id, ...(await signed("issue_assign", "new-2", text)) }, later + 1);
     expect(replay).toMatchObject({ kind: "duplicate", delivery: { delivery_id: "new-1" } });
     expect((await deliveries(ws.read)).map((d) => d.delivery_id).sort()).toEqual(["new-1", "old-1"]);
+  });
+});
+
+describe('webhook intake: processed after the answer, exactly once (docs/toolchain.md, "Webhook intake")', () => {
+  let n = 1;
+  const record = async (ws: string, id: string, now: number) => {
+    // Each a distinct event (an identical body would be a replay).
+    const text = anotherEvent(fixture("issue_assign"), n++);
+    const headers = new Headers({
+      "X-Gitea-Event-Type": "issue_assign",
+      "X-Gitea-Delivery": id,
+      "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, text),
+    });
+    const answer = await intakeWebhook(env, { workspaceId: ws, headers, body: new TextEncoder().encode(text) }, now);
+    expect(answer).toMatchObject({ kind: "accepted", delivery: { delivery_id: id, outcome: "received", task_ids: [] } });
+  };
+  const row = (ws: string, id: string) =>
+    env.DB.prepare("SELECT outcome, body IS NOT NULL AS has_body, claim FROM webhook_deliveries WHERE workspace_id = ? AND delivery_id = ?")
+      .bind(ws, id)
+      .first<{ outcome: string; has_body: number; claim: string | null }>();
+
+  it("answers 202 once the delivery is written, before it is classified; the outcome follows in the deliveries list", async () => {
+    const ws = await toolchainWorkspace();
+    const res = await deliver(ws.id, "issue_assign", fixture("issue_assign"), { id: "fast-1" });
+    expect(res.status).toBe(202);
+    expect(await json(res)).toMatchObject({ delivery_id: "fast-1", outcome: "received", task_ids: [], reason: null, duplicate: false });
+    const done = await processed(ws.id, "fast-1");
+    expect(done).toMatchObject({ outcome: "tasks_created", action: "assigned", repo: "a_nice_user/hello_world_ci" });
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(done.task_ids);
+    // The body is let go once processed; the request path alone (no processing) leaves it received with its body.
+    expect(await row(ws.id, "fast-1")).toEqual({ outcome: "tasks_created", has_body: 0, claim: null });
+    await record(ws.id, "slow-1", Date.now());
+    expect(await row(ws.id, "slow-1")).toEqual({ outcome: "received", has_body: 1, claim: null });
+    expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+
+  it("the fast path, a sweep and a processor that overtakes a live claim race: one outcome, its tasks once", async () => {
+    const ws = await toolchainWorkspace();
+    const t0 = Date.now();
+    await record(ws.id, "race-1", t0);
+    const late = t0 + CLAIM_STALE_MS + RECEIVED_GRACE_MS;
+    await Promise.all([
+      processWebhookDelivery(env, ws.id, "race-1", t0),
+      processDelivery(env, ws.id, "race-1", t0),
+      sweepWebhookDeliveries(env, late),
+      processDelivery(env, ws.id, "race-1", late + 1),
+    ]);
+    const done = await processed(ws.id, "race-1");
+    expect(done.outcome).toBe("tasks_created");
+    expect(done.task_ids).toHaveLength(1);
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(done.task_ids);
+    // Done is done: no later processor or sweep claims it again.
+    expect(await processDelivery(env, ws.id, "race-1", late + CLAIM_STALE_MS * 2)).toBeNull();
+    await sweepWebhookDeliveries(env, late + CLAIM_STALE_MS * 2);
+    expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+
+  it("the sweep processes, once, a delivery whose processing never started or crashed after the answer", async () => {
+    const ws = await toolchainWorkspace();
+    const t0 = Date.now();
+    await record(ws.id, "never-1", t0);
+    await record(ws.id, "crashed-1", t0 + 1);
+    // A processor claimed it and died.
+    await env.DB.prepare(
+      "UPDATE webhook_deliveries SET outcome = 'processing', claim = 'dead', claimed_at = ? WHERE workspace_id = ? AND delivery_id = ?",
+    )
+      .bind(t0 + 2, ws.id, "crashed-1")
+      .run();
+    // Too early: still within the grace period and the claim's life.
+    await sweepWebhookDeliveries(env, t0 + 1000);
+    expect((await row(ws.id, "never-1"))?.outcome).toBe("received");
+    expect((await row(ws.id, "crashed-1"))?.outcome).toBe("processing");
+    await sweepWebhookDeliveries(env, t0 + RECEIVED_GRACE_MS + 1);
+    expect((await row(ws.id, "never-1"))?.outcome).toBe("tasks_created");
+    expect((await row(ws.id, "crashed-1"))?.outcome).toBe("processing");
+    await sweepWebhookDeliveries(env, t0 + 2 + CLAIM_STALE_MS);
+    const crashed = await processed(ws.id, "crashed-1");
+    // Both are the same work (one issue, one agent): the second is recorded with its reason, not made twice.
+    expect(crashed).toMatchObject({ outcome: "ignored", reason: "issue_assigned for jony: the same work is already an open task" });
+    await sweepWebhookDeliveries(env, t0 + 10 * CLAIM_STALE_MS);
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual((await processed(ws.id, "never-1")).task_ids);
   });
 });
 
@@ -559,8 +653,9 @@ describe("webhook intake: CI failures find their pull request", () => {
       deliver(ws.id, event, anotherEvent(fixture(event === "status" ? "status_failure" : "workflow_job_failure"), i)),
     );
     const answers = await Promise.all(sends);
-    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: await json<DeliveryAnswer>(r) })));
-    expect(bodies.map((b) => b.status)).toEqual([202, 202, 202, 202, 202, 202]);
+    expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 202, 202, 202]);
+    const ids = await Promise.all(answers.map(async (r) => (await json<DeliveryAnswer>(r)).delivery_id));
+    const bodies = await Promise.all(ids.map(async (id) => ({ body: await processed(ws.id, id) })));
     const created = bodies.filter((b) => b.body.outcome === "tasks_created");
     expect(created).toHaveLength(1);
     for (const b of bodies.filter((x) => x.body.outcome !== "tasks_created")) {

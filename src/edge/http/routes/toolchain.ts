@@ -8,7 +8,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
-import { deliveryView, listDeliveries } from "../../../domains/toolchain/delivery-store.ts";
+import { DELIVERY_OUTCOMES, deliveryView, listDeliveries } from "../../../domains/toolchain/delivery-store.ts";
 import {
   addComment,
   addOutput,
@@ -58,7 +58,7 @@ const deliveries = createRoute({
   middleware: [requireScope("read")] as const,
   request: {
     query: z.object({
-      outcome: z.enum(["tasks_created", "ignored", "rejected"]).optional(),
+      outcome: z.enum(DELIVERY_OUTCOMES).optional(),
       event_type: z.string().max(64).optional(),
       before: Before,
       before_id: BeforeId,

@@ -1,13 +1,14 @@
 /**
  * `POST /webhooks/gitea/{workspace_id}`: Gitea's webhook target. Outside `/api`, so no bearer token:
  * the HMAC signature is the authentication. The route reads the raw body (the signature covers its
- * exact bytes), hands it to the intake, and kicks a dispatch pass when tasks were created.
+ * exact bytes), hands it to the intake, which records it, and answers 202; the delivery is processed
+ * after the answer (src/app/webhook-deliveries.ts; docs/toolchain.md, "Webhook intake").
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { intakeWebhook } from "../../../domains/toolchain/intake.ts";
-import { dispatchWorkspace } from "../../../domains/toolchain/dispatcher.ts";
-import { handleGiteaPushDelivery } from "../../../domains/governance/plugin-sources.ts";
+import { processWebhookDelivery } from "../../../app/webhook-deliveries.ts";
+import { DELIVERY_OUTCOMES } from "../../../domains/toolchain/delivery-store.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { errorFields, log } from "../../../kernel/log.ts";
 import { limitWebhooks } from "../rate-limit.ts";
@@ -18,7 +19,7 @@ const Outcome = z
     event_type: z.string(),
     action: z.string().nullable(),
     repo: z.string().nullable(),
-    outcome: z.enum(["tasks_created", "ignored", "rejected"]),
+    outcome: z.enum(DELIVERY_OUTCOMES),
     reason: z.string().nullable(),
     task_ids: z.array(z.string()),
     status_code: z.number(),
@@ -35,7 +36,7 @@ const route = createRoute({
   summary:
     "Gitea webhook target (authenticated by X-Gitea-Signature / X-Hub-Signature-256, deduplicated on X-Gitea-Delivery and on the signed body)",
   description:
-    "Routes on X-Gitea-Event-Type. 202 with the outcome (tasks created, or ignored with a reason); 200 with the first outcome for a redelivery, or for a replay (a signed body already answered within 7 days, under any delivery id); 400 for malformed deliveries; 401 for a missing or wrong signature (nothing stored).",
+    "Answered once the signature is checked and the delivery recorded: 202 with the delivery `received`; it is classified, its tasks created and dispatched after the answer, and its outcome (tasks_created, ignored, rejected or failed, with a reason and the task ids) is read from GET /api/toolchain/deliveries. 200 with the delivery as it stands for a redelivery, or for a replay (a signed body already answered within 7 days, under any delivery id); 400 for a missing delivery id or event type header; 401 for a missing or wrong signature (nothing stored).",
   security: [],
   middleware: [limitWebhooks] as const,
   request: {
@@ -57,8 +58,8 @@ const route = createRoute({
     },
   },
   responses: {
-    200: jsonResponse(Outcome, "Redelivery or replay: the first outcome"),
-    202: jsonResponse(Outcome, "Accepted: tasks created or ignored with a reason"),
+    200: jsonResponse(Outcome, "Redelivery or replay: the first delivery as it stands"),
+    202: jsonResponse(Outcome, "Recorded (outcome `received`): processed after the answer"),
     ...errorResponses(413, 429),
   },
 });
@@ -77,15 +78,11 @@ export const webhookRoutes = newRouter().openapi(route, async (c) => {
     case "duplicate":
       return c.json(result.delivery as z.infer<typeof Outcome>, 200);
     case "accepted":
-      if (result.dispatch) {
-        c.executionCtx.waitUntil(
-          dispatchWorkspace(c.env, workspaceId).catch((err: unknown) =>
-            log.error("toolchain dispatch after intake failed", { workspace_id: workspaceId, ...errorFields(err) }),
-          ),
-        );
-      }
-      // Plugin sources watching the pushed repository record the new commit (src/domains/governance/plugin-sources.ts).
-      if (c.req.header("X-Gitea-Event-Type") === "push") c.executionCtx.waitUntil(handleGiteaPushDelivery(c.env, workspaceId, body));
+      c.executionCtx.waitUntil(
+        processWebhookDelivery(c.env, workspaceId, result.delivery.delivery_id).catch((err: unknown) =>
+          log.error("webhook delivery processing failed", { workspace_id: workspaceId, ...errorFields(err) }),
+        ),
+      );
       return c.json(result.delivery as z.infer<typeof Outcome>, 202);
   }
 });

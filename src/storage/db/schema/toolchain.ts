@@ -40,7 +40,10 @@ export const webhookDeliveries = sqliteTable(
     eventType: text("event_type").notNull(),
     action: text("action"),
     repo: text("repo"),
-    /** tasks_created | ignored | rejected */
+    /**
+     * received | processing (the delivery is recorded and its processing runs after the 202) then
+     * tasks_created | ignored | rejected | failed (docs/toolchain.md, "Webhook intake").
+     */
     outcome: text("outcome").notNull(),
     reason: text("reason"),
     /** JSON array of the task ids this delivery created. */
@@ -55,10 +58,17 @@ export const webhookDeliveries = sqliteTable(
      */
     bodyGuard: integer("body_guard"),
     receivedAt: integer("received_at").notNull(),
+    /** The signed body as text, kept until the delivery is processed (NULL after; the processing reads it after the answer). */
+    body: text("body"),
+    /** The processor holding this delivery while `processing` (a random token); only its write of the outcome lands. */
+    claim: text("claim"),
+    claimedAt: integer("claimed_at"),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.deliveryId] }),
     index("webhook_deliveries_received_idx").on(t.workspaceId, t.receivedAt),
+    // The recovery sweep's scan: deliveries still received or processing, oldest first, across workspaces.
+    index("webhook_deliveries_outcome_idx").on(t.outcome, t.receivedAt),
     // At most one guarding delivery per signed body: two replays racing in with new delivery ids cannot both be accepted.
     uniqueIndex("webhook_deliveries_body_idx")
       .on(t.workspaceId, t.bodySha256)
