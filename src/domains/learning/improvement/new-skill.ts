@@ -11,9 +11,9 @@ import { sha256Hex } from "../../../kernel/hash.ts";
 import type { Env } from "../../../storage/env.ts";
 import { loadConfig } from "../../../storage/config/store.ts";
 import { makeDb } from "../../../storage/db/client.ts";
-import { learningCandidates } from "../../../storage/db/schema.ts";
 import { learningConfigOf } from "../config.ts";
 import { clusterBySimilarity, termsOf } from "./similarity.ts";
+import { insertEvidenceCandidate } from "./insert-candidate.ts";
 
 export const NEW_SKILL_KIND = "new_skill";
 /** Runs named in one candidate's evidence (the newest of the group). */
@@ -88,28 +88,8 @@ export async function proposeNewSkills(env: Env, workspaceId: string, now: numbe
   const recorded: string[] = [];
   for (const evidence of newSkillEvidence(runs, config)) {
     const id = await newSkillCandidateId(evidence.runs);
-    const inserted = await db
-      .insert(learningCandidates)
-      .values({
-        workspaceId,
-        id,
-        kind: NEW_SKILL_KIND,
-        // Named by the draft (the author names the skill); empty until then.
-        skillName: "",
-        pluginId: null,
-        status: "pending",
-        mergeMode: null,
-        evidence: JSON.stringify(evidence),
-        mergePlan: null,
-        draftId: null,
-        supersededBy: null,
-        blockedByDraftId: null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning({ id: learningCandidates.id });
-    if (inserted.length > 0) recorded.push(id);
+    // Named by the draft (the author names the skill); empty until then.
+    if (await insertEvidenceCandidate(db, { workspaceId, id, kind: NEW_SKILL_KIND, skillName: "", evidence, now })) recorded.push(id);
   }
   return recorded;
 }
