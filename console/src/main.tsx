@@ -94,11 +94,15 @@ function Page({ path }: { path: string }) {
   }
 }
 
-/** An old address: replaced in the history (not pushed), so Back does not bounce. */
+/**
+ * An old address: replaced in the history (not pushed), so Back does not bounce. The event is sent on
+ * the next task: on a first load this effect runs before App's, which is where usePath starts listening.
+ */
 function Redirect({ to }: { to: string }) {
   useEffect(() => {
     history.replaceState(null, "", to);
-    window.dispatchEvent(new Event("beaver:navigate"));
+    const t = setTimeout(() => window.dispatchEvent(new Event("beaver:navigate")), 0);
+    return () => clearTimeout(t);
   }, [to]);
   return null;
 }

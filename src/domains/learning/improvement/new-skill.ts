@@ -65,17 +65,22 @@ export async function proposeNewSkills(env: Env, workspaceId: string, now: numbe
     .all<{ evidence: string }>();
   for (const c of earlier.results) for (const r of (JSON.parse(c.evidence) as NewSkillEvidence).runs) used.add(r);
   // Successful runs without a skill and not rated down, newest first; each with its first user message.
+  // The window is cut first, so only its runs look their message up, and by the (session, run) index:
+  // SQLite otherwise walks the whole session by seq for every run (quadratic in a long session;
+  // `npm run bench -- learning-job`, docs/learning.md "Cost").
   const { results } = await env.DB.prepare(
-    `SELECT r.run_id AS runId,
-            (SELECT e.payload FROM session_events e
-              WHERE e.session_id = r.session_id AND e.run_id = r.run_id AND e.type = 'message'
+    `SELECT x.runId AS runId,
+            (SELECT e.payload FROM session_events e INDEXED BY session_events_session_run_idx
+              WHERE e.session_id = x.sessionId AND e.run_id = x.runId AND e.type = 'message'
               ORDER BY e.seq LIMIT 1) AS payload
-       FROM run_receipts r
-       LEFT JOIN run_feedback f ON f.run_id = r.run_id
-      WHERE r.workspace_id = ?1 AND r.outcome = 'success' AND (f.rating IS NULL OR f.rating = 'up')
-        AND NOT EXISTS (SELECT 1 FROM run_receipt_skills k WHERE k.run_id = r.run_id)
-      ORDER BY r.ended_at DESC, r.run_id DESC
-      LIMIT ?2`,
+       FROM (SELECT r.run_id AS runId, r.session_id AS sessionId, r.ended_at AS endedAt
+               FROM run_receipts r
+               LEFT JOIN run_feedback f ON f.run_id = r.run_id
+              WHERE r.workspace_id = ?1 AND r.outcome = 'success' AND (f.rating IS NULL OR f.rating = 'up')
+                AND NOT EXISTS (SELECT 1 FROM run_receipt_skills k WHERE k.run_id = r.run_id)
+              ORDER BY r.ended_at DESC, r.run_id DESC
+              LIMIT ?2) x
+      ORDER BY x.endedAt DESC, x.runId DESC`,
   )
     .bind(workspaceId, config.window_runs)
     .all<{ runId: string; payload: string | null }>();
