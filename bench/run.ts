@@ -17,6 +17,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "memory", load: () => import("./memory.ts") },
   { name: "evaluation", load: () => import("./evaluation.ts") },
   { name: "receipts", load: () => import("./receipts.ts") },
+  { name: "learning-job", load: () => import("./learning-job.ts") },
   { name: "workspace", load: () => import("./workspace.ts") },
   { name: "delegation", load: () => import("./delegation.ts") },
   { name: "git-clone", load: () => import("./git-clone.ts") },

@@ -9,8 +9,7 @@ import { api, token } from "./api/client";
 import { Link, ErrorNote } from "./ui";
 import { usePath } from "./router";
 import { ChatPage } from "./pages/chat";
-import { SkillsPage } from "./pages/skills";
-import { PluginsPage } from "./pages/plugins";
+import { SkillsArea } from "./pages/skills-area";
 import { ToolchainPage } from "./pages/toolchain";
 import { SettingsPage } from "./pages/settings";
 import { ReferencePage } from "./pages/reference";
@@ -24,7 +23,6 @@ import { OAuthAuthorizePage } from "./pages/oauth";
 const NAV = [
   ["/chat", "Chat"],
   ["/skills", "Skills"],
-  ["/plugins", "Plugins"],
   ["/toolchain", "Toolchain"],
   ["/memory", "Memory"],
   ["/schedules", "Schedules"],
@@ -67,9 +65,9 @@ function Page({ path }: { path: string }) {
   const [, area, ...rest] = path.split("/");
   switch (area) {
     case "skills":
-      return <SkillsPage name={rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
-    case "plugins":
-      return <PluginsPage draftId={rest[0] === "drafts" && rest[1] ? decodeURIComponent(rest[1]) : undefined} />;
+      return <SkillsArea rest={rest} />;
+    case "plugins": // the Plugins page became a tab of Skills; old links and bookmarks land on it
+      return <Redirect to={rest[0] === "drafts" && rest[1] ? `/skills/~drafts/${rest[1]}` : "/skills/~plugins"} />;
     case "toolchain":
       return <ToolchainPage taskId={rest[0] ? decodeURIComponent(rest[0]) : undefined} />;
     case "settings":
@@ -94,6 +92,19 @@ function Page({ path }: { path: string }) {
     default:
       return <NotFound path={path} />;
   }
+}
+
+/**
+ * An old address: replaced in the history (not pushed), so Back does not bounce. The event is sent on
+ * the next task: on a first load this effect runs before App's, which is where usePath starts listening.
+ */
+function Redirect({ to }: { to: string }) {
+  useEffect(() => {
+    history.replaceState(null, "", to);
+    const t = setTimeout(() => window.dispatchEvent(new Event("beaver:navigate")), 0);
+    return () => clearTimeout(t);
+  }, [to]);
+  return null;
 }
 
 function NotFound({ path }: { path: string }) {

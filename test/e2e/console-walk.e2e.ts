@@ -311,6 +311,8 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
         },
       ],
       ["plugins", "/plugins", (p) => p.getByRole("heading", { name: "Plugins" }).first().waitFor()],
+      ["candidates", "/skills/~candidates", (p) => p.getByRole("heading", { name: "Candidates" }).waitFor()],
+      ["drafts", "/skills/~drafts", (p) => p.getByRole("search", { name: "Filter drafts" }).waitFor()],
       ["toolchain", "/toolchain", (p) => p.getByRole("heading", { name: "Toolchain" }).waitFor()],
       ["memory", "/memory", (p) => p.getByText("Prefers green tea, no sugar").first().waitFor()],
       ["schedules", "/schedules", (p) => p.getByText("Write the weekly report").waitFor()],
@@ -362,7 +364,8 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     expect(await page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
     await page.keyboard.press("Tab");
     expect(await page.evaluate("document.activeElement?.textContent")).toBe("Chat");
-    for (let i = 0; i < 3; i++) await page.keyboard.press("Tab");
+    // Chat → Skills → Toolchain (Plugins is a tab of Skills now).
+    for (let i = 0; i < 2; i++) await page.keyboard.press("Tab");
     expect(await page.evaluate("document.activeElement?.textContent")).toBe("Toolchain");
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Toolchain" }).waitFor();

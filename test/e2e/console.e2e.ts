@@ -17,7 +17,7 @@ import { packTar } from "modern-tar";
 import { outcomeAfter } from "./deliveries.ts";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { fakeGiteaControl } from "../support/fake-gitea.ts";
-import { scriptedModelClient } from "../support/scripted-openai.ts";
+import { scriptedModelClient, type RecordedRequest } from "../support/scripted-openai.ts";
 import { SKILL as EVAL_SKILL, draftOn } from "../support/evaluation-draft.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -397,7 +397,7 @@ describe("e2e: the web console in Chromium", () => {
     // draft of `greeter` carrying evals/cases.jsonl with 3 cases (test/support/evaluation-draft.ts).
     const other = await newWorkspace();
     const draftId = await draftOn(baseUrl(), other.token, modelUrl, `echo@200:console-eval-${rand()}`, 3);
-    await useToken(other.token, "/plugins");
+    await useToken(other.token, "/skills/~drafts");
     const drafts = page.getByRole("region", { name: "Drafts" });
     await drafts.getByLabel("Skill").fill(EVAL_SKILL);
     await drafts.getByLabel("Status").selectOption("pending_review");
@@ -533,6 +533,156 @@ describe("e2e: the web console in Chromium", () => {
     await shot("20-chat-denied");
     await useToken(ws.token, "/chat");
   });
+
+  it("learning closes the loop (issue 23): ten runs, five rated down → improvement candidate → draft evaluated on their inputs at concurrency 3 → approve → v0002 in the next receipt; a new-skill candidate; the Candidates and Drafts tabs; a thumb click", async () => {
+    const other = await newWorkspace();
+    const r = rand();
+    // Each main-model call takes 150 ms, so parallel evaluation cases overlap in the request log.
+    const main = `echo@150:loop-${r}`;
+    const aux = `echo:loop-aux-${r}`;
+    const models = scriptedModelClient(modelUrl);
+    const model = (id: string) => ({ provider: "openai-compatible", id, base_url: `${modelUrl}/v1` });
+    const put = await api("PUT", "/api/config", { token: other.token, body: { model: model(main), auxiliary_model: model(aux) } });
+    expect(put.status, await put.clone().text()).toBe(200);
+    const notes = skillMd("loop-notes", "Takes meeting notes. Use when asked for meeting notes.", "\n1. List decisions.\n");
+    const skill = await api("PUT", "/api/skills/loop-notes", {
+      token: other.token,
+      body: { files: [{ path: "SKILL.md", content: notes }] },
+    });
+    expect(skill.status).toBe(200);
+    const session = async () =>
+      ((await (await api("POST", "/api/sessions", { token: other.token, body: {} })).json()) as { id: string }).id;
+    const send = async (sid: string, content: string, skills?: string[]) => {
+      const res = await api("POST", `/api/sessions/${sid}/messages?wait=true`, {
+        token: other.token,
+        body: { content, ...(skills ? { skills } : {}) },
+      });
+      const run = (await res.json()) as { run_id: string; status: string };
+      expect(run.status).toBe("completed");
+      return run.run_id;
+    };
+    /** The run's receipt (derived on read when the cron has not reached it: docs/learning.md, "Run receipts"). */
+    const receipt = async (sid: string, run: string) => {
+      let res = await api("GET", `/api/sessions/${sid}/runs/${run}/receipt`, { token: other.token });
+      for (let i = 0; i < 50 && res.status === 409; i++) {
+        await new Promise((ok) => setTimeout(ok, 100));
+        res = await api("GET", `/api/sessions/${sid}/runs/${run}/receipt`, { token: other.token });
+      }
+      expect(res.status).toBe(200);
+      return (await res.json()) as { skills: { name: string; version: string }[] };
+    };
+    const pass = async () => {
+      const res = await api("POST", "/api/candidates/run", { token: other.token });
+      expect(res.status, await res.clone().text()).toBe(200);
+      return (await res.json()) as {
+        candidates: string[];
+        drafts: { draftId: string; status: string; evaluation: Record<string, unknown> }[];
+      };
+    };
+
+    const sid = await session();
+    const runs: string[] = [];
+    for (let i = 0; i < 10; i++) runs.push(await send(sid, `notes for meeting ${i}`, ["loop-notes"]));
+    for (const run of runs) expect((await receipt(sid, run)).skills).toMatchObject([{ name: "loop-notes", version: "v0001" }]);
+    const down = runs.filter((_, i) => i % 2 === 1);
+    for (const run of down) {
+      const res = await api("POST", `/api/sessions/${sid}/runs/${run}/feedback`, {
+        token: other.token,
+        body: { rating: "down", comment: "no date" },
+      });
+      expect(res.status).toBe(200);
+    }
+
+    // The evidence pass (the cron's job, run now through its admin route): the auxiliary model writes the draft.
+    const improved = notes.replace("1. List decisions.", "1. Put the meeting date first.\n2. List decisions.");
+    await models.script(aux, [
+      { text: JSON.stringify({ found: true, name: "loop-notes", skill_md: improved, rationale: "Down-rated runs had no date." }) },
+    ]);
+    const first = await pass();
+    expect(first.candidates).toHaveLength(1);
+    expect(first.drafts).toMatchObject([{ status: "pending_review", evaluation: { concurrency: 3, cases: 5 } }]);
+    const draftId = first.drafts[0]!.draftId;
+    const listed = (await (await api("GET", "/api/candidates?kind=skill_improvement", { token: other.token })).json()) as {
+      candidates: { evidence: { runs: string[] }; evidence_runs: { session_id: string }[]; draft_id: string }[];
+    };
+    expect(listed.candidates).toMatchObject([{ draft_id: draftId }]);
+    expect(listed.candidates[0]!.evidence.runs).toEqual([...down].sort());
+    expect(listed.candidates[0]!.evidence_runs.every((e) => e.session_id === sid)).toBe(true);
+
+    const evalStarted = Date.now();
+    let evaluation: { status: string; concurrency: number; report: { cases: { prompt: string }[] } | null } | undefined;
+    await expect
+      .poll(
+        async () =>
+          (evaluation = (await (
+            await api("GET", `/api/drafts/${draftId}/evaluation`, { token: other.token })
+          ).json()) as typeof evaluation)!.status,
+        { timeout: 60_000, interval: 200 },
+      )
+      .toBe("passed");
+    expect(evaluation!.concurrency).toBe(3);
+    expect(evaluation!.report!.cases.map((c) => c.prompt).sort()).toEqual([1, 3, 5, 7, 9].map((i) => `notes for meeting ${i}`));
+    // The replays ran in parallel: some of the main model's requests during the evaluation overlapped.
+    const replays = (await models.requests(main)).filter((q: RecordedRequest) => q.received_at >= evalStarted && q.answered_at);
+    const overlap = Math.max(
+      ...replays.map((a) => replays.filter((b) => b.received_at <= a.received_at && b.answered_at! > a.received_at).length),
+    );
+    expect(overlap).toBeGreaterThan(1);
+
+    const approved = await api("POST", `/api/drafts/${draftId}/approve`, { token: other.token, body: {} });
+    expect(approved.status, await approved.clone().text()).toBe(200);
+    expect(await approved.json()).toMatchObject({ version: "v0002" });
+    const next = await send(sid, "notes for the retro", ["loop-notes"]);
+    expect((await receipt(sid, next)).skills).toMatchObject([{ name: "loop-notes", version: "v0002" }]);
+
+    // Repeated similar successful runs that activated no skill: a new-skill candidate.
+    const other2 = await session();
+    const similar: string[] = [];
+    for (const team of ["alpha", "beta", "gamma"])
+      similar.push(await send(other2, `Convert the sprint velocity chart of team ${team} into a table`));
+    for (const run of similar) expect((await receipt(other2, run)).skills).toEqual([]);
+    const table = skillMd("velocity-table", "Turns sprint velocity charts into tables.", "\n1. One row per sprint.\n");
+    await models.script(aux, [
+      { text: JSON.stringify({ found: true, name: "velocity-table", skill_md: table, rationale: "Three runs did this." }) },
+    ]);
+    const second = await pass();
+    expect(second.candidates).toHaveLength(1);
+    const fresh = (await (await api("GET", "/api/candidates?kind=new_skill", { token: other.token })).json()) as {
+      candidates: { evidence: { runs: string[] } }[];
+    };
+    expect(fresh.candidates[0]!.evidence.runs).toEqual([...similar].sort());
+
+    // The console: the Candidates tab lists both kinds, the Drafts tab the improvement's draft with its evidence runs.
+    await useToken(other.token, "/skills/~candidates");
+    const rows = page.getByRole("region", { name: "Candidates" }).getByTestId("candidate-row");
+    await rows.filter({ hasText: "new_skill" }).waitFor();
+    await rows.filter({ hasText: "skill_improvement" }).getByText("5 runs").click();
+    await rows.filter({ hasText: "skill_improvement" }).getByRole("link", { name: down[0]! }).waitFor();
+    await shot("21-candidates");
+    await page.getByRole("navigation", { name: "Skills sections" }).getByRole("link", { name: "Drafts" }).click();
+    await page.getByRole("region", { name: "Drafts" }).getByRole("link", { name: draftId }).click();
+    const evidence = page.getByRole("region", { name: "Evidence runs" });
+    await evidence.getByRole("link", { name: down[0]! }).waitFor();
+    expect(await evidence.getByRole("link").count()).toBe(5);
+    await shot("22-draft-evidence");
+
+    // The chat shows the current ratings, and a thumb click is stored.
+    await page.goto(`${baseUrl()}/chat/${sid}`);
+    const thumbs = page.getByRole("list", { name: "Messages" }).getByTestId("thumbs");
+    await thumbs.nth(10).waitFor({ timeout: 30_000 });
+    expect(await thumbs.count()).toBe(11);
+    await expect.poll(() => page.locator('[data-testid=thumbs][data-rating="down"]').count(), { timeout: 10_000 }).toBe(5);
+    await thumbs.first().getByRole("button", { name: "Good answer" }).click();
+    await expect
+      .poll(() => thumbs.first().getByRole("button", { name: "Good answer" }).getAttribute("aria-pressed"), { timeout: 10_000 })
+      .toBe("true");
+    const ratings = (await (await api("GET", `/api/sessions/${sid}/feedback`, { token: other.token })).json()) as {
+      feedback: { run_id: string; rating: string }[];
+    };
+    expect(ratings.feedback).toContainEqual({ run_id: runs[0], rating: "up", comment: null });
+    await shot("23-thumbs");
+    await useToken(ws.token, "/chat");
+  }, 180_000);
 
   it("is usable at phone width, and no request ever left for another host", async () => {
     await page.setViewportSize({ width: 390, height: 844 });

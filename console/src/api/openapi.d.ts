@@ -990,6 +990,20 @@ export interface Paths {
       };
     };
   };
+  "/api/sessions/{id}/feedback": {
+    get: {
+      params: { id: string };
+      query: never;
+      body: never;
+      response: {
+        feedback: Array<{
+          run_id: string;
+          rating: "up" | "down";
+          comment: string | null;
+        }>;
+      };
+    };
+  };
   "/api/sessions/{id}/runs/{run_id}/receipt": {
     get: {
       params: { id: string; run_id: string };

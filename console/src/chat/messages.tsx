@@ -10,6 +10,7 @@ import { ErrorNote, Json, Status, Time, UsageText, useAction } from "../ui";
 import { onMarkdownClick, renderMarkdown } from "./markdown";
 import type { BeaverMessage } from "./preact-chat";
 import type { TurnItem } from "./turns";
+import { Thumbs } from "./thumbs";
 
 export type Item = TurnItem;
 
@@ -279,6 +280,7 @@ export function Answer({ steps, results, nav }: { steps: Item[]; results: Map<st
         >
           Rewind here
         </button>
+        {last.run_id ? <Thumbs sessionId={nav.sessionId} runId={last.run_id} /> : null}
       </div>
       <ErrorNote error={action.error} />
     </li>

@@ -14,6 +14,7 @@ import { navigate } from "../router";
 import { BeaverChat, useChatState } from "../chat/preact-chat";
 import { ErrorNote, useLoad } from "../ui";
 import { groupTurns } from "../chat/turns";
+import { RatingsContext, useSessionRatings } from "../chat/thumbs";
 import { Answer, ApprovalRequest, LiveMessage, OtherItem, UserMessage, approvalDecisions, approvalIdOf, type Item } from "../chat/messages";
 import { Composer } from "../chat/composer";
 import { SessionList } from "../chat/session-list";
@@ -125,6 +126,7 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
       }),
     [sessionId],
   );
+  const ratings = useSessionRatings(sessionId, tick, exists);
   const { messages, status, error } = useChatState(chat);
   const busy = status === "submitted" || status === "streaming";
   const activeRun = session.data?.active_run_id ?? null;
@@ -211,40 +213,42 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
       <ErrorNote error={session.error} />
       <div class="scroller" ref={scroller} tabIndex={0} aria-label="Conversation messages">
         {exists || live.length > 0 ? null : <p class="muted empty">Write a message below to start this chat.</p>}
-        <ol class="messages" aria-live="polite" aria-label="Messages">
-          {turns.map((turn, index) => {
-            if (turn.kind === "answer") return <Answer key={turn.first.event_id} steps={turn.steps} results={turn.results} nav={nav} />;
-            const item = turn.item;
-            if (item.type === "tool_approval_requested")
-              return (
-                <ApprovalRequest
-                  key={item.event_id}
-                  item={item}
-                  sessionId={sessionId}
-                  decided={decisions.get(approvalIdOf(item))}
-                  onDone={refresh}
-                />
-              );
-            if (item.kind === "user") {
-              const prev = turns[index - 1];
-              const before = prev ? (prev.kind === "answer" ? prev.steps.at(-1)!.event_id : prev.item.event_id) : null;
-              return <UserMessage key={item.event_id} item={item} before={before} onBranch={setDraft} nav={nav} />;
-            }
-            return <OtherItem key={item.event_id} item={item} />;
-          })}
-          {live.map((m) => (
-            <LiveMessage key={m.id} message={m} />
-          ))}
-          {liveApprovals.map((item) => (
-            <ApprovalRequest
-              key={item.event_id}
-              item={item}
-              sessionId={sessionId}
-              decided={decisions.get(approvalIdOf(item))}
-              onDone={refresh}
-            />
-          ))}
-        </ol>
+        <RatingsContext.Provider value={ratings}>
+          <ol class="messages" aria-live="polite" aria-label="Messages">
+            {turns.map((turn, index) => {
+              if (turn.kind === "answer") return <Answer key={turn.first.event_id} steps={turn.steps} results={turn.results} nav={nav} />;
+              const item = turn.item;
+              if (item.type === "tool_approval_requested")
+                return (
+                  <ApprovalRequest
+                    key={item.event_id}
+                    item={item}
+                    sessionId={sessionId}
+                    decided={decisions.get(approvalIdOf(item))}
+                    onDone={refresh}
+                  />
+                );
+              if (item.kind === "user") {
+                const prev = turns[index - 1];
+                const before = prev ? (prev.kind === "answer" ? prev.steps.at(-1)!.event_id : prev.item.event_id) : null;
+                return <UserMessage key={item.event_id} item={item} before={before} onBranch={setDraft} nav={nav} />;
+              }
+              return <OtherItem key={item.event_id} item={item} />;
+            })}
+            {live.map((m) => (
+              <LiveMessage key={m.id} message={m} />
+            ))}
+            {liveApprovals.map((item) => (
+              <ApprovalRequest
+                key={item.event_id}
+                item={item}
+                sessionId={sessionId}
+                decided={decisions.get(approvalIdOf(item))}
+                onDone={refresh}
+              />
+            ))}
+          </ol>
+        </RatingsContext.Provider>
         {error ? <ErrorNote error={error} /> : null}
       </div>
       <Composer sessionId={sessionId} chat={chat} busy={busy || activeRun !== null} text={draft} setText={setDraft} onDone={refresh} />

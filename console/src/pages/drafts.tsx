@@ -1,7 +1,8 @@
 /**
- * Skill drafts in the Plugins tab (docs/learning.md, "Review API"; docs/evaluation.md): the list
+ * Skill drafts, the Drafts tab of the Skills area (docs/learning.md, "Review API", "Merge record"; docs/evaluation.md): the list
  * (`GET /api/drafts`, filtered by skill and status) and one draft for review — its diffs against the
- * current version and the upstream, the merge decisions, the preservation and safety reports — with
+ * current version and the upstream, the merge record (each change preserved / adopted / dropped with its
+ * reason), the evidence runs linked to their conversations, the merge decisions, the preservation and safety reports — with
  * its replay evaluation (start, live progress read from the SSE stream with the bearer token, cancel,
  * the report) and the decisions: approve (or, with no passing evaluation, approve skipping it with a
  * reason), reject with a reason, regenerate.
@@ -12,6 +13,7 @@ import type { Schemas } from "../api/openapi";
 import { readSse } from "../api/sse";
 import { navigate } from "../router";
 import { Empty, ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
+import { EvidenceRuns } from "./candidates";
 
 const STATUSES = ["pending_review", "merge_failed", "superseded", "published", "rejected"] as const;
 
@@ -48,6 +50,13 @@ interface MergeDecision {
   confidence: number;
   by: string;
 }
+interface MergeChange {
+  side: "local" | "upstream";
+  kind: string;
+  text: string;
+  label: "preserved" | "adopted" | "dropped";
+  change_reason: string;
+}
 interface LearningUnit {
   kind: string;
   text: string;
@@ -77,6 +86,8 @@ interface DraftDetailView extends DraftSummary {
     confidence: number | null;
     resolver_calls: number;
     decisions: MergeDecision[];
+    record?: MergeChange[];
+    local_evidence?: { run_id: string; outcome: string; rating: string | null }[];
     merged_files: unknown[];
     unresolved_files: unknown[];
     failure: unknown;
@@ -143,7 +154,7 @@ export function DraftsSection({ tick }: { tick: number }) {
                 {list.map((d) => (
                   <tr key={d.id} data-testid="draft-row">
                     <td class="mono small">
-                      <Link href={`/plugins/drafts/${encodeURIComponent(d.id)}`}>{d.id}</Link>
+                      <Link href={`/skills/~drafts/${encodeURIComponent(d.id)}`}>{d.id}</Link>
                     </td>
                     <td>{d.skill}</td>
                     <td>
@@ -171,7 +182,7 @@ export function DraftsSection({ tick }: { tick: number }) {
   );
 }
 
-/** One draft for review, at /plugins/drafts/:id. */
+/** One draft for review, at /skills/~drafts/:id (the Drafts tab). */
 export function DraftDetail({ id }: { id: string }) {
   const [tick, setTick] = useState(0);
   const draft = useLoad(async () => (await api("get", "/api/drafts/{id}", { params: { id } })) as unknown as DraftDetailView, [id, tick]);
@@ -179,7 +190,7 @@ export function DraftDetail({ id }: { id: string }) {
   return (
     <section class="panel" aria-label="Draft">
       <p>
-        <Link href="/plugins">← Plugins</Link>
+        <Link href="/skills/~drafts">← Drafts</Link>
       </p>
       <Loading state={draft}>
         {(d) => {
@@ -202,7 +213,7 @@ export function DraftDetail({ id }: { id: string }) {
                 {d.superseded_by ? (
                   <>
                     {" "}
-                    · superseded by <Link href={`/plugins/drafts/${encodeURIComponent(d.superseded_by)}`}>{d.superseded_by}</Link>
+                    · superseded by <Link href={`/skills/~drafts/${encodeURIComponent(d.superseded_by)}`}>{d.superseded_by}</Link>
                   </>
                 ) : null}
               </p>
@@ -222,6 +233,8 @@ export function DraftDetail({ id }: { id: string }) {
                   <UnifiedDiffs diff={d.diffs.upstream} empty="The draft is the upstream's tree." />
                 </section>
               ) : null}
+              <EvidenceSection provenance={d.provenance} />
+              <MergeRecordSection record={d.merge?.record ?? []} localEvidence={d.merge?.local_evidence ?? []} />
               <MergeSection merge={d.merge} />
               <PreservationSection report={d.preservation} />
               <SafetySection safety={d.safety} />
@@ -278,6 +291,69 @@ function UnifiedDiffs({ diff, empty }: { diff: TreeDiff; empty: string }) {
       ))}
       {diff.truncated ? <p class="muted small">The diff was cut here (too long to show whole).</p> : null}
     </div>
+  );
+}
+
+/** The runs an evidence draft (improvement, new skill) was written from, each linked to its conversation. */
+function EvidenceSection({ provenance }: { provenance: Record<string, unknown> }) {
+  const runs = provenance.evidence_runs as { run_id: string; session_id: string }[] | undefined;
+  if (!Array.isArray(runs)) return null;
+  return (
+    <section aria-label="Evidence runs">
+      <h3>Evidence runs ({runs.length})</h3>
+      <p class="small muted">The runs this draft was written from; the evaluation replays their inputs.</p>
+      <EvidenceRuns runs={runs} />
+    </section>
+  );
+}
+
+/** The merge record (docs/learning.md, "Merge record"): each change between local and upstream, labelled, with its reason. */
+function MergeRecordSection({
+  record,
+  localEvidence,
+}: {
+  record: MergeChange[];
+  localEvidence: { run_id: string; outcome: string; rating: string | null }[];
+}) {
+  if (record.length === 0 && localEvidence.length === 0) return null;
+  return (
+    <section aria-label="Merge record">
+      <h3>Merge record</h3>
+      {record.length > 0 ? (
+        <table>
+          <thead>
+            <tr>
+              <th>label</th>
+              <th>from</th>
+              <th>change</th>
+              <th>change_reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {record.map((c, i) => (
+              <tr key={i} data-testid="merge-change" data-label={c.label}>
+                <td>
+                  <span class={`badge ${c.label === "dropped" ? "bad" : ""}`}>{c.label}</span>
+                </td>
+                <td>
+                  {c.side} {c.kind}
+                </td>
+                <td class="small">{c.text}</td>
+                <td class="small">{c.change_reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted small">No change between the local version and the upstream needed recording.</p>
+      )}
+      {localEvidence.length > 0 ? (
+        <p class="small">
+          The merge was given the local version's evidence: runs{" "}
+          {localEvidence.map((r) => `${r.run_id} (${r.outcome}${r.rating ? `, rated ${r.rating}` : ""})`).join(", ")}.
+        </p>
+      ) : null}
+    </section>
   );
 }
 
@@ -620,7 +696,7 @@ function Decisions({ draft, evaluation, onDone }: { draft: DraftDetailView; eval
             action.run(async () => {
               const r = (await api("post", "/api/drafts/{id}/regenerate", { params: { id: draft.id } })) as { draft?: { id?: string } };
               // The new draft supersedes this one: review it next.
-              if (r.draft?.id) navigate(`/plugins/drafts/${encodeURIComponent(r.draft.id)}`);
+              if (r.draft?.id) navigate(`/skills/~drafts/${encodeURIComponent(r.draft.id)}`);
               else onDone();
             })
           }

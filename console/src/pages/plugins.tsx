@@ -2,14 +2,13 @@
  * The Plugins tab (docs/skills-and-plugins.md, "Plugins"): uploaded packages and Gitea sources, each
  * plugin's state and skills with enable / pause / resume / disable / adopt, sync, and per skill the
  * learning candidates (classification, merge plan) and drafts (`GET /api/skills/{name}/candidates`).
- * The drafts list and a draft's review page (diffs, reports, evaluation, approve / reject /
- * regenerate; docs/learning.md) are in ./drafts.tsx.
+ * It is the Plugins tab of the Skills area (skills-area.tsx); the drafts list and a draft's review page
+ * (diffs, reports, evaluation, approve / reject / regenerate; docs/learning.md) are the Drafts tab (./drafts.tsx).
  */
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
 import { Empty, ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 import { VersionDiff } from "./skills";
-import { DraftDetail, DraftsSection } from "./drafts";
 
 interface PluginSkill {
   name: string;
@@ -67,12 +66,7 @@ interface Draft {
   created_at: number;
 }
 
-export function PluginsPage({ draftId }: { draftId?: string | undefined }) {
-  if (draftId) return <DraftDetail key={draftId} id={draftId} />;
-  return <PluginsOverview />;
-}
-
-function PluginsOverview() {
+export function PluginsPage() {
   const [tick, setTick] = useState(0);
   const changed = () => setTick((t) => t + 1);
   const plugins = useLoad(async () => (await api("get", "/api/plugins")).plugins as unknown as Plugin[], [tick]);
@@ -117,7 +111,6 @@ function PluginsOverview() {
           )
         }
       </Loading>
-      <DraftsSection tick={tick} />
       <h3>Gitea sources</h3>
       <Loading state={sources}>
         {(list) =>
@@ -341,7 +334,7 @@ function Candidates({ name }: { name: string }) {
           {d.drafts.length > 0 ? <h4>Drafts</h4> : null}
           {d.drafts.map((dr) => (
             <div key={dr.id} class="card">
-              <Link href={`/plugins/drafts/${encodeURIComponent(dr.id)}`}>{dr.proposal_kind}</Link> · <Status value={dr.status} /> · safety{" "}
+              <Link href={`/skills/~drafts/${encodeURIComponent(dr.id)}`}>{dr.proposal_kind}</Link> · <Status value={dr.status} /> · safety{" "}
               {dr.safety_level}
               {dr.published_version ? (
                 <>

@@ -1,13 +1,15 @@
 /**
  * Skills: workspace and builtin skills with status, version and source; one skill's versions with
  * their files, a diff between two versions, rollback, enable/disable, and uploading an archive as the
- * next version (docs/skills-and-plugins.md).
+ * next version, and its stats from run receipts (docs/skills-and-plugins.md; docs/learning.md, "Skill stats").
+ * This is the Installed tab of the Skills area (skills-area.tsx).
  */
 import { useState } from "preact/hooks";
 import { api, getText, urlOf } from "../api/client";
 import { lineDiff } from "../diff";
 import { ErrorNote, Json, Link, Loading, Status, Time, useAction, useLoad } from "../ui";
 import { navigate } from "../router";
+import { SkillStats } from "./skill-stats";
 
 interface SkillRow {
   name: string;
@@ -178,6 +180,7 @@ function SkillDetail({ name, outerTick, onChanged }: { name: string; outerTick: 
           </>
         )}
       </Loading>
+      <SkillStats name={name} tick={tick + outerTick} />
       {versions.data ? (
         <>
           <h3>Versions</h3>

@@ -1,14 +1,12 @@
 /**
  * Resolving the conflict hunks a line merge could not settle (docs/learning.md, "Three-way merge").
  * The merge talks to a `HunkResolver` only, so it stays pure and tests hand it a mock; the production
- * resolver asks a model with structured output: `generateText` + `Output.object`, whose JSON schema
- * reaches an OpenAI-compatible server as `response_format: json_schema` (the provider is built with
- * `supportsStructuredOutputs`, src/runtime/agent/providers.ts). What comes back is validated by the
+ * resolver asks a model with structured output (structured-output.ts). What comes back is validated by the
  * merge with `HunkAnswer`, never trusted as is.
  */
-import { generateText, Output } from "ai";
 import { z } from "zod";
-import { redactSecrets, type ModelHandle } from "../../runtime/index.ts";
+import type { ModelHandle } from "../../runtime/index.ts";
+import { askForObject } from "./structured-output.ts";
 import type { ConflictHunk } from "./text-merge.ts";
 
 export const MERGE_DECISIONS = ["keep_local", "take_upstream", "combine"] as const;
@@ -74,23 +72,17 @@ export function describeRequest(request: HunkRequest): string {
 export function modelHunkResolver(handle: ModelHandle): HunkResolver {
   return {
     label: `${handle.role}:${handle.modelId}`,
-    async resolve(request, signal) {
-      try {
-        const { output } = await generateText({
-          model: handle.model,
-          output: Output.object({ schema: HunkAnswer, name: "merge_hunks", description: "Merged text and decision per conflict hunk" }),
+    resolve: (request, signal) =>
+      askForObject(
+        handle,
+        {
+          schema: HunkAnswer,
+          name: "merge_hunks",
+          description: "Merged text and decision per conflict hunk",
           system: SYSTEM,
           prompt: describeRequest(request),
-          // One transport retry; the merge itself retries once on an invalid answer.
-          maxRetries: 1,
-          ...(handle.maxTokens ? { maxOutputTokens: handle.maxTokens } : {}),
-          ...(signal ? { abortSignal: signal } : {}),
-        });
-        return output;
-      } catch (e) {
-        // The reason ends up in the draft (`failure`): never with a key a provider error echoed.
-        throw new Error(redactSecrets(handle, e instanceof Error ? e.message : String(e)), { cause: e });
-      }
-    },
+        },
+        signal,
+      ),
   };
 }

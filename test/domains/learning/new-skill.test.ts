@@ -82,6 +82,8 @@ describe("new-skill candidates", () => {
       evidence: { runs: [...similar].sort(), terms: expect.arrayContaining(["standup", "summarize"]) },
     });
     expect(candidates[0]!.evidence.runs).not.toContain(other);
+    // Each evidence run comes with its session, for the console's links.
+    expect(candidates[0]!.evidence_runs).toEqual([...similar].sort().map((run_id) => ({ run_id, session_id: sid })));
 
     const draftId = report.drafts[0]!.draftId!;
     const draft = await json<J>(await call("GET", `/api/drafts/${draftId}`, { token: ws.read }));

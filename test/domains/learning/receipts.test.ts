@@ -162,6 +162,11 @@ describe("feedback", () => {
     });
     expect((await rate(ws, sid, runId, { rating: "up" })).status).toBe(200);
     expect(await json<J>(await receipt(ws, sid, runId))).toMatchObject({ feedback: { rating: "up", source: "person", comment: null } });
+    // The session's ratings, as the chat's thumbs read them; another workspace gets 404.
+    const listed = await call("GET", `/api/sessions/${sid}/feedback`, { token: ws.read });
+    expect(await json<J>(listed)).toEqual({ feedback: [{ run_id: runId, rating: "up", comment: null }] });
+    const other = await newWorkspace();
+    expect((await call("GET", `/api/sessions/${sid}/feedback`, { token: other.read })).status).toBe(404);
   });
 
   it("refuses bad input, read tokens, unknown runs and another workspace's session", async () => {

@@ -4,12 +4,11 @@
  * given successful runs that activated no skill, it writes a new skill that captures their pattern.
  * Like the merge's HunkResolver, the pipeline talks to the `SkillAuthor` interface and validates
  * whatever comes back (zod, then the skill's own validation and safety check); the production author
- * asks with structured output (`generateText` + `Output.object`, sent as `response_format:
- * json_schema` to openai-compatible servers, src/runtime/agent/providers.ts).
+ * asks with structured output (../structured-output.ts).
  */
-import { generateText, Output } from "ai";
 import { z } from "zod";
-import { redactSecrets, type ModelHandle } from "../../../runtime/index.ts";
+import type { ModelHandle } from "../../../runtime/index.ts";
+import { askForObject } from "../structured-output.ts";
 
 /** The largest SKILL.md the author may answer (an uploaded SKILL.md is bounded the same way by the tree limits). */
 export const MAX_AUTHORED_SKILL_MD = 64 * 1024;
@@ -61,21 +60,17 @@ export function describeAuthorRequest(r: AuthorRequest): string {
 export function modelSkillAuthor(handle: ModelHandle): SkillAuthor {
   return {
     label: `${handle.role}:${handle.modelId}`,
-    async write(request, signal) {
-      try {
-        const { output } = await generateText({
-          model: handle.model,
-          output: Output.object({ schema: AuthorAnswer, name: "skill_draft", description: "A skill written from run evidence" }),
+    write: (request, signal) =>
+      askForObject(
+        handle,
+        {
+          schema: AuthorAnswer,
+          name: "skill_draft",
+          description: "A skill written from run evidence",
           system: request.kind === "improve" ? IMPROVE : NEW_SKILL,
           prompt: describeAuthorRequest(request),
-          maxRetries: 1,
-          ...(handle.maxTokens ? { maxOutputTokens: handle.maxTokens } : {}),
-          ...(signal ? { abortSignal: signal } : {}),
-        });
-        return output;
-      } catch (e) {
-        throw new Error(redactSecrets(handle, e instanceof Error ? e.message : String(e)), { cause: e });
-      }
-    },
+        },
+        signal,
+      ),
   };
 }

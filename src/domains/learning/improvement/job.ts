@@ -16,6 +16,7 @@ import { versionLabel } from "../../../kernel/content-tree/hashing.ts";
 import { learningConfigOf } from "../config.ts";
 import { effectiveRating } from "../receipts/store.ts";
 import { improvementCandidateId, improvementEvidence, type ImprovementEvidence } from "./detect.ts";
+import { insertEvidenceCandidate } from "./insert-candidate.ts";
 
 export const IMPROVEMENT_KIND = "skill_improvement";
 /** Candidate statuses that hold a version: no other improvement candidate is made for it meanwhile. */
@@ -69,27 +70,7 @@ export async function proposeImprovements(env: Env, db: Db, workspaceId: string,
     const used = usedRuns.get(`${s.name}@${version}`);
     if (used && evidence.runs.every((r) => used.has(r))) continue;
     const id = await improvementCandidateId(evidence);
-    const inserted = await db
-      .insert(learningCandidates)
-      .values({
-        workspaceId,
-        id,
-        kind: IMPROVEMENT_KIND,
-        skillName: s.name,
-        pluginId: null,
-        status: "pending",
-        mergeMode: null,
-        evidence: JSON.stringify(evidence),
-        mergePlan: null,
-        draftId: null,
-        supersededBy: null,
-        blockedByDraftId: null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning({ id: learningCandidates.id });
-    if (inserted.length > 0) recorded.push(id);
+    if (await insertEvidenceCandidate(db, { workspaceId, id, kind: IMPROVEMENT_KIND, skillName: s.name, evidence, now })) recorded.push(id);
   }
   return recorded;
 }

@@ -11,9 +11,9 @@ import { sha256Hex } from "../../../kernel/hash.ts";
 import type { Env } from "../../../storage/env.ts";
 import { loadConfig } from "../../../storage/config/store.ts";
 import { makeDb } from "../../../storage/db/client.ts";
-import { learningCandidates } from "../../../storage/db/schema.ts";
 import { learningConfigOf } from "../config.ts";
 import { clusterBySimilarity, termsOf } from "./similarity.ts";
+import { insertEvidenceCandidate } from "./insert-candidate.ts";
 
 export const NEW_SKILL_KIND = "new_skill";
 /** Runs named in one candidate's evidence (the newest of the group). */
@@ -65,17 +65,22 @@ export async function proposeNewSkills(env: Env, workspaceId: string, now: numbe
     .all<{ evidence: string }>();
   for (const c of earlier.results) for (const r of (JSON.parse(c.evidence) as NewSkillEvidence).runs) used.add(r);
   // Successful runs without a skill and not rated down, newest first; each with its first user message.
+  // The window is cut first, so only its runs look their message up, and by the (session, run) index:
+  // SQLite otherwise walks the whole session by seq for every run (quadratic in a long session;
+  // `npm run bench -- learning-job`, docs/learning.md "Cost").
   const { results } = await env.DB.prepare(
-    `SELECT r.run_id AS runId,
-            (SELECT e.payload FROM session_events e
-              WHERE e.session_id = r.session_id AND e.run_id = r.run_id AND e.type = 'message'
+    `SELECT x.runId AS runId,
+            (SELECT e.payload FROM session_events e INDEXED BY session_events_session_run_idx
+              WHERE e.session_id = x.sessionId AND e.run_id = x.runId AND e.type = 'message'
               ORDER BY e.seq LIMIT 1) AS payload
-       FROM run_receipts r
-       LEFT JOIN run_feedback f ON f.run_id = r.run_id
-      WHERE r.workspace_id = ?1 AND r.outcome = 'success' AND (f.rating IS NULL OR f.rating = 'up')
-        AND NOT EXISTS (SELECT 1 FROM run_receipt_skills k WHERE k.run_id = r.run_id)
-      ORDER BY r.ended_at DESC, r.run_id DESC
-      LIMIT ?2`,
+       FROM (SELECT r.run_id AS runId, r.session_id AS sessionId, r.ended_at AS endedAt
+               FROM run_receipts r
+               LEFT JOIN run_feedback f ON f.run_id = r.run_id
+              WHERE r.workspace_id = ?1 AND r.outcome = 'success' AND (f.rating IS NULL OR f.rating = 'up')
+                AND NOT EXISTS (SELECT 1 FROM run_receipt_skills k WHERE k.run_id = r.run_id)
+              ORDER BY r.ended_at DESC, r.run_id DESC
+              LIMIT ?2) x
+      ORDER BY x.endedAt DESC, x.runId DESC`,
   )
     .bind(workspaceId, config.window_runs)
     .all<{ runId: string; payload: string | null }>();
@@ -88,28 +93,8 @@ export async function proposeNewSkills(env: Env, workspaceId: string, now: numbe
   const recorded: string[] = [];
   for (const evidence of newSkillEvidence(runs, config)) {
     const id = await newSkillCandidateId(evidence.runs);
-    const inserted = await db
-      .insert(learningCandidates)
-      .values({
-        workspaceId,
-        id,
-        kind: NEW_SKILL_KIND,
-        // Named by the draft (the author names the skill); empty until then.
-        skillName: "",
-        pluginId: null,
-        status: "pending",
-        mergeMode: null,
-        evidence: JSON.stringify(evidence),
-        mergePlan: null,
-        draftId: null,
-        supersededBy: null,
-        blockedByDraftId: null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning({ id: learningCandidates.id });
-    if (inserted.length > 0) recorded.push(id);
+    // Named by the draft (the author names the skill); empty until then.
+    if (await insertEvidenceCandidate(db, { workspaceId, id, kind: NEW_SKILL_KIND, skillName: "", evidence, now })) recorded.push(id);
   }
   return recorded;
 }

@@ -7,6 +7,8 @@ import { z } from "zod";
 import type { Env } from "../../../storage/env.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { AppError } from "../../../kernel/errors.ts";
+import { and, eq } from "drizzle-orm";
+import { runFeedback } from "../../../storage/db/schema.ts";
 import { putFeedback, readReceipt, type ReceiptView } from "./store.ts";
 
 /** A comment is a note for reviewers, not a transcript: 2,000 characters (docs/limits.md). */
@@ -44,4 +46,17 @@ export async function recordFeedback(
     now: r.now,
   });
   return { run_id: r.run.id, rating: r.input.rating, comment, receipt: await readReceipt(db, r.workspaceId, r.run.id) };
+}
+
+/** A session's person-given ratings, one per rated run (the chat's thumbs show them; bounded by the session's runs). */
+export async function sessionFeedback(
+  env: Env,
+  workspaceId: string,
+  sessionId: string,
+): Promise<{ run_id: string; rating: "up" | "down"; comment: string | null }[]> {
+  const rows = await makeDb(env.DB)
+    .select({ run_id: runFeedback.runId, rating: runFeedback.rating, comment: runFeedback.comment })
+    .from(runFeedback)
+    .where(and(eq(runFeedback.workspaceId, workspaceId), eq(runFeedback.sessionId, sessionId)));
+  return rows.map((r) => ({ ...r, rating: r.rating as "up" | "down" }));
 }

@@ -1,14 +1,14 @@
 /**
- * `/api/sessions/:id/runs/:run_id/receipt` and `…/feedback` (docs/learning.md, "Run receipts",
- * "Feedback"): a finished run's receipt (derived on read when the cron job has not reached it yet) and
+ * `/api/sessions/:id/runs/:run_id/receipt` and `…/feedback`, and `/api/sessions/:id/feedback` (docs/learning.md,
+ * "Run receipts", "Feedback"): a finished run's receipt (derived on read when the cron job has not reached it yet) and
  * a person's thumbs up or down with an optional comment. The session and run are looked up in the
  * SessionDO first, so another workspace's session or an unknown run is 404.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
-import { RunIdParam, sessionFor } from "./session-schemas.ts";
-import { FeedbackInput, recordFeedback } from "../../../domains/learning/receipts/feedback.ts";
+import { RunIdParam, SessionIdParam, sessionFor } from "./session-schemas.ts";
+import { FeedbackInput, recordFeedback, sessionFeedback } from "../../../domains/learning/receipts/feedback.ts";
 import { receiptOf } from "../../../domains/learning/receipts/read.ts";
 
 const Any = z.record(z.string(), z.unknown());
@@ -43,7 +43,29 @@ const feedback = createRoute({
   },
 });
 
+const sessionRatings = createRoute({
+  method: "get",
+  path: "/{id}/feedback",
+  tags: ["sessions"],
+  summary: "The ratings people gave this session's runs (one per rated run), for the chat's thumbs",
+  middleware: [requireScope("read")] as const,
+  request: { params: SessionIdParam },
+  responses: {
+    200: jsonResponse(
+      z.object({ feedback: z.array(z.object({ run_id: z.string(), rating: z.enum(["up", "down"]), comment: z.string().nullable() })) }),
+      "The session's ratings",
+    ),
+    ...errorResponses(404),
+  },
+});
+
 export const runReceiptRoutes = newRouter()
+  .openapi(sessionRatings, async (c) => {
+    const { id } = c.req.valid("param");
+    const { session, workspaceId } = sessionFor(c, id);
+    await session.view(workspaceId); // another workspace's (or no) session: 404
+    return c.json({ feedback: await sessionFeedback(c.env, workspaceId, id) }, 200);
+  })
   .openapi(receipt, async (c) => {
     const { id, run_id } = c.req.valid("param");
     const { session, workspaceId } = sessionFor(c, id);
