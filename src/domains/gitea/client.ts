@@ -121,11 +121,70 @@ export type MergeMethod = MergePullRequestOption["Do"];
 export type ReviewEvent = NonNullable<CreatePullReviewOptions["event"]>;
 export type FileChange = ChangeFileOperation;
 
+/** One Actions run, as `GET /repos/{owner}/{repo}/actions/runs` lists it (newer Gitea; gitea-js 1.23 has no types). */
+export interface ActionRun {
+  id: number;
+  run_number?: number;
+  head_sha?: string;
+  html_url?: string;
+  status?: string;
+  conclusion?: string;
+}
+
+/** One job of a run (`GET …/actions/runs/{run}/jobs`). */
+export interface ActionJob {
+  id: number;
+  run_id?: number;
+  name?: string;
+  status?: string;
+  conclusion?: string;
+}
+
+/** The last bytes of a log: the text from its first whole line, and how much was left out. */
+export interface LogTail {
+  text: string;
+  totalBytes: number;
+  truncated: boolean;
+}
+
+/**
+ * Reads a body keeping only its last `max` bytes, so a log of any size costs at most `max` plus one
+ * chunk of memory; when bytes were dropped the partial first line is dropped too (a cut secret would
+ * otherwise slip past redaction).
+ */
+export async function tailOfStream(body: ReadableStream<Uint8Array> | null, max: number): Promise<LogTail> {
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  let total = 0;
+  if (body) {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      kept += chunk.byteLength;
+      total += chunk.byteLength;
+      while (chunks.length > 1 && kept - chunks[0]!.byteLength >= max) kept -= chunks.shift()!.byteLength;
+    }
+  }
+  const all = new Uint8Array(kept);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  const truncated = total > max;
+  let text = new TextDecoder().decode(truncated ? all.subarray(all.byteLength - max) : all);
+  if (truncated) text = text.slice(text.indexOf("\n") + 1);
+  return { text, totalBytes: total, truncated };
+}
+
 export function giteaClient(opts: GiteaClientOptions) {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const apiBase = `${base}/api/v1`;
-  const api: Api<unknown> = giteaApi(base, { token: opts.token, customFetch: makeFetch(opts, apiBase) });
+  const apiFetch = makeFetch(opts, apiBase);
+  const api: Api<unknown> = giteaApi(base, { token: opts.token, customFetch: apiFetch });
   const r = api.repos;
+  /** A GET gitea-js has no method for (Actions, newer than its 1.23 types), through the same fetch and errors. */
+  const getJson = <T>(operation: string, path: string, query?: Record<string, string | number>) =>
+    call(operation, () => api.request<T, unknown>({ path, method: "GET", query, secure: true, format: "json" }));
 
   return {
     baseUrl: base,
@@ -205,6 +264,38 @@ export function giteaClient(opts: GiteaClientOptions) {
       return call(`POST /repos/${repo}/pulls`, () =>
         r.repoCreatePullRequest(seg(o), seg(n), { title: pr.title, head: pr.head, base: pr.base, body: pr.body ?? "" }),
       );
+    },
+    /** Actions runs, newest first (Gitea's `getWorkflowRuns`; test/fixtures/gitea/swagger.actions.json). */
+    listActionRuns: (repo: string, q: { headSha?: string; limit?: number } = {}) => {
+      const [o, n] = splitRepo(repo);
+      const query = { ...(q.headSha ? { head_sha: q.headSha } : {}), limit: q.limit ?? 50 };
+      return getJson<{ workflow_runs?: ActionRun[] | null }>(
+        `GET /repos/${repo}/actions/runs`,
+        `/repos/${seg(o)}/${seg(n)}/actions/runs`,
+        query,
+      );
+    },
+    /** The jobs of one run (`listWorkflowRunJobs`). */
+    listRunJobs: (repo: string, runId: number) => {
+      const [o, n] = splitRepo(repo);
+      return getJson<{ jobs?: ActionJob[] | null }>(
+        `GET /repos/${repo}/actions/runs/${runId}/jobs`,
+        `/repos/${seg(o)}/${seg(n)}/actions/runs/${runId}/jobs`,
+        { limit: 50 },
+      );
+    },
+    /** The last `maxBytes` of a job's log (`downloadActionsRunJobLogs`), streamed: the whole log is never held. */
+    jobLogTail: async (repo: string, jobId: number, maxBytes: number): Promise<LogTail> => {
+      const [o, n] = splitRepo(repo);
+      const operation = `GET /repos/${repo}/actions/jobs/${jobId}/logs`;
+      const res = await apiFetch(`${apiBase}/repos/${seg(o)}/${seg(n)}/actions/jobs/${jobId}/logs`, {
+        headers: opts.token ? { Authorization: `Bearer ${opts.token}` } : {},
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new GiteaError(kindOfStatus(res.status), res.status, operation, `Gitea answered ${res.status} to ${operation}`);
+      }
+      return tailOfStream(res.body, maxBytes);
     },
     createIssue: (repo: string, issue: { title: string; body?: string; assignees?: string[] }) => {
       const [o, n] = splitRepo(repo);
