@@ -8,6 +8,7 @@
  */
 import { giteaApi, type Api, type ChangeFileOperation, type CreatePullReviewOptions, type MergePullRequestOption } from "gitea-js";
 import type { FetchFn } from "../../storage/outbound.ts";
+import { readTail, type TextTail } from "../../storage/outbound-body.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 
 export type GiteaErrorKind = "business" | "infrastructure";
@@ -140,42 +141,6 @@ export interface ActionJob {
   conclusion?: string;
 }
 
-/** The last bytes of a log: the text from its first whole line, and how much was left out. */
-export interface LogTail {
-  text: string;
-  totalBytes: number;
-  truncated: boolean;
-}
-
-/**
- * Reads a body keeping only its last `max` bytes, so a log of any size costs at most `max` plus one
- * chunk of memory; when bytes were dropped the partial first line is dropped too (a cut secret would
- * otherwise slip past redaction).
- */
-export async function tailOfStream(body: ReadableStream<Uint8Array> | null, max: number): Promise<LogTail> {
-  const chunks: Uint8Array[] = [];
-  let kept = 0;
-  let total = 0;
-  if (body) {
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      kept += chunk.byteLength;
-      total += chunk.byteLength;
-      while (chunks.length > 1 && kept - chunks[0]!.byteLength >= max) kept -= chunks.shift()!.byteLength;
-    }
-  }
-  const all = new Uint8Array(kept);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  const truncated = total > max;
-  let text = new TextDecoder().decode(truncated ? all.subarray(all.byteLength - max) : all);
-  if (truncated) text = text.slice(text.indexOf("\n") + 1);
-  return { text, totalBytes: total, truncated };
-}
-
 export function giteaClient(opts: GiteaClientOptions) {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const apiBase = `${base}/api/v1`;
@@ -285,7 +250,7 @@ export function giteaClient(opts: GiteaClientOptions) {
       );
     },
     /** The last `maxBytes` of a job's log (`downloadActionsRunJobLogs`), streamed: the whole log is never held. */
-    jobLogTail: async (repo: string, jobId: number, maxBytes: number): Promise<LogTail> => {
+    jobLogTail: async (repo: string, jobId: number, maxBytes: number): Promise<TextTail> => {
       const [o, n] = splitRepo(repo);
       const operation = `GET /repos/${repo}/actions/jobs/${jobId}/logs`;
       const res = await apiFetch(`${apiBase}/repos/${seg(o)}/${seg(n)}/actions/jobs/${jobId}/logs`, {
@@ -295,7 +260,7 @@ export function giteaClient(opts: GiteaClientOptions) {
         await res.body?.cancel();
         throw new GiteaError(kindOfStatus(res.status), res.status, operation, `Gitea answered ${res.status} to ${operation}`);
       }
-      return tailOfStream(res.body, maxBytes);
+      return readTail(res.body, maxBytes);
     },
     createIssue: (repo: string, issue: { title: string; body?: string; assignees?: string[] }) => {
       const [o, n] = splitRepo(repo);
