@@ -26,6 +26,9 @@ const MAX_OVERLAY_BYTES = 48 * 1024 * 1024;
 /** Total output a command may produce before the shell stops it (each stream is then capped for the model). */
 const MAX_SHELL_OUTPUT_BYTES = 4 * 1024 * 1024;
 
+/** A command line that runs a git network command (`git clone`, `git push`): its outer deadline includes `git_network_ms`. */
+const NETWORK_GIT = /\bgit\b[^;&|\n]*\b(?:clone|push)\b/;
+
 /**
  * Makes the extra commands for one call (for example `git`, bound to this session's workspace). A
  * command that waits on the network runs that wait inside `network`: the shell's time cap pauses and
@@ -63,9 +66,10 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
           fs,
           cwd: WORKSPACE_MOUNT,
           env: { HOME: WORKSPACE_MOUNT, USER: "agent", PWD: WORKSPACE_MOUNT },
-          // just-bash's own deadline is the outer bound: the shell's time plus the network budget when commands may use it.
+          // just-bash's own deadline (checked by its interpreter, so it also stops a busy loop, where no timer can
+          // fire) is the outer bound: the shell's time, plus the network budget when the line runs a clone or push.
           executionLimits: {
-            maxExecutionTimeMs: limits.shell_time_ms + (commands.length ? limits.git_network_ms : 0),
+            maxExecutionTimeMs: limits.shell_time_ms + (commands.length && NETWORK_GIT.test(args.command) ? limits.git_network_ms : 0),
             maxOutputSize: MAX_SHELL_OUTPUT_BYTES,
           },
           customCommands: commands,
