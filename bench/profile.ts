@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
 import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+import { inspector } from "./inspector.ts";
 import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
 
 const TURNS = Number(process.env.BENCH_PROFILE_TURNS ?? 100);
@@ -33,38 +34,6 @@ interface Profile {
   timeDeltas: number[];
   startTime: number;
   endTime: number;
-}
-
-/** A DevTools protocol session over the inspector WebSocket of the Worker's first target. */
-async function inspector(port: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { webSocketDebuggerUrl: string; title?: string }[];
-  if (process.env.BENCH_DEBUG) console.log(JSON.stringify(targets));
-  if (targets.length === 0) throw new Error("no inspector target");
-  // wrangler's inspector proxy accepts DevTools origins only; Node's WebSocket (undici) takes headers.
-  const ws = new WebSocket(targets[0]!.webSocketDebuggerUrl, {
-    headers: { Origin: "https://devtools.devprod.cloudflare.dev" },
-  } as unknown as string[]);
-  await new Promise<void>((ok, fail) => {
-    ws.addEventListener("open", () => ok(), { once: true });
-    ws.addEventListener("error", () => fail(new Error("inspector connection failed")), { once: true });
-  });
-  let next = 1;
-  const waiting = new Map<number, (v: unknown) => void>();
-  ws.addEventListener("message", (e) => {
-    const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown; error?: unknown };
-    if (msg.id !== undefined && waiting.has(msg.id)) {
-      waiting.get(msg.id)!(msg.error ? Promise.reject(new Error(JSON.stringify(msg.error))) : msg.result);
-      waiting.delete(msg.id);
-    }
-  });
-  return {
-    send<T>(method: string, params: object = {}): Promise<T> {
-      const id = next++;
-      ws.send(JSON.stringify({ id, method, params }));
-      return new Promise<T>((ok) => waiting.set(id, ok as (v: unknown) => void));
-    },
-    close: () => ws.close(),
-  };
 }
 
 /** Copies the bundle wrangler dev is running (and its source map) before `stop` removes it. */

@@ -15,7 +15,7 @@ import {
   type ToolsetFactory,
   type ToolSpec,
 } from "../runtime/index.ts";
-import { toolchainTools } from "../domains/toolchain/tools.ts";
+import { toolchainCodeTools, toolchainTools } from "../domains/toolchain/tools.ts";
 import { codeTools } from "../domains/toolchain/code-tools.ts";
 import { mailTools } from "../domains/mail/tools.ts";
 import { skillProvider, type SkillProviderOptions } from "../domains/skills/provider.ts";
@@ -46,7 +46,7 @@ export function registeredToolsets(): Map<string, ToolsetFactory> {
     [DEFAULT_TOOLSET, () => [...commonTools(), delegateTool, scheduleTool, skillProposeTool]],
     ["toolchain", () => [...commonTools(), ...alwaysOffered(toolchainTools())]],
     // Code scenarios (docs/toolchain.md, "Code scenarios"): the toolchain's tools plus files, a shell and git.
-    ["toolchain_code", () => [...commonTools(), ...alwaysOffered([...toolchainTools(), ...codeTools()])]],
+    ["toolchain_code", () => [...commonTools(), ...alwaysOffered([...toolchainCodeTools(), ...codeTools()])]],
     ["mail", () => [...commonTools(), ...alwaysOffered(mailTools())]],
     // A session with files, a shell and git (docs/workspace.md): `toolset: "code"` on a run.
     ["code", () => [...commonTools(), delegateTool, ...alwaysOffered(codeTools())]],

@@ -61,4 +61,5 @@ export type {
 // The shell's file system and extra-command hook, for `git` (domains/git, docs/workspace.md "Git").
 export type { WorkspaceShellFs } from "./workspace/shell-fs.ts";
 export { BASH_DESCRIPTION, type ShellCommands } from "./workspace/tools/bash.ts";
+export type { NetworkSection } from "./workspace/shell-clock.ts";
 export type { SessionWorkspace } from "./workspace/session-workspace.ts";

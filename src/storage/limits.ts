@@ -79,6 +79,13 @@ export const DEFAULT_LIMITS = {
    * docs/workspace.md, "Git"): a 50 MB repository's pack fits, the 128 MB isolate still has room.
    */
   git_clone_bytes: 64 * MiB,
+  /**
+   * Wall time of one `git clone`, `fetch` or `push` in the shell, in milliseconds: its own cap instead of
+   * `shell_time_ms`, since a 5,000-file clone takes tens of seconds (docs/workspace.md, "Git").
+   */
+  git_network_ms: 120_000,
+  /** The end of a CI job's log that `gitea_ci_logs` hands the model (docs/toolchain.md, "Code scenarios"). */
+  ci_log_tail_bytes: 16 * KiB,
 } as const;
 
 export type Limits = { [K in keyof typeof DEFAULT_LIMITS]: number };
@@ -128,6 +135,12 @@ const OverrideSchema = z
       .int()
       .min(1 * KiB)
       .max(96 * MiB),
+    git_network_ms: z.number().int().min(1_000).max(900_000),
+    ci_log_tail_bytes: z
+      .number()
+      .int()
+      .min(1 * KiB)
+      .max(1 * MiB),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
 

@@ -14,11 +14,16 @@ import { outcomeAfter } from "./deliveries.ts";
 import { api, newWorkspace } from "./client.ts";
 import { fakeGiteaControl } from "../support/fake-gitea.ts";
 import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
-import { checkAgainstSwagger, type SwaggerDoc } from "../support/swagger-check.ts";
+import { checkAgainstSwagger, mergeSwagger, type SwaggerDoc } from "../support/swagger-check.ts";
 import { pushFromElsewhere, startGitServer, type GitServer } from "../support/git-server.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const SWAGGER = JSON.parse(readFileSync(resolve(ROOT, "test/fixtures/upstream/gitea/swagger.v1.22.json"), "utf8")) as SwaggerDoc;
+const readDoc = (path: string) => JSON.parse(readFileSync(resolve(ROOT, path), "utf8")) as SwaggerDoc;
+// Gitea 1.22's description plus the newer Actions operations gitea_ci_logs calls (test/fixtures/gitea/README.md).
+const SWAGGER = mergeSwagger(
+  readDoc("test/fixtures/upstream/gitea/swagger.v1.22.json"),
+  readDoc("test/fixtures/gitea/swagger.actions.json"),
+);
 const SECRET = "e2e-code-webhook-secret";
 const TOKEN = "e2e-code-bot-token";
 const modelUrl = inject("modelUrl");
@@ -182,18 +187,32 @@ describe("code scenarios against a real git server", () => {
     expect(server.requests.filter((r) => r.path.includes(s.repo)).every((r) => r.password === TOKEN)).toBe(true);
   });
 
-  it("ci_failure: the agent fixes the failing test on the pull request's branch and pushes; the task is verified", async () => {
+  it("ci_failure: the agent reads the failed job's log, fixes the failing test on the pull request's branch and pushes; the task is verified", async () => {
     const s = await setup();
     const headRef = "jony-patch-1";
     await pushFromElsewhere(server, s.repo, "main", "src/routes.ts", 'export const routes = ["/", "/broken"];\n', headRef);
     const headSha = server.git(s.repo, "rev-parse", headRef).trim();
     await gitea.addPull(s.repo, { number: 30, author: "jony", headRef, headSha, title: "Routes" });
+    // Gitea Actions ran on the head: the `test` job failed, and its log (not the status) names the failing test.
+    const run = await gitea.addRun(s.repo, {
+      runNumber: 12,
+      headSha,
+      jobs: [
+        { name: "lint", conclusion: "success", log: "eslint: no problems\n" },
+        {
+          name: "test",
+          conclusion: "failure",
+          log: "Run npm test\n ✓ test/server.test.ts (2)\n FAIL test/routes.test.ts > routes > has no broken route\nAssertionError: expected [ '/', '/broken' ] not to include '/broken'\n",
+        },
+      ],
+    });
     await models.script(s.model, [
+      call("gitea_ci_logs", { repo: s.repo, sha: headSha, target_url: run.jobs[1]!.html_url }),
       call("bash", { command: `git clone --branch ${headRef} ${s.repo} && cd hello_world_ci && git log --oneline -1` }),
       call("grep", { pattern: "broken", path: "hello_world_ci" }),
       call("edit_file", { path: "hello_world_ci/src/routes.ts", old_text: '"/broken"', new_text: '"/fixed"' }),
       call("bash", { command: `cd hello_world_ci && git commit -am "Fix the broken route" && git push origin ${headRef}` }),
-      call("toolchain_report", { summary: "The route was broken; fixed it on the PR branch and pushed." }),
+      call("toolchain_report", { summary: "test/routes.test.ts failed on the /broken route; fixed it on the PR branch and pushed." }),
       { text: "Done." },
     ]);
     const [taskId] = await deliver(
@@ -201,14 +220,27 @@ describe("code scenarios against a real git server", () => {
       "status",
       payload("status_failure_unindexed", s.repo, (b) => {
         b.sha = headSha;
+        b.target_url = run.jobs[1]!.html_url;
       }),
     );
     const done = await finished(s.ws.token, taskId!);
     const results = await toolResults(s.ws.token, taskId!);
     expect(done.task.status, JSON.stringify({ history: done.history, results })).toBe("done");
     expect(done.task.action_type).toBe("ci_failure");
+    // The task's steps tell the agent to read the log; the log it read names the failing test, not the passing job.
+    expect(JSON.stringify(done.task)).toContain("gitea_ci_logs");
+    expect(results[0]).toContain(`run #12 (id ${run.id}, failure`);
+    expect(results[0]).toContain("FAIL test/routes.test.ts > routes > has no broken route");
+    expect(results[0]).not.toContain("eslint");
     expect(server.git(s.repo, "log", "-1", "--format=%an%n%s%n%P", headRef)).toBe(`jony\nFix the broken route\n${headSha}\n`);
     expect(server.git(s.repo, "show", `${headRef}:src/routes.ts`)).toBe('export const routes = ["/", "/fixed"];\n');
+    const mine = (await gitea.state()).requests.filter((r) => r.path.includes(`/repos/${s.repo}/actions/`));
+    expect(mine.map((r) => r.path.replace(`/api/v1/repos/${s.repo}`, ""))).toEqual([
+      "/actions/runs",
+      `/actions/runs/${run.id}/jobs`,
+      `/actions/jobs/${run.jobs[1]!.id}/logs`,
+    ]);
+    expect(mine.flatMap((r) => checkAgainstSwagger(SWAGGER, r))).toEqual([]);
   });
 
   it("a report over a push whose branch head someone else replaced before verification fails it", async () => {

@@ -43,6 +43,23 @@ interface FakeRepo {
 
 export type DownMode = false | "503" | "network";
 
+/** An Actions run with its jobs and their logs (newer Gitea's Actions API; test/fixtures/gitea/swagger.actions.json). */
+export interface FakeRun {
+  id: number;
+  run_number: number;
+  head_sha: string;
+  status: string;
+  conclusion: string;
+  html_url: string;
+  jobs: { id: number; name: string; status: string; conclusion: string; html_url: string; log: string }[];
+}
+
+export interface FakeRunInput {
+  runNumber: number;
+  headSha: string;
+  jobs: { name: string; conclusion: "success" | "failure" | "skipped"; log: string }[];
+}
+
 const user = (login: string) => ({
   id: Math.abs(hash(login)) % 10_000,
   login,
@@ -93,6 +110,10 @@ export class FakeGitea {
   readonly #tokens = new Map<string, string>();
   #down: DownMode = false;
   #delayMs = 0;
+  /** repo → its Actions runs; `#actionsApi` false answers 404 like Gitea 1.22, which has no such API. */
+  readonly #runs = new Map<string, FakeRun[]>();
+  #actionsApi = true;
+  #nextActionsId = 1000;
   readonly #app = new Hono();
 
   /** Where the fake is reachable (used in `html_url`s); set once the server knows its port. */
@@ -110,6 +131,35 @@ export class FakeGitea {
   /** Answer every request this much later (the caller's abort signal still applies, as with a real server). */
   setDelay(ms: number): void {
     this.#delayMs = ms;
+  }
+
+  setActionsApi(on: boolean): void {
+    this.#actionsApi = on;
+  }
+
+  /** A finished Actions run of `fullName`; the run's and jobs' ids are assigned here (ids differ from the run number, as in Gitea). */
+  addRun(fullName: string, input: FakeRunInput): FakeRun {
+    const runs = this.#runs.get(fullName) ?? [];
+    const page = `${this.baseUrl}/${fullName}/actions/runs/${input.runNumber}`;
+    const failedRun = input.jobs.some((j) => j.conclusion === "failure");
+    const run: FakeRun = {
+      id: this.#nextActionsId++,
+      run_number: input.runNumber,
+      head_sha: input.headSha,
+      status: "completed",
+      conclusion: failedRun ? "failure" : "success",
+      html_url: page,
+      jobs: input.jobs.map((j, i) => ({
+        id: this.#nextActionsId++,
+        name: j.name,
+        status: "completed",
+        conclusion: j.conclusion,
+        html_url: `${page}/jobs/${i}`,
+        log: j.log,
+      })),
+    };
+    this.#runs.set(fullName, [run, ...runs]);
+    return run;
   }
 
   addToken(token: string, login: string): void {
@@ -385,6 +435,29 @@ export class FakeGitea {
         201,
       );
     });
+    const runsOf = (c: Context) => (this.#actionsApi ? (this.#runs.get(full(c)) ?? []) : null);
+    app.get("/api/v1/repos/:owner/:repo/actions/runs", (c) => {
+      const runs = runsOf(c);
+      if (!runs) return notFound(c, `route ${c.req.method} ${c.req.path}`);
+      const headSha = c.req.query("head_sha");
+      const list = runs.filter((r) => !headSha || r.head_sha === headSha).map(({ jobs: _jobs, ...r }) => r);
+      return c.json({ workflow_runs: list, total_count: list.length });
+    });
+    app.get("/api/v1/repos/:owner/:repo/actions/runs/:run/jobs", (c) => {
+      const runs = runsOf(c);
+      if (!runs) return notFound(c, `route ${c.req.method} ${c.req.path}`);
+      const run = runs.find((r) => r.id === Number(c.req.param("run")));
+      if (!run) return notFound(c, "run");
+      const jobs = run.jobs.map(({ log: _log, ...j }) => ({ ...j, run_id: run.id, head_sha: run.head_sha }));
+      return c.json({ jobs, total_count: jobs.length });
+    });
+    app.get("/api/v1/repos/:owner/:repo/actions/jobs/:job/logs", (c) => {
+      const runs = runsOf(c);
+      if (!runs) return notFound(c, `route ${c.req.method} ${c.req.path}`);
+      const job = runs.flatMap((r) => r.jobs).find((j) => j.id === Number(c.req.param("job")));
+      if (!job) return notFound(c, "job");
+      return c.text(job.log);
+    });
     app.all("*", (c) => notFound(c, `route ${c.req.method} ${c.req.path}`));
   }
 }
@@ -400,6 +473,7 @@ type Control =
   | { op: "addRepo"; repo: string; defaultBranch?: string; files?: Record<string, string>; protectedBranches?: string[] }
   | { op: "setBranch"; repo: string; branch: string; sha: string }
   | { op: "addPull"; repo: string; pull: Partial<FakePull> & { number: number; author: string; headRef: string } }
+  | { op: "addRun"; repo: string; run: FakeRunInput }
   | { op: "addToken"; token: string; login: string }
   | { op: "setDown"; mode: DownMode }
   | { op: "setDelay"; ms: number }
@@ -415,6 +489,8 @@ function control(gitea: FakeGitea, c: Control): unknown {
       return { ok: true };
     case "addPull":
       return gitea.addPull(c.repo, c.pull);
+    case "addRun":
+      return gitea.addRun(c.repo, c.run);
     case "addToken":
       gitea.addToken(c.token, c.login);
       return { ok: true };
@@ -505,6 +581,7 @@ export function fakeGiteaControl(url: string) {
       send({ op: "addRepo", repo, ...opts }),
     addPull: (repo: string, pull: Partial<FakePull> & { number: number; author: string; headRef: string }) =>
       send<FakePull>({ op: "addPull", repo, pull }),
+    addRun: (repo: string, run: FakeRunInput) => send<FakeRun>({ op: "addRun", repo, run }),
     addToken: (token: string, login: string) => send({ op: "addToken", token, login }),
     setDown: (mode: DownMode) => send({ op: "setDown", mode }),
     setDelay: (ms: number) => send({ op: "setDelay", ms }),

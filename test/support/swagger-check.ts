@@ -153,3 +153,8 @@ export function operationOf(doc: SwaggerDoc, req: Pick<CheckedRequest, "method" 
   const m = findOperation(doc, req.method, path);
   return m ? `${req.method} ${m.template}` : null;
 }
+
+/** `base` with the paths and definitions of `extra` added (Gitea 1.22's description plus the newer Actions operations). */
+export function mergeSwagger(base: SwaggerDoc, extra: SwaggerDoc): SwaggerDoc {
+  return { ...base, paths: { ...base.paths, ...extra.paths }, definitions: { ...base.definitions, ...extra.definitions } };
+}

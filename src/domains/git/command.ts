@@ -16,7 +16,7 @@
  */
 import type IsomorphicGit from "isomorphic-git";
 import type { CustomCommand } from "just-bash/browser";
-import type { WorkspaceShellFs } from "../../runtime/index.ts";
+import type { NetworkSection, WorkspaceShellFs } from "../../runtime/index.ts";
 import type { StagedBlob } from "../../storage/files/objects.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
@@ -57,6 +57,8 @@ export interface GitCommandOptions {
   persist: (path: string, bytes: Uint8Array) => Promise<StagedBlob>;
   /** Most bytes a clone may download (`git_clone_bytes`). */
   maxCloneBytes: number;
+  /** Runs a clone's or push's network work under `git_network_ms` instead of the shell's cap (runtime shell-clock.ts). */
+  network?: NetworkSection;
   signal?: AbortSignal;
 }
 
@@ -165,14 +167,21 @@ class GitSession {
     return gitFs(this.#o.files, root);
   }
 
-  async http(maxBytes = this.#o.maxCloneBytes) {
+  async http(maxBytes: number, timeLimit: AbortSignal | null) {
     const host = await this.#host();
+    const signals = [this.#o.signal, timeLimit].filter((s): s is AbortSignal => Boolean(s));
     return gitHttp({
       fetch: host.fetch,
       credentials: (url) => host.credentials(url),
       maxResponseBytes: maxBytes,
-      ...(this.#o.signal ? { signal: this.#o.signal } : {}),
+      ...(signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : {}),
     });
+  }
+
+  /** Network work (a clone, a push) with its HTTP client, under the git network time cap when the shell gives one. */
+  net<T>(run: (http: Awaited<ReturnType<GitSession["http"]>>) => Promise<T>): Promise<T> {
+    const go = (signal: AbortSignal | null) => this.http(this.#o.maxCloneBytes, signal).then(run);
+    return this.#o.network ? this.#o.network((signal) => go(signal)) : go(null);
   }
 
   /** The repository containing the working directory. */
@@ -280,19 +289,20 @@ class GitSession {
     }
     // A clone writes a whole repository: store each file at once instead of holding them all.
     files.spillTo(this.#o.persist);
-    const http = await this.http();
     try {
-      await git.clone({
-        fs: this.fs(dir),
-        http,
-        dir,
-        url,
-        ...(ref ? { ref } : {}),
-        singleBranch: true,
-        depth,
-        noTags: true,
-        cache: this.cache,
-      });
+      await this.net((http) =>
+        git.clone({
+          fs: this.fs(dir),
+          http,
+          dir,
+          url,
+          ...(ref ? { ref } : {}),
+          singleBranch: true,
+          depth,
+          noTags: true,
+          cache: this.cache,
+        }),
+      );
     } catch (err) {
       // Nothing half-cloned stays: the destination was absent or empty before.
       if (dir === "/") for (const child of await files.readdir("/")) await files.rm(`/${child}`, { recursive: true, force: true });
@@ -638,33 +648,36 @@ class GitSession {
     const host = await this.#host();
     if (force && !host.policy.allowForcePush)
       return fatal(`force pushes are not allowed by this workspace's policy; push new commits on top of '${dst}' instead`, 1);
-    const http = await this.http();
-    const info = await git.getRemoteInfo({ http, url });
-    const defaultRef = typeof info.HEAD === "string" ? info.HEAD.replace(/^refs\/heads\//, "") : null;
-    if (dst === defaultRef && !host.policy.allowDefaultBranchPush)
-      return fatal(
-        `refusing to push to '${dst}', the repository's default branch; push to a new branch (git checkout -b fix/<issue>-<brief>) and open a pull request`,
-        1,
-      );
-    if (host.isProtected && (await host.isProtected(url, dst)))
-      return fatal(
-        `refusing to push to '${dst}': the branch is protected on the remote; push to another branch and open a pull request`,
-        1,
-      );
-    const heads = (info.refs as { heads?: Record<string, string> } | undefined)?.heads ?? {};
-    const before = heads[dst];
-    const oid = await git.resolveRef({ fs, dir, ref: src });
-    let result;
-    try {
-      result = await git.push({ fs, http, dir, remote, ref: src, remoteRef: dst, force, cache: this.cache });
-    } catch (err) {
-      const e = err as { code?: string; data?: { reason?: string; result?: { refs?: Record<string, { error?: string }> } } };
-      if (e.code === "PushRejectedError" || e.code === "GitPushError") {
-        const reason = e.data?.reason ?? Object.values(e.data?.result?.refs ?? {})[0]?.error ?? "rejected";
-        return rejected(url, src, dst, reason);
+    // The remote's refs, the policy checks against them and the push: network time (git_network_ms).
+    const outcome = await this.net(async (http) => {
+      const info = await git.getRemoteInfo({ http, url });
+      const defaultRef = typeof info.HEAD === "string" ? info.HEAD.replace(/^refs\/heads\//, "") : null;
+      if (dst === defaultRef && !host.policy.allowDefaultBranchPush)
+        return fatal(
+          `refusing to push to '${dst}', the repository's default branch; push to a new branch (git checkout -b fix/<issue>-<brief>) and open a pull request`,
+          1,
+        );
+      if (host.isProtected && (await host.isProtected(url, dst)))
+        return fatal(
+          `refusing to push to '${dst}': the branch is protected on the remote; push to another branch and open a pull request`,
+          1,
+        );
+      const heads = (info.refs as { heads?: Record<string, string> } | undefined)?.heads ?? {};
+      const before = heads[dst];
+      const oid = await git.resolveRef({ fs, dir, ref: src });
+      try {
+        return { result: await git.push({ fs, http, dir, remote, ref: src, remoteRef: dst, force, cache: this.cache }), before, oid };
+      } catch (err) {
+        const e = err as { code?: string; data?: { reason?: string; result?: { refs?: Record<string, { error?: string }> } } };
+        if (e.code === "PushRejectedError" || e.code === "GitPushError") {
+          const reason = e.data?.reason ?? Object.values(e.data?.result?.refs ?? {})[0]?.error ?? "rejected";
+          return rejected(url, src, dst, reason);
+        }
+        throw err;
       }
-      throw err;
-    }
+    });
+    if (!("result" in outcome)) return outcome;
+    const { result, before, oid } = outcome;
     const status = result.refs[`refs/heads/${dst}`];
     if (!result.ok || (status && !status.ok)) return rejected(url, src, dst, status?.error ?? result.error ?? "rejected");
     if (setUpstream) {

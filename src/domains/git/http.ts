@@ -8,6 +8,7 @@
  */
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from "isomorphic-git";
 import type { FetchFn } from "../../storage/outbound.ts";
+import { boundedChunks, collectBytes } from "../../storage/outbound-body.ts";
 
 export class GitTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -24,48 +25,13 @@ export interface GitHttpOptions {
   signal?: AbortSignal;
 }
 
-async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array | undefined> {
-  if (!body) return undefined;
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const part of body) {
-    parts.push(part);
-    size += part.byteLength;
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
-}
-
-async function* capped(body: ReadableStream<Uint8Array> | null, max: number): AsyncGenerator<Uint8Array> {
-  if (!body) return;
-  const reader = body.getReader();
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      size += value.byteLength;
-      if (size > max) throw new GitTooLargeError(max);
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
-    if (size > max) await body.cancel().catch(() => undefined);
-  }
-}
-
 export function gitHttp(options: GitHttpOptions): HttpClient {
   return {
     async request(req: GitHttpRequest): Promise<GitHttpResponse> {
       const url = new URL(req.url);
       const headers = new Headers(req.headers ?? {});
       for (const [k, v] of Object.entries((await options.credentials(url)) ?? {})) headers.set(k, v);
-      const body = await collect(req.body as AsyncIterable<Uint8Array> | undefined);
+      const body = await collectBytes(req.body as AsyncIterable<Uint8Array> | undefined);
       const res = await options.fetch(url.href, {
         method: req.method ?? "GET",
         headers,
@@ -80,7 +46,7 @@ export function gitHttp(options: GitHttpOptions): HttpClient {
         statusCode: res.status,
         statusMessage: res.statusText,
         headers: out,
-        body: capped(res.body, options.maxResponseBytes),
+        body: boundedChunks(res.body, options.maxResponseBytes, () => new GitTooLargeError(options.maxResponseBytes)),
       };
     },
   };

@@ -8,6 +8,7 @@
  */
 import { giteaApi, type Api, type ChangeFileOperation, type CreatePullReviewOptions, type MergePullRequestOption } from "gitea-js";
 import type { FetchFn } from "../../storage/outbound.ts";
+import { readTail, type TextTail } from "../../storage/outbound-body.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 
 export type GiteaErrorKind = "business" | "infrastructure";
@@ -121,11 +122,34 @@ export type MergeMethod = MergePullRequestOption["Do"];
 export type ReviewEvent = NonNullable<CreatePullReviewOptions["event"]>;
 export type FileChange = ChangeFileOperation;
 
+/** One Actions run, as `GET /repos/{owner}/{repo}/actions/runs` lists it (newer Gitea; gitea-js 1.23 has no types). */
+export interface ActionRun {
+  id: number;
+  run_number?: number;
+  head_sha?: string;
+  html_url?: string;
+  status?: string;
+  conclusion?: string;
+}
+
+/** One job of a run (`GET …/actions/runs/{run}/jobs`). */
+export interface ActionJob {
+  id: number;
+  run_id?: number;
+  name?: string;
+  status?: string;
+  conclusion?: string;
+}
+
 export function giteaClient(opts: GiteaClientOptions) {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const apiBase = `${base}/api/v1`;
-  const api: Api<unknown> = giteaApi(base, { token: opts.token, customFetch: makeFetch(opts, apiBase) });
+  const apiFetch = makeFetch(opts, apiBase);
+  const api: Api<unknown> = giteaApi(base, { token: opts.token, customFetch: apiFetch });
   const r = api.repos;
+  /** A GET gitea-js has no method for (Actions, newer than its 1.23 types), through the same fetch and errors. */
+  const getJson = <T>(operation: string, path: string, query?: Record<string, string | number>) =>
+    call(operation, () => api.request<T, unknown>({ path, method: "GET", query, secure: true, format: "json" }));
 
   return {
     baseUrl: base,
@@ -205,6 +229,38 @@ export function giteaClient(opts: GiteaClientOptions) {
       return call(`POST /repos/${repo}/pulls`, () =>
         r.repoCreatePullRequest(seg(o), seg(n), { title: pr.title, head: pr.head, base: pr.base, body: pr.body ?? "" }),
       );
+    },
+    /** Actions runs, newest first (Gitea's `getWorkflowRuns`; test/fixtures/gitea/swagger.actions.json). */
+    listActionRuns: (repo: string, q: { headSha?: string; limit?: number } = {}) => {
+      const [o, n] = splitRepo(repo);
+      const query = { ...(q.headSha ? { head_sha: q.headSha } : {}), limit: q.limit ?? 50 };
+      return getJson<{ workflow_runs?: ActionRun[] | null }>(
+        `GET /repos/${repo}/actions/runs`,
+        `/repos/${seg(o)}/${seg(n)}/actions/runs`,
+        query,
+      );
+    },
+    /** The jobs of one run (`listWorkflowRunJobs`). */
+    listRunJobs: (repo: string, runId: number) => {
+      const [o, n] = splitRepo(repo);
+      return getJson<{ jobs?: ActionJob[] | null }>(
+        `GET /repos/${repo}/actions/runs/${runId}/jobs`,
+        `/repos/${seg(o)}/${seg(n)}/actions/runs/${runId}/jobs`,
+        { limit: 50 },
+      );
+    },
+    /** The last `maxBytes` of a job's log (`downloadActionsRunJobLogs`), streamed: the whole log is never held. */
+    jobLogTail: async (repo: string, jobId: number, maxBytes: number): Promise<TextTail> => {
+      const [o, n] = splitRepo(repo);
+      const operation = `GET /repos/${repo}/actions/jobs/${jobId}/logs`;
+      const res = await apiFetch(`${apiBase}/repos/${seg(o)}/${seg(n)}/actions/jobs/${jobId}/logs`, {
+        headers: opts.token ? { Authorization: `Bearer ${opts.token}` } : {},
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new GiteaError(kindOfStatus(res.status), res.status, operation, `Gitea answered ${res.status} to ${operation}`);
+      }
+      return readTail(res.body, maxBytes);
     },
     createIssue: (repo: string, issue: { title: string; body?: string; assignees?: string[] }) => {
       const [o, n] = splitRepo(repo);

@@ -8,12 +8,13 @@ import { gitCommand, GIT_SHELL_NOTE } from "../git/command.ts";
 import { workspacePersist } from "../git/persist.ts";
 import { gitHostFor } from "./git-host.ts";
 
-const gitShell: ShellCommands = (ctx, ws, files) => [
+const gitShell: ShellCommands = (ctx, ws, files, network) => [
   gitCommand({
     files,
     host: () => gitHostFor(ctx),
     persist: workspacePersist(ws),
     maxCloneBytes: ws.limits.git_clone_bytes,
+    network,
     signal: ctx.signal,
   }),
 ];

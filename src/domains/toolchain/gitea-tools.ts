@@ -11,7 +11,7 @@ import { giteaFor } from "./gitea-access.ts";
 import { addHistory } from "./task-store.ts";
 import { withWorkingTask } from "./tool-context.ts";
 
-const Repo = z
+export const Repo = z
   .string()
   .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "must be owner/name")
   .describe("Repository as owner/name");
@@ -22,12 +22,14 @@ const MAX_FILE = 60_000;
 const clip = (text: string, max: number) =>
   text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters not shown)` : text;
 
-function withGitea(ctx: ToolContext, run: (gitea: GiteaClient) => Promise<string>): Promise<ToolResult> {
+/** Runs a Gitea call for the working task: a string answer is the tool's result; a `ToolResult` passes through. */
+export function withGitea(ctx: ToolContext, run: (gitea: GiteaClient) => Promise<string | ToolResult>): Promise<ToolResult> {
   return withWorkingTask(ctx, async (t) => {
     const gitea = await giteaFor(ctx.env, ctx.workspaceId, t.config, t.agent, ctx.signal);
     if (!gitea) return fail("gitea_not_configured", "This workspace has no toolchain.gitea_base_url");
     try {
-      return ok(await run(gitea));
+      const out = await run(gitea);
+      return typeof out === "string" ? ok(out) : out;
     } catch (err) {
       if (!(err instanceof GiteaError)) throw err;
       if (err.kind === "infrastructure") {

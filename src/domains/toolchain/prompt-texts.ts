@@ -60,7 +60,7 @@ export const STEP_TEMPLATES: Record<string, string[]> = {
     "Report what you did: call toolchain_report for task {task_id}.",
   ],
   ci_failure: [
-    "Open the failing check '{check_name}' ({check_url}) and find the failing step and its error.",
+    "Read the log of the failing check '{check_name}': call gitea_ci_logs with repo \"{repo}\", sha \"{sha}\" and target_url \"{check_url}\" when the check links to a Gitea Actions run (Gitea API: GET /repos/{repo}/actions/runs, then the run's jobs and the failed job's log); find the failing test and its error. If the server has no Actions log API, work from the check's description '{check_description}'.",
     "Check out the pull request's branch: run `git clone --branch {head_ref} {repo}` with bash and `cd` into it; find the cause with grep and read_file.",
     'Fix it with edit_file, check the change with `git diff`, then commit and push to the same branch: `git add -A && git commit -m "<the fix>" && git push origin {head_ref}`.',
     "The push re-runs CI on {repo}#{number}; say on the pull request what you fixed with gitea_comment (Gitea API: POST /repos/{repo}/issues/{number}/comments).",

@@ -2,7 +2,13 @@
 import type { ToolSpec } from "../../runtime/index.ts";
 import { toolchainCommentTool, toolchainOutputTool, toolchainReportTool } from "./report-tools.ts";
 import { giteaTools } from "./gitea-tools.ts";
+import { giteaCiLogsTool } from "./ci-logs.ts";
 
 export function toolchainTools(): ToolSpec<unknown>[] {
   return [toolchainReportTool, toolchainOutputTool, toolchainCommentTool, ...giteaTools];
+}
+
+/** Code scenarios (`toolchain_code`, src/app/runtime.ts) also read CI logs: their tasks fix what CI found. */
+export function toolchainCodeTools(): ToolSpec<unknown>[] {
+  return [...toolchainTools(), giteaCiLogsTool];
 }

@@ -17,6 +17,7 @@ import { AppError } from "../../kernel/errors.ts";
 import { redactSecrets } from "../../kernel/prompt-guard.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import { outboundFetchLocated } from "../../storage/outbound.ts";
+import { readHead } from "../../storage/outbound-body.ts";
 import { defineTool, fail, ok, type ToolSpec } from "../../runtime/index.ts";
 
 export const WEB_FETCH_READ_BYTES = 2 * 1024 * 1024;
@@ -40,35 +41,6 @@ export async function htmlToMarkdown(html: string): Promise<string> {
 
 const TEXTUAL =
   /^(text\/|application\/(json|xml|xhtml\+xml|javascript|ld\+json|rss\+xml|atom\+xml|x-ndjson|yaml|x-yaml|toml))|\+json$|\+xml$/;
-
-/** The body, up to `max` bytes; `truncated` when there was more. Cancels the rest. */
-async function readCapped(res: Response, max: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (!res.body) return { bytes: new Uint8Array(0), truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.byteLength > max) {
-      chunks.push(value.subarray(0, max - size));
-      size = max;
-      truncated = true;
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return { bytes, truncated };
-}
 
 function decode(bytes: Uint8Array, contentType: string): string {
   const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1];
@@ -109,7 +81,7 @@ export const webFetchTool: ToolSpec<unknown> = defineTool({
       });
       const contentType = response.headers.get("Content-Type") ?? "";
       const mime = contentType.split(";")[0]!.trim().toLowerCase();
-      const { bytes, truncated: readCut } = await readCapped(response, WEB_FETCH_READ_BYTES);
+      const { bytes, truncated: readCut } = await readHead(response.body, WEB_FETCH_READ_BYTES);
       let body: string;
       let kind: string;
       /** The page's text as sent (markup included): what an error's excerpt is made from. */

@@ -4,7 +4,7 @@ import { env as workerEnv } from "cloudflare:workers";
 import { call } from "../../support/api.ts";
 import { setOutboundFetch, testEnv } from "../../support/test-services.ts";
 import { transition } from "../../../src/domains/toolchain/task-store.ts";
-import { toolchainTools } from "../../../src/domains/toolchain/tools.ts";
+import { toolchainCodeTools } from "../../../src/domains/toolchain/tools.ts";
 import type { ToolContext, ToolResult } from "../../../src/runtime/tools/spec.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
 import { swaggerProblems } from "../../support/swagger.ts";
@@ -24,7 +24,7 @@ beforeEach(() => {
 });
 afterEach(() => setOutboundFetch(null));
 
-const tool = (name: string) => toolchainTools().find((t) => t.name === name)!;
+const tool = (name: string) => toolchainCodeTools().find((t) => t.name === name)!;
 
 async function workingTask(toolchain: Record<string, unknown> = {}) {
   const ws = await toolchainWorkspace(toolchain);
@@ -146,5 +146,73 @@ describe("Gitea tools", () => {
     const { ctx } = await workingTask({ gitea_base_url: undefined });
     expect((await run("gitea_get_pull", { repo: REPO, number: 7 }, ctx())).error?.code).toBe("gitea_not_configured");
     expect(fake.requests).toEqual([]);
+  });
+});
+
+describe("gitea_ci_logs", () => {
+  const SHA = "5f3a9c0d1e2b4a6f8c7d9e0a1b2c3d4e5f6a7b8c";
+  // A 40 KB log: the failing test and a token printed by a careless step are at its end, where the tail is.
+  const longLog = (last: string) =>
+    `${Array.from({ length: 800 }, (_, i) => `2024-05-02T09:00:00Z step output line ${i} ${"x".repeat(30)}`).join("\n")}\n${last}\n`;
+  const token = `ghp_${"A1b2C3d4E5".repeat(4)}`;
+
+  it("reads the failed job named by the check's link: the log's tail only, bounded and redacted, through documented calls", async () => {
+    const { ctx } = await workingTask();
+    fake.addRun(REPO, { runNumber: 3, headSha: "0".repeat(40), jobs: [{ name: "test", conclusion: "success", log: "old run\n" }] });
+    const run7 = fake.addRun(REPO, {
+      runNumber: 7,
+      headSha: SHA,
+      jobs: [
+        { name: "lint", conclusion: "success", log: "lint ok\n" },
+        { name: "test", conclusion: "failure", log: longLog(`FAIL test/routes.test.ts > rejects /broken\nexport GITEA_TOKEN=${token}`) },
+      ],
+    });
+    const byLink = await run("gitea_ci_logs", { repo: REPO, target_url: run7.jobs[1]!.html_url, sha: SHA }, ctx());
+    expect(byLink.ok, byLink.content).toBe(true);
+    expect(byLink.content).toContain(`run #7 (id ${run7.id}, failure, commit ${SHA.slice(0, 12)})`);
+    expect(byLink.content).toContain('job "test"');
+    expect(byLink.content).toContain("FAIL test/routes.test.ts > rejects /broken");
+    expect(byLink.content).toContain("GITEA_TOKEN=[redacted]");
+    expect(byLink.content).not.toContain(token);
+    expect(byLink.content).not.toContain("step output line 0 "); // the head of the log is left out…
+    expect(byLink.content).toMatch(/the last \d+ of \d+ bytes/);
+    expect(new TextEncoder().encode(byLink.content).byteLength).toBeLessThan(16 * 1024 + 300); // …within ci_log_tail_bytes
+    // Without a job in the link (or with the commit only) the failed jobs are read, never the passing ones.
+    const bySha = await run("gitea_ci_logs", { repo: REPO, sha: SHA }, ctx());
+    expect(bySha.content).toContain("FAIL test/routes.test.ts");
+    expect(bySha.content).not.toContain("lint ok");
+    const byRun = await run("gitea_ci_logs", { repo: REPO, target_url: run7.html_url }, ctx());
+    expect(byRun.content).toContain('job "test"');
+    expect(byRun.content).not.toContain('job "lint"');
+    expect(swaggerProblems(fake.requests)).toEqual([]);
+    expect(fake.requests.find((r) => r.path.endsWith("/actions/runs"))?.query).toMatchObject({ head_sha: SHA });
+  });
+
+  it("answers readable tool errors: an older Gitea without the Actions API, no such run, no failed job, a link that is not a run", async () => {
+    const { ctx } = await workingTask();
+    fake.addRun(REPO, { runNumber: 2, headSha: SHA, jobs: [{ name: "test", conclusion: "success", log: "ok\n" }] });
+    expect(await run("gitea_ci_logs", { repo: REPO, sha: SHA }, ctx())).toMatchObject({
+      ok: false,
+      error: { code: "ci_run_not_found" },
+    });
+    const noJob = await run("gitea_ci_logs", { repo: REPO, target_url: `https://gitea.test/${REPO}/actions/runs/2` }, ctx());
+    expect(noJob).toMatchObject({ ok: false, error: { code: "ci_job_not_found" } });
+    expect(noJob.content).toContain('"test" success');
+    expect((await run("gitea_ci_logs", { repo: REPO, target_url: `https://gitea.test/${REPO}/actions/runs/9` }, ctx())).error?.code).toBe(
+      "ci_run_not_found",
+    );
+    expect((await run("gitea_ci_logs", { repo: REPO, target_url: "https://ci.example.org/build/5" }, ctx())).error?.code).toBe(
+      "invalid_input",
+    );
+    expect(
+      (await run("gitea_ci_logs", { repo: REPO, target_url: "https://gitea.test/other/repo/actions/runs/2" }, ctx())).error?.code,
+    ).toBe("invalid_input");
+    expect((await run("gitea_ci_logs", { repo: REPO }, ctx())).error?.code).toBe("invalid_input");
+    fake.setActionsApi(false);
+    for (const args of [{ sha: SHA }, { job_id: 1234 }]) {
+      const old = await run("gitea_ci_logs", { repo: REPO, ...args }, ctx());
+      expect(old).toMatchObject({ ok: false, error: { code: "gitea_no_actions_api" } });
+      expect(old.content).toContain("no Actions log API");
+    }
   });
 });

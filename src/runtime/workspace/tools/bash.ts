@@ -13,6 +13,7 @@ import { WorkspaceShellFs } from "../shell-fs.ts";
 import type { SessionWorkspace } from "../session-workspace.ts";
 import { capText, withWorkspace } from "./common.ts";
 import type { FileChange } from "../../../storage/files/objects.ts";
+import { ShellClock, type NetworkSection } from "../shell-clock.ts";
 
 export const WORKSPACE_MOUNT = "/workspace";
 /**
@@ -25,8 +26,15 @@ const MAX_OVERLAY_BYTES = 48 * 1024 * 1024;
 /** Total output a command may produce before the shell stops it (each stream is then capped for the model). */
 const MAX_SHELL_OUTPUT_BYTES = 4 * 1024 * 1024;
 
-/** Makes the extra commands for one call (for example `git`, bound to this session's workspace). */
-export type ShellCommands = (ctx: ToolContext, ws: SessionWorkspace, fs: WorkspaceShellFs) => CustomCommand[];
+/** A command line that runs a git network command (`git clone`, `git push`): its outer deadline includes `git_network_ms`. */
+const NETWORK_GIT = /\bgit\b[^;&|\n]*\b(?:clone|push)\b/;
+
+/**
+ * Makes the extra commands for one call (for example `git`, bound to this session's workspace). A
+ * command that waits on the network runs that wait inside `network`: the shell's time cap pauses and
+ * `git_network_ms` applies instead (shell-clock.ts).
+ */
+export type ShellCommands = (ctx: ToolContext, ws: SessionWorkspace, fs: WorkspaceShellFs, network: NetworkSection) => CustomCommand[];
 
 export const BASH_DESCRIPTION =
   "Run a command in a simulated bash shell whose working directory /workspace holds this session's files. " +
@@ -48,24 +56,31 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
         const { Bash, InMemoryFs, MountableFs } = await loadShell();
         const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
         const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: WORKSPACE_MOUNT, filesystem: files }] });
-        // A plain timer cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call).
-        const deadline = new AbortController();
-        const timer = setTimeout(() => deadline.abort(new DOMException("shell time limit", "TimeoutError")), limits.shell_time_ms);
-        const timeout = deadline.signal;
+        // Plain timers cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call);
+        // the shell's cap pauses while a git clone or push waits on the network (git_network_ms instead).
+        const clock = new ShellClock(limits.shell_time_ms, limits.git_network_ms);
+        const cancel = new AbortController();
+        const timeout = AbortSignal.any([clock.signal, cancel.signal]);
+        const commands = options.commands?.(ctx, ws, files, clock.network) ?? [];
         const bash = new Bash({
           fs,
           cwd: WORKSPACE_MOUNT,
           env: { HOME: WORKSPACE_MOUNT, USER: "agent", PWD: WORKSPACE_MOUNT },
-          executionLimits: { maxExecutionTimeMs: limits.shell_time_ms, maxOutputSize: MAX_SHELL_OUTPUT_BYTES },
-          customCommands: options.commands?.(ctx, ws, files) ?? [],
+          // just-bash's own deadline (checked by its interpreter, so it also stops a busy loop, where no timer can
+          // fire) is the outer bound: the shell's time, plus the network budget when the line runs a clone or push.
+          executionLimits: {
+            maxExecutionTimeMs: limits.shell_time_ms + (commands.length && NETWORK_GIT.test(args.command) ? limits.git_network_ms : 0),
+            maxOutputSize: MAX_SHELL_OUTPUT_BYTES,
+          },
+          customCommands: commands,
         });
-        const onCancel = () => deadline.abort(ctx.signal.reason);
+        const onCancel = () => cancel.abort(ctx.signal.reason);
         ctx.signal.addEventListener("abort", onCancel, { once: true });
         let result: Awaited<ReturnType<Bash["exec"]>>;
         try {
           result = await bash.exec(args.command, { signal: timeout });
         } finally {
-          clearTimeout(timer);
+          clock.stop();
           ctx.signal.removeEventListener("abort", onCancel);
         }
         if (ctx.signal.aborted) return fail("cancelled", "Tool 'bash' was cancelled");
@@ -73,7 +88,7 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
         if (stopped(result, timeout))
           return fail(
             "timeout",
-            `The command was stopped (time limit ${limits.shell_time_ms} ms, or one of the shell's execution limits); none of its file changes were kept.\n` +
+            `The command was stopped (time limit ${limits.shell_time_ms} ms, not counting git's network time, or one of the shell's execution limits); none of its file changes were kept.\n` +
               streams(result.stdout, result.stderr, max),
           );
         const changes: FileChange[] = [];
