@@ -39,6 +39,7 @@ export { TOOL_POLICY_KEY, ToolPolicySchema, matchesToolName, toolPolicyExtension
 export {
   DEFAULT_TOOLSET,
   type RunDriver,
+  type RunDriverCancelContext,
   type RunDriverContext,
   type RuntimeServices,
   type TextEmbedder,

@@ -80,12 +80,38 @@ export interface RunDriverOutcome {
   usage?: Usage;
 }
 
+/** One record a driver wrote with `RunDriverContext.record` (`kind` without the `<driver>:` prefix). */
+export interface RunDriverRecord {
+  kind: string;
+  key: string;
+  data: Record<string, unknown>;
+}
+
+/** What `RunDriver.onRunCancelled` is handed: the run, and the records its driver wrote, in log order. */
+export interface RunDriverCancelContext {
+  env: Env;
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  data: Readonly<Record<string, unknown>>;
+  records: readonly RunDriverRecord[];
+}
+
 /**
  * A run driven by code instead of the agent loop (a team's pipeline or discussion): it opens and ends
  * like any run, and is run again from the start when the session resumes it after a restart, so
  * whatever it starts must be idempotent (child sessions under derived ids).
  */
-export type RunDriver = (ctx: RunDriverContext) => Promise<RunDriverOutcome>;
+export interface RunDriver {
+  (ctx: RunDriverContext): Promise<RunDriverOutcome>;
+  /**
+   * The run ended `cancelled` — also in an instance that resumed it after an eviction only to end it,
+   * where no driver is running to see its signal abort: stop what it started elsewhere (its records
+   * say what). The driver-level twin of `ToolSpec.onRunCancelled` (docs/delegation.md, "Cancel"); at
+   * most a few seconds, errors logged and ignored.
+   */
+  onRunCancelled?(ctx: RunDriverCancelContext): Promise<void>;
+}
 
 export interface RuntimeServices {
   /** Named tool sets a run may ask for (`SubmitRunInput.toolset`); must hold `default`. */

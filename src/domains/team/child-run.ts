@@ -3,10 +3,12 @@
  * child's session under its derived id, submit the task under an idempotency key derived the same way,
  * and wait for the run's end. Doing it again — a parent resumed after an eviction — finds the same
  * session and the same run, so a child never runs twice; a child that finished meanwhile is simply
- * collected. A cancelled parent cancels the child.
+ * collected. A cancelled parent cancels the child — also by id and key alone (cancelChild), from an
+ * instance that no longer holds the wait.
  */
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry } from "../../storage/config/schema.ts";
+import { AppError } from "../../kernel/errors.ts";
 import { SessionClient, type RunResult } from "../../runtime/index.ts";
 import type { DelegationMark } from "./delegation.ts";
 
@@ -68,4 +70,17 @@ export async function runChild(r: ChildRunRequest, signal: AbortSignal): Promise
   } finally {
     signal.removeEventListener("abort", cancel);
   }
+}
+
+/**
+ * Cancels the child run submitted under `idempotencyKey` in session `sessionId`, knowing no run id: how
+ * a parent that ended cancelled stops its children after an eviction (docs/delegation.md, "Cancel").
+ * A child never created (its session answers 404) is nothing to cancel.
+ */
+export async function cancelChild(env: Env, workspaceId: string, sessionId: string, idempotencyKey: string): Promise<void> {
+  await SessionClient.of(env, sessionId)
+    .cancelByKey(workspaceId, idempotencyKey)
+    .catch((err: unknown) => {
+      if (!(err instanceof AppError) || err.code !== "not_found") throw err;
+    });
 }

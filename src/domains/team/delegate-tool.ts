@@ -4,12 +4,11 @@
  * id. It lives in a domain rather than the runtime because it reads the agent registry (tasks), and
  * joins every tool set at the composition root (src/app/runtime.ts).
  */
-import { SessionClient, defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/index.ts";
-import { AppError } from "../../kernel/errors.ts";
+import { defineTool, fail, ok, type ToolContext, type ToolResult } from "../../runtime/index.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { listAgents } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
-import { runChild } from "./child-run.ts";
+import { cancelChild, runChild } from "./child-run.ts";
 import {
   DELEGATE_TOOL,
   DelegateInputSchema,
@@ -70,12 +69,7 @@ export const delegateTool = defineTool<DelegateInput>({
     await Promise.all(
       args.data.tasks.map(async (_task, index) => {
         const sessionId = await childSessionId(ctx.runId, ctx.toolCallId, index);
-        await SessionClient.of(ctx.env, sessionId)
-          .cancelByKey(ctx.workspaceId, childIdempotencyKey(ctx.runId, ctx.toolCallId, index))
-          // A child the parent never got to create: nothing to cancel.
-          .catch((err: unknown) => {
-            if (!(err instanceof AppError) || err.code !== "not_found") throw err;
-          });
+        await cancelChild(ctx.env, ctx.workspaceId, sessionId, childIdempotencyKey(ctx.runId, ctx.toolCallId, index));
       }),
     );
   },

@@ -4,13 +4,16 @@
  * (runChild) under an id derived from the run and the turn, so when the session resumes the run after
  * a restart the driver replays from the start, collects turns that already ended and starts none twice.
  * Each finished turn is recorded as a `custom` event (`team:turn`) on the team session: its progress on
- * the session's stream. `delegate` mode is no driver at all: the coordinator's own run with `delegate`.
+ * the session's stream. Each agent turn is recorded as started (`team:turn_started`) before its child
+ * is submitted, so a team run that ends cancelled — also in an instance that resumed it after an
+ * eviction — cancels the turns it started that have no result (`onRunCancelled`).
+ * `delegate` mode is no driver at all: the coordinator's own run with `delegate`.
  */
 import { AppError } from "../../kernel/errors.ts";
-import type { RunDriver, RunDriverContext, RunResult } from "../../runtime/index.ts";
+import type { RunDriver, RunDriverCancelContext, RunDriverContext, RunResult } from "../../runtime/index.ts";
 import { listAgents } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
-import { runChild } from "./child-run.ts";
+import { cancelChild, runChild } from "./child-run.ts";
 import { childSessionId, treeUsage } from "./delegation.ts";
 import { TeamSchema, type Team } from "./teams.ts";
 import {
@@ -45,13 +48,36 @@ function dataOf(data: Readonly<Record<string, unknown>>): TeamRunData {
   return { team: team.data, teams: teams.data };
 }
 
-export const teamDriver: RunDriver = async (ctx) => {
+async function driveTeam(ctx: RunDriverContext) {
   const { team, teams } = dataOf(ctx.data);
   const agents = new Map((await listAgents(ctx.env, ctx.workspaceId)).filter((a) => a.enabled).map((a) => [a.id, a]));
   const turns = new Turns(ctx, agents, new Map(teams.map((t) => [t.name, t])));
   const out = await runTeam(turns, team, ctx.content, "");
   return { output_text: out.text, finish_reason: out.finishReason, usage: treeUsage(turns.results) };
-};
+}
+
+/**
+ * The team run ended cancelled: cancel every agent turn recorded as started and not as ended, by its
+ * derived session id and idempotency key (docs/delegation.md, "Cancel"). A cancelled turn's own run
+ * then tells its open `delegate` calls in turn.
+ */
+async function cancelOpenTurns(ctx: RunDriverCancelContext): Promise<void> {
+  const ended = new Set(ctx.records.filter((r) => r.kind === "turn").map((r) => r.key));
+  const open = ctx.records.filter((r) => r.kind === "turn_started" && !ended.has(r.key));
+  await Promise.all(
+    open.map(async (r) => {
+      const child = await turnChild(ctx.runId, r.key);
+      await cancelChild(ctx.env, ctx.workspaceId, child.sessionId, child.idempotencyKey);
+    }),
+  );
+}
+
+export const teamDriver: RunDriver = Object.assign(driveTeam, { onRunCancelled: cancelOpenTurns });
+
+/** The child session and idempotency key of the team run's agent turn `key`. */
+async function turnChild(runId: string, key: string): Promise<{ sessionId: string; idempotencyKey: string }> {
+  return { sessionId: await childSessionId(runId, `team:${key}`, 0), idempotencyKey: `team:${runId}/${key}` };
+}
 
 interface TeamOutcome {
   text: string;
@@ -130,7 +156,9 @@ class Turns {
     }
     const agent = this.agents.get(member);
     if (!agent) throw new AppError("unprocessable", `Team member '${member}' is no longer an enabled agent`);
-    const sessionId = await childSessionId(ctx.runId, `team:${key}`, 0);
+    const { sessionId, idempotencyKey } = await turnChild(ctx.runId, key);
+    // Before the child exists: whichever instance ends this run cancelled knows the turn to cancel.
+    ctx.record("turn_started", key, { member, ...facts, session_id: sessionId });
     const result = await runChild(
       {
         env: ctx.env,
@@ -140,7 +168,7 @@ class Turns {
         metadata: { parent_session_id: ctx.sessionId, parent_run_id: ctx.runId, team_turn: key, agent: member, delegation_depth: 1 },
         content,
         systemPrompt: instructions,
-        idempotencyKey: `team:${ctx.runId}/${key}`,
+        idempotencyKey,
         mark: { depth: 1, parent_session_id: ctx.sessionId, parent_run_id: ctx.runId },
         model: agent.model,
         ...(agent.skills ? { skills: agent.skills } : {}),

@@ -21,7 +21,7 @@ import { runModelStep } from "../agent/model-step.ts";
 import { LoopStop, outcomeOf, runAgentLoop, type LoopOutcome, type LoopPorts, type LoopStore } from "../agent/agent-loop.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { executeToolCall } from "../tools/executor.ts";
-import { runToolset, type RuntimeServices } from "../services.ts";
+import { runToolset, type RunDriverRecord, type RuntimeServices } from "../services.ts";
 import { fail } from "../tools/spec.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { AppError } from "../../kernel/errors.ts";
@@ -180,21 +180,45 @@ export class RunExecutor {
     } catch (err) {
       result = this.#end(outcomeOf(err, this.#cancelRequested));
     }
-    if (result.status === "cancelled") await this.#tellCancelledCalls();
+    if (result.status === "cancelled") await this.#tellCancelled();
     return this.#finish(result);
   }
 
   /**
-   * The run ended cancelled: each call it left unanswered whose tool has `onRunCancelled` is told, so
-   * work the call started elsewhere stops too (docs/delegation.md, "Cancel"). This runs in whichever
-   * instance ends the run — also one that resumed it after an eviction only to end it, where no
-   * `execute` is left to see its signal abort.
+   * The run ended cancelled: each call it left unanswered whose tool has `onRunCancelled` is told — or,
+   * for a driven run, its driver's `onRunCancelled` — so work started elsewhere stops too
+   * (docs/delegation.md, "Cancel"). This runs in whichever instance ends the run — also one that
+   * resumed it after an eviction only to end it, where no `execute` or driver is left to see its
+   * signal abort.
    */
-  async #tellCancelledCalls(): Promise<void> {
+  async #tellCancelled(): Promise<void> {
+    const driver = this.run.input.driver;
+    const told = driver !== undefined ? this.#tellDriver(driver) : this.#tellCancelledCalls();
+    if (told.length === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.all(told), new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_TELL_MS)))]);
+    clearTimeout(timer);
+  }
+
+  #tellDriver(name: string): Promise<void>[] {
+    const driver = this.#deps.services.drivers?.get(name);
+    if (!driver?.onRunCancelled) return [];
+    const ctx = {
+      env: this.#deps.env,
+      workspaceId: this.run.input.workspace_id,
+      sessionId: this.#deps.log.session.id,
+      runId: this.run.id,
+      data: this.run.input.tool_data ?? {},
+      records: this.#driverRecords(name),
+    };
+    return [driver.onRunCancelled(ctx).catch((err: unknown) => log.warn("onRunCancelled failed", { driver: name, ...errorFields(err) }))];
+  }
+
+  #tellCancelledCalls(): Promise<void>[] {
     const session = this.#deps.log;
     const progress = runProgress(session.tree, session.leaf, this.run.id);
-    if (progress.next !== "tools") return;
-    const told = progress.pending.flatMap((call) => {
+    if (progress.next !== "tools") return [];
+    return progress.pending.flatMap((call) => {
       const spec = this.#toolset.find((t) => t.name === call.name);
       if (!spec?.onRunCancelled) return [];
       const ctx = {
@@ -210,10 +234,6 @@ export class RunExecutor {
           .catch((err: unknown) => log.warn("onRunCancelled failed", { tool: call.name, ...errorFields(err) })),
       ];
     });
-    if (told.length === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.all(told), new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_TELL_MS)))]);
-    clearTimeout(timer);
   }
 
   /** After the run's end: its title, replication, `runtime_end`. */
@@ -611,11 +631,7 @@ export class RunExecutor {
       config,
       signal: this.#abort.signal,
       record: (kind, key, data) => {
-        const logged = log.tree
-          .pathToRoot(log.leaf)
-          .some(
-            (e) => e.type === "custom" && e.run_id === run.id && e.kind === `${name}:${kind}` && (e.data as { key?: unknown })?.key === key,
-          );
+        const logged = this.#driverRecords(name).some((r) => r.kind === kind && r.key === key);
         if (!logged) log.appendOne({ type: "custom", run_id: run.id, client_id: name, kind: `${name}:${kind}`, data: { ...data, key } });
       },
     });
@@ -635,6 +651,17 @@ export class RunExecutor {
       () => log.store.updateRun(run),
     );
     return this.#end({ status: "completed" });
+  }
+
+  /** What driver `name` recorded in this run (`custom` events of kind `<name>:<kind>`), in log order. */
+  #driverRecords(name: string): RunDriverRecord[] {
+    const { log } = this.#deps;
+    const prefix = `${name}:`;
+    return log.tree.pathToRoot(log.leaf).flatMap((e) => {
+      if (e.type !== "custom" || e.run_id !== this.run.id || !e.kind.startsWith(prefix)) return [];
+      const data = (e.data ?? {}) as Record<string, unknown>;
+      return typeof data.key === "string" ? [{ kind: e.kind.slice(prefix.length), key: data.key, data }] : [];
+    });
   }
 
   #hookContext(config: WorkspaceConfig): HookContext {

@@ -1,7 +1,8 @@
 /**
  * Teams in the Worker (docs/delegation.md, "Teams"): the `teams` config section's checks, and team runs
  * in each mode — a pipeline of three, a discussion the coordinator ends, a coordinator that delegates —
- * with every turn a child session and in the team session's log, and a pipeline that survives an eviction.
+ * with every turn a child session and in the team session's log, a pipeline that survives an eviction,
+ * and a pipeline cancelled after an eviction that cancels its running member turn.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -153,5 +154,29 @@ describe("teams", () => {
     expect(first.calls).toHaveLength(1);
     expect(run.turns.map((t) => t.member)).toEqual(["p1", "p2"]);
     for (const turn of run.turns) expect(await SessionClient.of(env, turn.session_id!).listRuns(ws.id, 10)).toHaveLength(1);
+  });
+
+  it("cancelling a pipeline evicted mid-turn cancels the member's running turn, which ran once", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([text("unused")]));
+    let calls = 0;
+    const slow = new ScriptedModel(() => (++calls, { hang: true }));
+    await agent(ws, "slow", slow);
+    await agent(ws, "after", new ScriptedModel([text("never")]));
+    await setTeams(ws, [{ name: "stuck", coordinator: "slow", members: ["slow", "after"], mode: "pipeline" }]);
+    const started = await runTeam(ws, "stuck", "go");
+    await until(() => calls === 1, 5_000, "the first turn's model call");
+    const startedTurn = (await doEvents(started.session_id, ws.id)).find((e) => e.type === "custom" && e.kind === "team:turn_started");
+    const turnSession = (startedTurn as unknown as { data: { session_id: string } }).data.session_id;
+
+    // Nothing in memory knows of the running turn any more: the cancel finds a new team-session instance.
+    await abortAllDurableObjects();
+    await SessionClient.of(env, started.session_id).cancel(ws.id, started.run_id);
+    expect(await SessionClient.of(env, started.session_id).waitForRun(started.run_id, 10_000, ws.id)).toMatchObject({
+      status: "cancelled",
+    });
+    const member = SessionClient.of(env, turnSession);
+    await until(async () => (await member.listRuns(ws.id, 5))[0]?.status === "cancelled", 5_000, "the member turn's cancel");
+    expect(await member.listRuns(ws.id, 5)).toHaveLength(1);
+    expect(calls).toBe(1); // cancelled, not resumed
   });
 });
