@@ -9,7 +9,8 @@
  * callback (routes/mcp-oauth.ts); runs only use and refresh the tokens, and a grant that lapsed is an
  * `McpFailure("needs_authorization")` rather than an opaque error.
  */
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Env } from "../../storage/env.ts";
 import { seal, unseal, type Sealed } from "../../storage/secrets/crypto.ts";
@@ -197,8 +198,57 @@ export async function startAuthorization(
   }
   delete record.tokens;
   const provider = new StoredOAuthProvider(env, holder, server, record);
-  const result = await auth(provider, { serverUrl: server.url, fetchFn });
+  const { scope, resourceMetadataUrl } = await probeChallenge(server, fetchFn);
+  const result = await auth(provider, { serverUrl: server.url, fetchFn, scope, resourceMetadataUrl });
   return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+}
+
+/** What an unauthenticated request's 401 challenge names (RFC 6750 §3, RFC 9728 §5.1). */
+export interface Challenge {
+  scope?: string;
+  resourceMetadataUrl?: URL;
+}
+
+/**
+ * Asks the MCP server first, as the MCP authorization spec's flow starts ("Protected Resource
+ * Metadata Discovery", "Scope Selection Strategy"): an unauthenticated `initialize` (and, when the
+ * server lets `initialize` through, a `tools/list`) whose 401 `WWW-Authenticate` challenge names the
+ * scope to ask for and where the protected-resource metadata lives (which need not be a well-known
+ * URL). Parsed with the MCP SDK's own `extractWWWAuthenticateParams`. Anything else (no challenge, a
+ * network error) leaves discovery to `auth()`'s well-known fallbacks.
+ */
+export async function probeChallenge(server: McpServerConfig, fetchFn: FetchFn): Promise<Challenge> {
+  const post = async (method: string, id: number, params: Record<string, unknown>, session?: string | null) => {
+    const res = await fetchFn(server.url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION,
+        ...(session ? { "Mcp-Session-Id": session } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+    });
+    await res.body?.cancel();
+    return res;
+  };
+  const challenge = (res: Response): Challenge | null => {
+    if (res.status !== 401 && res.status !== 403) return null;
+    const { scope, resourceMetadataUrl } = extractWWWAuthenticateParams(res);
+    return { ...(scope ? { scope } : {}), ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}) };
+  };
+  try {
+    const init = await post("initialize", 0, {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "beaver", version: "1" },
+    });
+    const first = challenge(init);
+    if (first || !init.ok) return first ?? {};
+    return challenge(await post("tools/list", 1, {}, init.headers.get("mcp-session-id"))) ?? {};
+  } catch {
+    return {};
+  }
 }
 
 /** An authorization waiting for its callback: who started it, for which server. */

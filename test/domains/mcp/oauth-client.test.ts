@@ -186,6 +186,38 @@ describe("auth: oauth MCP servers", () => {
     expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "needs_authorization" });
   });
 
+  it("Connect asks the server first: the 401 challenge's scope and resource_metadata (conformance scope-from-www-authenticate, metadata-var3)", async () => {
+    // A protected server whose metadata lives at a custom URL named only by its challenge (no
+    // well-known document), pointing at Beaver's own authorization server on hosted.test.
+    const prm = "https://challenged.test/custom/metadata.json";
+    setOutboundFetch(
+      routeHosts({
+        "hosted.test": (input, init) => exports.default.fetch(new Request(input, init)),
+        "challenged.test": async (input) => {
+          const url = new URL(input instanceof Request ? input.url : String(input));
+          if (url.href === prm)
+            return Response.json({ resource: "https://challenged.test/mcp", authorization_servers: ["https://hosted.test"] });
+          if (url.pathname === "/mcp")
+            return Response.json(
+              { error: "invalid_token" },
+              { status: 401, headers: { "WWW-Authenticate": `Bearer scope="read member", resource_metadata="${prm}"` } },
+            );
+          return new Response("<html>not found</html>", { status: 404 });
+        },
+      }),
+    );
+    const ws = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    const servers = [{ name: "challenged", url: "https://challenged.test/mcp", auth: "oauth" }];
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers } } })).status).toBe(200);
+    const connect = await call("POST", "/api/mcp/servers/challenged/connect", { token: ws.admin });
+    expect(connect.status, await connect.clone().text()).toBe(200);
+    const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    expect(url.origin).toBe("https://hosted.test");
+    expect(url.searchParams.get("scope")).toBe("read member");
+    expect(url.searchParams.get("resource")).toBe("https://challenged.test/mcp");
+  });
+
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {
     const ws = await newWorkspace();
     expect((await call("POST", "/api/mcp/servers/nope/connect", { token: ws.admin })).status).toBe(404);
