@@ -28,6 +28,12 @@ export interface McpOAuthRecord {
   /** When the tokens were saved (ms), to know when `expires_in` runs out. */
   tokens_saved_at?: number;
   verifier?: string;
+  /**
+   * Where the server's challenge said its protected-resource metadata lives (Connect's probe): the
+   * callback's token exchange and later refreshes must discover the same authorization server, or the
+   * SDK refuses the client registered with it.
+   */
+  resource_metadata_url?: string;
 }
 
 /** Refresh this long before the access token expires. */
@@ -199,6 +205,8 @@ export async function startAuthorization(
   delete record.tokens;
   const provider = new StoredOAuthProvider(env, holder, server, record);
   const { scope, resourceMetadataUrl } = await probeChallenge(server, fetchFn);
+  if (resourceMetadataUrl) record.resource_metadata_url = resourceMetadataUrl.href;
+  else delete record.resource_metadata_url;
   const result = await auth(provider, { serverUrl: server.url, fetchFn, scope, resourceMetadataUrl });
   return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
 }
@@ -280,7 +288,12 @@ export async function takeState(
 /** Exchanges the callback's code for tokens (PKCE verifier and client from the record). */
 export async function finishAuthorization(env: Env, holder: TokenHolder, server: McpServerConfig, code: string, fetchFn: FetchFn) {
   const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
-  return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn });
+  return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn, ...metadataUrlOf(provider.record) });
+}
+
+/** The remembered protected-resource metadata URL, as `auth()` takes it. */
+function metadataUrlOf(record: McpOAuthRecord): { resourceMetadataUrl?: URL } {
+  return record.resource_metadata_url ? { resourceMetadataUrl: new URL(record.resource_metadata_url) } : {};
 }
 
 /**
@@ -297,7 +310,7 @@ export async function providerForConnection(
   if (!provider.record.tokens) return null;
   if (needsRefresh(provider.record)) {
     try {
-      if ((await auth(provider, { serverUrl: server.url, fetchFn })) !== "AUTHORIZED") return null;
+      if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return null;
     } catch {
       return null;
     }
