@@ -9,7 +9,8 @@
  * callback (routes/mcp-oauth.ts); runs only use and refresh the tokens, and a grant that lapsed is an
  * `McpFailure("needs_authorization")` rather than an opaque error.
  */
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Env } from "../../storage/env.ts";
 import { seal, unseal, type Sealed } from "../../storage/secrets/crypto.ts";
@@ -27,6 +28,12 @@ export interface McpOAuthRecord {
   /** When the tokens were saved (ms), to know when `expires_in` runs out. */
   tokens_saved_at?: number;
   verifier?: string;
+  /**
+   * Where the server's challenge said its protected-resource metadata lives (Connect's probe): the
+   * callback's token exchange and later refreshes must discover the same authorization server, or the
+   * SDK refuses the client registered with it.
+   */
+  resource_metadata_url?: string;
 }
 
 /** Refresh this long before the access token expires. */
@@ -197,8 +204,59 @@ export async function startAuthorization(
   }
   delete record.tokens;
   const provider = new StoredOAuthProvider(env, holder, server, record);
-  const result = await auth(provider, { serverUrl: server.url, fetchFn });
+  const { scope, resourceMetadataUrl } = await probeChallenge(server, fetchFn);
+  if (resourceMetadataUrl) record.resource_metadata_url = resourceMetadataUrl.href;
+  else delete record.resource_metadata_url;
+  const result = await auth(provider, { serverUrl: server.url, fetchFn, scope, resourceMetadataUrl });
   return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+}
+
+/** What an unauthenticated request's 401 challenge names (RFC 6750 §3, RFC 9728 §5.1). */
+export interface Challenge {
+  scope?: string;
+  resourceMetadataUrl?: URL;
+}
+
+/**
+ * Asks the MCP server first, as the MCP authorization spec's flow starts ("Protected Resource
+ * Metadata Discovery", "Scope Selection Strategy"): an unauthenticated `initialize` (and, when the
+ * server lets `initialize` through, a `tools/list`) whose 401 `WWW-Authenticate` challenge names the
+ * scope to ask for and where the protected-resource metadata lives (which need not be a well-known
+ * URL). Parsed with the MCP SDK's own `extractWWWAuthenticateParams`. Anything else (no challenge, a
+ * network error) leaves discovery to `auth()`'s well-known fallbacks.
+ */
+export async function probeChallenge(server: McpServerConfig, fetchFn: FetchFn): Promise<Challenge> {
+  const post = async (method: string, id: number, params: Record<string, unknown>, session?: string | null) => {
+    const res = await fetchFn(server.url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION,
+        ...(session ? { "Mcp-Session-Id": session } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+    });
+    await res.body?.cancel();
+    return res;
+  };
+  const challenge = (res: Response): Challenge | null => {
+    if (res.status !== 401 && res.status !== 403) return null;
+    const { scope, resourceMetadataUrl } = extractWWWAuthenticateParams(res);
+    return { ...(scope ? { scope } : {}), ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}) };
+  };
+  try {
+    const init = await post("initialize", 0, {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "beaver", version: "1" },
+    });
+    const first = challenge(init);
+    if (first || !init.ok) return first ?? {};
+    return challenge(await post("tools/list", 1, {}, init.headers.get("mcp-session-id"))) ?? {};
+  } catch {
+    return {};
+  }
 }
 
 /** An authorization waiting for its callback: who started it, for which server. */
@@ -230,7 +288,12 @@ export async function takeState(
 /** Exchanges the callback's code for tokens (PKCE verifier and client from the record). */
 export async function finishAuthorization(env: Env, holder: TokenHolder, server: McpServerConfig, code: string, fetchFn: FetchFn) {
   const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
-  return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn });
+  return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn, ...metadataUrlOf(provider.record) });
+}
+
+/** The remembered protected-resource metadata URL, as `auth()` takes it. */
+function metadataUrlOf(record: McpOAuthRecord): { resourceMetadataUrl?: URL } {
+  return record.resource_metadata_url ? { resourceMetadataUrl: new URL(record.resource_metadata_url) } : {};
 }
 
 /**
@@ -247,7 +310,7 @@ export async function providerForConnection(
   if (!provider.record.tokens) return null;
   if (needsRefresh(provider.record)) {
     try {
-      if ((await auth(provider, { serverUrl: server.url, fetchFn })) !== "AUTHORIZED") return null;
+      if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return null;
     } catch {
       return null;
     }

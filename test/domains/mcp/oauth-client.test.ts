@@ -186,6 +186,53 @@ describe("auth: oauth MCP servers", () => {
     expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "needs_authorization" });
   });
 
+  it("Connect asks the server first: the 401 challenge's scope and resource_metadata (conformance scope-from-www-authenticate, metadata-var3)", async () => {
+    // Beaver's own /mcp on hosted.test, but its protected-resource metadata only at a custom URL
+    // named by the 401 challenge (the well-known one answers an HTML 404), with a scope to ask for.
+    const prm = "https://hosted.test/custom/metadata.json";
+    const beaver = (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init));
+    setOutboundFetch(
+      routeHosts({
+        "hosted.test": async (input, init) => {
+          const req = new Request(input, init);
+          const url = new URL(req.url);
+          if (url.href === prm) return beaver("https://hosted.test/.well-known/oauth-protected-resource/mcp");
+          if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) return new Response("<html>no</html>", { status: 404 });
+          if (url.pathname === "/mcp" && !req.headers.has("Authorization"))
+            return Response.json(
+              { error: "invalid_token" },
+              { status: 401, headers: { "WWW-Authenticate": `Bearer scope="read member", resource_metadata="${prm}"` } },
+            );
+          return beaver(req);
+        },
+      }),
+    );
+    const ws = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    const servers = [{ name: "challenged", url: "https://hosted.test/mcp", auth: "oauth" }];
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers } } })).status).toBe(200);
+    const connect = await call("POST", "/api/mcp/servers/challenged/connect", { token: ws.admin });
+    expect(connect.status, await connect.clone().text()).toBe(200);
+    const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    expect(url.origin).toBe("https://hosted.test");
+    expect(url.searchParams.get("scope")).toBe("read member");
+    expect(url.searchParams.get("resource")).toBe("https://hosted.test/mcp");
+    // The callback's token exchange finds the same authorization server (the remembered metadata URL).
+    const b = await newWorkspace();
+    const approved = await exports.default.fetch(
+      new Request("https://hosted.test/api/oauth/authorize", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ query: url.search.slice(1), scopes: ["read"] }),
+      }),
+    );
+    expect(approved.status, await approved.clone().text()).toBe(200);
+    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+    const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+    const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
+    expect(done.status, await done.clone().text()).toBe(200);
+  });
+
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {
     const ws = await newWorkspace();
     expect((await call("POST", "/api/mcp/servers/nope/connect", { token: ws.admin })).status).toBe(404);
