@@ -29,3 +29,14 @@ export async function newWorkspace(): Promise<{ id: string; token: string }> {
   if (tok.status !== 201) throw new Error(`token: ${tok.status} ${await tok.text()}`);
   return { id, token: ((await tok.json()) as { token: string }).token };
 }
+
+/** Polls `probe` every 100 ms until it gives a value, failing with what was awaited after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

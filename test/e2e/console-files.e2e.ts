@@ -8,11 +8,11 @@
  * at 256 KiB with a working download; another event as the shown tree and as the base; keyboard use;
  * axe-core with no serious or critical violation at desktop and phone width; no console error.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
+import { launchChromium, signIn, watchProblems, type Chromium } from "../support/chromium.ts";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { scriptedModelClient, type ScriptedStep } from "../support/scripted-openai.ts";
 
@@ -22,9 +22,8 @@ const AXE = readFileSync(resolve(ROOT, "node_modules/axe-core/axe.min.js"), "utf
 const modelUrl = inject("modelUrl");
 const PHONE = { width: 390, height: 844 };
 
-let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
+let browser: Chromium;
 let ws: { id: string; token: string };
 const problems: string[] = [];
 
@@ -50,31 +49,14 @@ async function axe(name: string): Promise<void> {
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   ws = await newWorkspace();
-  userDataDir = mkdtempSync(join(tmpdir(), "beaver-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-    viewport: { width: 1280, height: 900 },
-    acceptDownloads: true,
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
-  });
-  await page.goto(`${baseUrl()}/`);
-  await page.getByLabel("API token").fill(ws.token);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Main" }).waitFor();
+  browser = await launchChromium({ acceptDownloads: true });
+  page = browser.page;
+  watchProblems(page, problems);
+  await signIn(page, baseUrl(), ws.token);
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
 });
 
 describe("e2e: the console's Files panel", () => {

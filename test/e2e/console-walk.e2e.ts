@@ -9,11 +9,11 @@
  * any driver) and is screenshotted to test-results/screenshots/ (gitignored). The security headers of
  * the console's and the API's answers are checked too.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromium, signIn, watchProblems, type Chromium } from "../support/chromium.ts";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
 import { startEverythingServer, type EverythingServer } from "../support/mcp-everything.ts";
@@ -28,7 +28,7 @@ const PHONE = { width: 390, height: 844 };
 
 let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
+let browser: Chromium;
 let ws: { id: string; token: string };
 let everything: EverythingServer;
 let modelId: string;
@@ -76,37 +76,16 @@ beforeAll(async () => {
   modelId = `echo:walk-${rand()}`;
   everything = await startEverythingServer();
   await config();
-  userDataDir = mkdtempSync(join(tmpdir(), "beaver-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-    viewport: DESKTOP,
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchChromium({ viewport: DESKTOP });
+  ({ context, page } = browser);
   context.on("request", (r) => requested.push(r.url()));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => {
-    // Closing an event stream (leaving a conversation) aborts its request: that is not a failure.
-    if (r.failure()?.errorText === "net::ERR_ABORTED" && /\/stream(\?|$)/.test(r.url())) return;
-    problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
-  });
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
-  });
-  await page.goto(`${baseUrl()}/`);
-  await page.getByLabel("API token").fill(ws.token);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Main" }).waitFor();
+  watchProblems(page, problems, { failedRequests: true });
+  await signIn(page, baseUrl(), ws.token);
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await everything?.stop();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
 describe("e2e: the console as a chat UI, every page, accessibility and headers", () => {

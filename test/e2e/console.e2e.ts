@@ -8,11 +8,11 @@
  * to any host but the wrangler dev one.
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromium, type Chromium } from "../support/chromium.ts";
 import { packTar } from "modern-tar";
 import { outcomeAfter } from "./deliveries.ts";
 import { api, baseUrl, newWorkspace } from "./client.ts";
@@ -48,9 +48,9 @@ const pluginPackage = (version: string, body: string) =>
     "skills/console-drawer/SKILL.md": skillMd("console-drawer", "Draws for the console test.", body),
   });
 
+let browser: Chromium;
 let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
 let ws: { id: string; token: string };
 const requested: string[] = [];
 
@@ -101,29 +101,13 @@ beforeAll(async () => {
   const dev = await api("POST", "/api/agents", { token: ws.token, body: { id: "jony", gitea_username: "jony", roles: ["developer"] } });
   expect(dev.status).toBe(201);
 
-  userDataDir = mkdtempSync(join(tmpdir(), "beaver-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchChromium();
+  ({ context, page } = browser);
   context.on("request", (req) => requested.push(req.url()));
-  page = context.pages()[0] ?? (await context.newPage());
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
 });
 
 describe("e2e: the web console in Chromium", () => {

@@ -4,11 +4,11 @@
  * answers; the console shows the tree in Chromium (parent → children, child → parent); a pipeline team
  * of three and a discussion team finish with every member's turn in the log.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
+import { launchChromium, signIn, type Chromium } from "../support/chromium.ts";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
 
@@ -104,32 +104,21 @@ describe("e2e: delegation", () => {
   });
 
   describe("the console shows the tree", () => {
-    let context: BrowserContext;
+    let browser: Chromium;
     let page: Page;
-    let userDataDir: string;
 
     beforeAll(async () => {
       mkdirSync(SHOTS, { recursive: true });
-      userDataDir = mkdtempSync(join(tmpdir(), "beaver-chromium-"));
-      context = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: "/usr/bin/chromium",
-        headless: true,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-        viewport: { width: 1280, height: 900 },
-      });
-      page = context.pages()[0] ?? (await context.newPage());
+      browser = await launchChromium();
+      page = browser.page;
     }, 120_000);
 
     afterAll(async () => {
-      await context?.close();
-      if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+      await browser?.close();
     });
 
     it("from the parent to its children and back", async () => {
-      await page.goto(`${baseUrl()}/`);
-      await page.getByLabel("API token").fill(ws.token);
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("navigation", { name: "Main" }).waitFor();
+      await signIn(page, baseUrl(), ws.token);
       await page.goto(`${baseUrl()}/chat/${encodeURIComponent(parentId)}`);
       const tree = page.getByRole("navigation", { name: "Delegation" });
       await tree.getByTestId("delegation-children").waitFor();

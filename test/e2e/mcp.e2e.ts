@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { api, baseUrl, newWorkspace } from "./client.ts";
+import { api, baseUrl, newWorkspace, waitFor } from "./client.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
 import { startEverythingServer, type EverythingServer } from "../support/mcp-everything.ts";
 import { freePort } from "../support/wrangler-dev.ts";
@@ -35,16 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([everything?.stop(), doomed?.stop(), legacy?.stop()]);
 });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The text of every tool message the model was sent in request `i`. */
 function toolMessages(body: { messages: { role: string; content?: unknown }[] }): string[] {

@@ -17,15 +17,13 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
+import { launchChromium, type Chromium } from "../support/chromium.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { auth, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { api, baseUrl, newWorkspace } from "./client.ts";
+import { api, baseUrl, newWorkspace, waitFor } from "./client.ts";
 import { scriptedModelClient } from "../support/scripted-openai.ts";
 import { startOAuthMcpServer, type OAuthMcpServer } from "../support/oauth-mcp-server.ts";
 
@@ -76,8 +74,8 @@ class TestAssistant implements OAuthClientProvider {
 let callback: Server;
 let callbackUrl: string;
 const codes: URLSearchParams[] = [];
+let browser: Chromium;
 let context: BrowserContext;
-let userDataDir: string;
 
 beforeAll(async () => {
   // The assistant's loopback redirect target: records what the authorization server sent back.
@@ -89,18 +87,16 @@ beforeAll(async () => {
   await new Promise<void>((ok) => callback.listen(0, "127.0.0.1", ok));
   const address = callback.address();
   callbackUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/callback`;
-  userDataDir = mkdtempSync(join(tmpdir(), "beaver-oauth-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-  });
+  browser = await launchChromium();
+  context = browser.context;
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  await new Promise((ok) => callback?.close(ok));
+  await browser?.close();
+  await new Promise((ok) => {
+    callback?.close(ok);
+    callback?.closeAllConnections();
+  });
 });
 
 async function connect(assistant: TestAssistant): Promise<Client> {
@@ -199,16 +195,6 @@ type ServerStatus = {
 const serverStatus = async (token: string, refresh = false) =>
   ((await (await api("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token })).json()) as { servers: ServerStatus[] })
     .servers[0]!;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("e2e: Beaver connects to an OAuth-protected MCP server built from the SDK's pieces", () => {
   let hosted: OAuthMcpServer;

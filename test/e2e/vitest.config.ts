@@ -9,6 +9,9 @@ export default defineConfig({
     testTimeout: 60_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],
     hookTimeout: 120_000,
-    fileParallelism: false,
+    // Two files at a time: most of an e2e file's time is waiting (on wrangler dev, Chromium, restarts), and
+    // every file works in workspaces of its own against the shared `wrangler dev`.
+    fileParallelism: true,
+    maxWorkers: 2,
   },
 });

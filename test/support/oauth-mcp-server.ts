@@ -131,6 +131,11 @@ export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
     url: mcpUrl.href,
     revokeAll: () => provider.revokeAll(),
     calls: () => calls,
-    stop: () => new Promise<void>((ok) => http.close(() => ok())),
+    stop: () =>
+      new Promise<void>((ok) => {
+        http.close(() => ok());
+        // Beaver keeps its connections alive; without this, close waits for them to time out.
+        http.closeAllConnections();
+      }),
   };
 }
