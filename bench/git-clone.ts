@@ -10,12 +10,11 @@
  * rate limits raised (bench/shipped-config.ts; `BENCH_GIT_CONFIG=bench` for bench/wrangler.toml).
  * Since `git_network_ms` no limit is raised: the default caps apply to the clone.
  */
-import { performance } from "node:perf_hooks";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { scriptedModelClient, startScriptedModelServer } from "../test/support/scripted-openai.ts";
+import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import { startGitServer } from "../test/support/git-server.ts";
-import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+import { benchClient, benchWorkspace, startBenchWorker, timedCodeTurn } from "./support.ts";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
 import { writeBenchConfig } from "./shipped-config.ts";
 import { inspector, sampleHeap } from "./inspector.ts";
@@ -70,14 +69,7 @@ export async function run(): Promise<void> {
       runtime: { max_tool_iterations: 4 },
     });
     const id = ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-    const turn = async (steps: Parameters<typeof models.script>[1]) => {
-      await models.script(modelId, steps);
-      const t0 = performance.now();
-      const res = await call("POST", `/api/sessions/${id}/messages?wait=true`, token, { content: "go", toolset: "code" });
-      const body = (await res.json()) as { status: string };
-      if (body.status !== "completed") throw new Error(`turn ended ${body.status}`);
-      return performance.now() - t0;
-    };
+    const turn = (steps: ScriptedStep[]) => timedCodeTurn(call, token, models, modelId, id, steps);
     const baseline = await turn([{ text: "ok" }]);
     const before = workerdPeakKiB(dev.pid);
     const devtools = await inspector(dev.inspectorPort);

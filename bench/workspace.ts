@@ -17,7 +17,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
-import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
+import { benchClient, benchWorkspace, startBenchWorker, timedCodeTurn } from "./support.ts";
 
 const TURNS = Number(process.env.BENCH_WORKSPACE_TURNS ?? 15);
 const WARMUP = 3;
@@ -47,14 +47,7 @@ export async function run(): Promise<void> {
     const modelId = "script:workspace-bench";
     await call("PUT", "/api/config", token, { model: { provider: "openai-compatible", id: modelId, base_url: `${model.url}/v1` } });
     const session = async () => ((await (await call("POST", "/api/sessions", token, {})).json()) as { id: string }).id;
-    const turn = async (id: string, steps: ScriptedStep[]): Promise<number> => {
-      await models.script(modelId, steps);
-      const t0 = performance.now();
-      const res = await call("POST", `/api/sessions/${id}/messages?wait=true`, token, { content: "go", toolset: "code" });
-      const body = (await res.json()) as { status: string };
-      if (body.status !== "completed") throw new Error(`turn ended ${body.status}`);
-      return performance.now() - t0;
-    };
+    const turn = (id: string, steps: ScriptedStep[]) => timedCodeTurn(call, token, models, modelId, id, steps);
     const tool = (name: string, args: Record<string, unknown>): ScriptedStep[] => [
       { tool_calls: [{ name, arguments: args }] },
       { text: "ok" },

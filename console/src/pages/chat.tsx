@@ -182,6 +182,9 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
   const liveApprovals = (transcript.data ?? []).filter(
     (i) => i.type === "tool_approval_requested" && i.run_id !== null && liveRuns.has(i.run_id),
   );
+  const approval = (item: Item) => (
+    <ApprovalRequest key={item.event_id} item={item} sessionId={sessionId} decided={decisions.get(approvalIdOf(item))} onDone={refresh} />
+  );
   useEffect(() => {
     if (status === "ready" && messages.length > 0 && transcript.data && !transcript.loading) {
       const shown = new Set((transcript.data ?? []).map((i) => i.run_id));
@@ -218,16 +221,7 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
             {turns.map((turn, index) => {
               if (turn.kind === "answer") return <Answer key={turn.first.event_id} steps={turn.steps} results={turn.results} nav={nav} />;
               const item = turn.item;
-              if (item.type === "tool_approval_requested")
-                return (
-                  <ApprovalRequest
-                    key={item.event_id}
-                    item={item}
-                    sessionId={sessionId}
-                    decided={decisions.get(approvalIdOf(item))}
-                    onDone={refresh}
-                  />
-                );
+              if (item.type === "tool_approval_requested") return approval(item);
               if (item.kind === "user") {
                 const prev = turns[index - 1];
                 const before = prev ? (prev.kind === "answer" ? prev.steps.at(-1)!.event_id : prev.item.event_id) : null;
@@ -238,15 +232,7 @@ function Conversation({ sessionId, onChanged, onOpenDrawer }: { sessionId: strin
             {live.map((m) => (
               <LiveMessage key={m.id} message={m} />
             ))}
-            {liveApprovals.map((item) => (
-              <ApprovalRequest
-                key={item.event_id}
-                item={item}
-                sessionId={sessionId}
-                decided={decisions.get(approvalIdOf(item))}
-                onDone={refresh}
-              />
-            ))}
+            {liveApprovals.map(approval)}
           </ol>
         </RatingsContext.Provider>
         {error ? <ErrorNote error={error} /> : null}
