@@ -22,6 +22,7 @@ import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { gitFs } from "./fs.ts";
 import { gitHttp, GitTooLargeError } from "./http.ts";
+import { streamingClone, type Cloned } from "./clone.ts";
 import { formatDiff, formatLog, formatStatus, shortStatus, type StatusRow } from "./format.ts";
 
 export interface GitAuthor {
@@ -57,6 +58,8 @@ export interface GitCommandOptions {
   persist: (path: string, bytes: Uint8Array) => Promise<StagedBlob>;
   /** Most bytes a clone may download (`git_clone_bytes`). */
   maxCloneBytes: number;
+  /** The largest object a clone accepts (`workspace_file_bytes`): no file of the checkout may be larger. */
+  maxFileBytes: number;
   /** Runs a clone's or push's network work under `git_network_ms` instead of the shell's cap (runtime shell-clock.ts). */
   network?: NetworkSection;
   signal?: AbortSignal;
@@ -289,19 +292,10 @@ class GitSession {
     }
     // A clone writes a whole repository: store each file at once instead of holding them all.
     files.spillTo(this.#o.persist);
+    let cloned: Cloned;
     try {
-      await this.net((http) =>
-        git.clone({
-          fs: this.fs(dir),
-          http,
-          dir,
-          url,
-          ...(ref ? { ref } : {}),
-          singleBranch: true,
-          depth,
-          noTags: true,
-          cache: this.cache,
-        }),
+      cloned = await this.net((http) =>
+        streamingClone(git, { fs: this.fs(dir), dir, http, url, ...(ref ? { ref } : {}), depth, maxObjectBytes: this.#o.maxFileBytes }),
       );
     } catch (err) {
       // Nothing half-cloned stays: the destination was absent or empty before.
@@ -309,13 +303,16 @@ class GitSession {
       else await files.rm(dir, { recursive: true, force: true });
       throw err;
     }
-    const fs = this.fs(dir);
-    const head = await git.resolveRef({ fs, dir, ref: "HEAD" });
-    const branch = (await git.currentBranch({ fs, dir })) ?? "HEAD";
-    const count = (await git.listFiles({ fs, dir, cache: this.cache })).length;
+    const into = `Cloning into '${positional[1] ?? name}'...\n`;
+    if (cloned.head === null)
+      return done(
+        `Cloned ${url} into ${shown(dir)}: an empty repository\n`,
+        `${into}warning: You appear to have cloned an empty repository.\n`,
+      );
+    const count = (await git.listFiles({ fs: this.fs(dir), dir, cache: this.cache })).length;
     return done(
-      `Cloned ${url} into ${shown(dir)}: branch ${branch} at ${head.slice(0, 7)} (depth ${depth}), ${count} files\n`,
-      `Cloning into '${positional[1] ?? name}'...\n`,
+      `Cloned ${url} into ${shown(dir)}: ${cloned.branch ? `branch ${cloned.branch}` : "detached HEAD"} at ${cloned.head.slice(0, 7)} (depth ${depth}), ${count} files\n`,
+      into,
     );
   }
 

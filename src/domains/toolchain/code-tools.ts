@@ -14,6 +14,7 @@ const gitShell: ShellCommands = (ctx, ws, files, network) => [
     host: () => gitHostFor(ctx),
     persist: workspacePersist(ws),
     maxCloneBytes: ws.limits.git_clone_bytes,
+    maxFileBytes: ws.limits.workspace_file_bytes,
     network,
     signal: ctx.signal,
   }),
