@@ -20,7 +20,8 @@ import { writeBenchConfig } from "./shipped-config.ts";
 import { inspector, sampleHeap } from "./inspector.ts";
 
 const FILES = 5_000;
-const FILE_BYTES = 4_000;
+/** 10 kB a file: the issue's 50 MB / 5,000-file repository (BENCH_GIT_FILE_BYTES to change it). */
+const FILE_BYTES = Number(process.env.BENCH_GIT_FILE_BYTES ?? 10_000);
 
 /** Peak resident memory (KiB) of the workerd processes in wrangler's process group. */
 function workerdPeakKiB(group: number): number {
@@ -74,9 +75,10 @@ export async function run(): Promise<void> {
     const before = workerdPeakKiB(dev.pid);
     const devtools = await inspector(dev.inspectorPort);
     const idle = await devtools.send<{ usedSize: number; backingStorageSize?: number }>("Runtime.getHeapUsage");
-    const heap = sampleHeap(devtools);
+    // Every 4th sample after a full collection: the live peak beside the peak with garbage in it.
+    const heap = sampleHeap(devtools, 50, 4);
     const clone = await turn([{ tool_calls: [{ name: "bash", arguments: { command: `git clone ${url} big` } }] }, { text: "ok" }]);
-    const { peak, samples } = await heap.stop();
+    const { peak, livePeak, samples } = await heap.stop();
     devtools.close();
     const after = workerdPeakKiB(dev.pid);
     const events = (await (await call("GET", `/api/sessions/${id}/events?limit=100`, token)).json()) as {
@@ -96,6 +98,9 @@ export async function run(): Promise<void> {
     console.log(`Worker isolate before the clone: heap used ${mib(idle.usedSize)}, backing stores ${mib(idle.backingStorageSize)}`);
     console.log(
       `Worker isolate peak during the clone (${samples} samples): heap used + backing stores ${mib(peak.total)} (heap used ${mib(peak.usedSize)}, heap total ${mib(peak.totalSize)}, backing stores ${peak.backingStorageSize === undefined ? "not reported" : mib(peak.backingStorageSize)})`,
+    );
+    console.log(
+      `Worker isolate live peak (samples taken right after a full garbage collection): ${mib(livePeak.total)} (heap used ${mib(livePeak.usedSize)}, backing stores ${livePeak.backingStorageSize === undefined ? "not reported" : mib(livePeak.backingStorageSize)})`,
     );
     console.log(
       `workerd peak RSS (VmHWM, all isolates and the runtime): ${(before / 1024).toFixed(0)} MiB before, ${(after / 1024).toFixed(0)} MiB after`,

@@ -48,17 +48,25 @@ export interface HeapSample {
  * stores (a packfile's Uint8Array lives outside the JS heap, and the 128 MB isolate limit counts it).
  * A sample is answered between the isolate's tasks, so a synchronous burst shorter than the interval
  * can be missed: the figure is a lower bound on the true peak.
+ *
+ * Every `collectEvery`-th sample (0: none) first asks for a full garbage collection
+ * (`HeapProfiler.collectGarbage`), so `livePeak` is the most that was still reachable: the other samples
+ * also count garbage V8 has not collected yet, which it would collect before failing an allocation.
  */
-export function sampleHeap(devtools: Awaited<ReturnType<typeof inspector>>, everyMs = 50) {
+export function sampleHeap(devtools: Awaited<ReturnType<typeof inspector>>, everyMs = 50, collectEvery = 0) {
   let peak: HeapSample & { total: number } = { usedSize: 0, totalSize: 0, total: 0 };
+  let livePeak: HeapSample & { total: number } = { usedSize: 0, totalSize: 0, total: 0 };
   let samples = 0;
   let running = true;
   const loop = (async () => {
     while (running) {
+      const collected = collectEvery > 0 && samples % collectEvery === 0;
+      if (collected) await devtools.send("HeapProfiler.collectGarbage");
       const s = await devtools.send<HeapSample>("Runtime.getHeapUsage");
       samples++;
       const total = s.usedSize + (s.backingStorageSize ?? 0);
       if (total > peak.total) peak = { ...s, total };
+      if (collected && total > livePeak.total) livePeak = { ...s, total };
       await new Promise((r) => setTimeout(r, everyMs));
     }
   })();
@@ -66,7 +74,7 @@ export function sampleHeap(devtools: Awaited<ReturnType<typeof inspector>>, ever
     async stop() {
       running = false;
       await loop;
-      return { peak, samples };
+      return { peak, livePeak, samples };
     },
   };
 }

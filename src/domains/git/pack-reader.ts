@@ -39,17 +39,18 @@ export class ObjectTooLargeError extends Error {
 
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
-/** Inflates the zlib stream at the reader's position into exactly `size` bytes, leaving what follows it unread. */
+/**
+ * Inflates the zlib stream at the reader's position into exactly `size` bytes, leaving what follows it
+ * unread. pako's output buffer is made one byte larger than the entry, so the whole entry lands in the
+ * one buffer it allocates (no chunk list, no copy) and a stream that would inflate to more shows as a
+ * second chunk.
+ */
 async function inflateEntry(reader: ByteReader, size: number): Promise<Uint8Array> {
-  const out = new Uint8Array(size);
-  let at = 0;
-  let overflow = false;
+  const chunks: Uint8Array[] = [];
   let status: number | null = null;
-  const inflater = new Inflate({ chunkSize: 64 * 1024 });
+  const inflater = new Inflate({ chunkSize: size + 1 });
   inflater.onData = (chunk: Uint8Array) => {
-    if (at + chunk.byteLength > size) overflow = true;
-    else out.set(chunk, at);
-    at += chunk.byteLength;
+    chunks.push(chunk);
   };
   inflater.onEnd = (s: number) => {
     status = s;
@@ -58,12 +59,13 @@ async function inflateEntry(reader: ByteReader, size: number): Promise<Uint8Arra
     const chunk = await reader.chunk();
     if (chunk === null) throw new TruncatedError("the pack");
     inflater.push(chunk, false);
-    if (overflow) throw new PackFormatError(`an entry inflates to more than its declared ${size} bytes`);
+    if (chunks.length > 1) throw new PackFormatError(`an entry inflates to more than its declared ${size} bytes`);
     // pako keeps the stream state on `strm` (not in its types): what the ended stream left of the chunk.
     if (status !== null) reader.unread((inflater as Inflate & { strm: { avail_in: number } }).strm.avail_in);
   }
   if (status !== 0) throw new PackFormatError(`zlib: ${inflater.msg || `status ${String(status)}`}`);
-  if (at !== size) throw new PackFormatError(`an entry inflates to ${at} bytes, not its declared ${size}`);
+  const out = chunks[0] ?? new Uint8Array(0);
+  if (out.byteLength !== size) throw new PackFormatError(`an entry inflates to ${out.byteLength} bytes, not its declared ${size}`);
   return out;
 }
 
