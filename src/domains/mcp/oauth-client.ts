@@ -34,6 +34,14 @@ export interface McpOAuthRecord {
    * SDK refuses the client registered with it.
    */
   resource_metadata_url?: string;
+  /** The scope the latest Connect asked for (its authorization URL's `scope`): what step-up adds to. */
+  scope?: string;
+  /**
+   * Set when the server refused the grant with 403 `insufficient_scope` (step-up, `stepUp` below):
+   * the union of the scope asked before and the challenged one. While set the server needs
+   * authorization; the next Connect asks for exactly this scope, and new tokens clear it.
+   */
+  step_up_scope?: string;
 }
 
 /** Refresh this long before the access token expires. */
@@ -135,6 +143,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveTokens(tokens: OAuthTokens) {
     this.record.tokens = tokens;
     this.record.tokens_saved_at = Date.now();
+    delete this.record.step_up_scope;
     await this.save();
   }
 
@@ -173,7 +182,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     await this.save();
   }
 
-  private save() {
+  save() {
     return saveRecord(this.env, this.holder, this.server.name, this.record);
   }
 }
@@ -204,14 +213,62 @@ export async function startAuthorization(
   }
   delete record.tokens;
   const provider = new StoredOAuthProvider(env, holder, server, record);
-  const { scope, resourceMetadataUrl } = await probeChallenge(server, fetchFn);
+  const challenge = await probeChallenge(server, fetchFn);
+  const resourceMetadataUrl =
+    challenge.resourceMetadataUrl ?? (record.step_up_scope ? metadataUrlOf(record).resourceMetadataUrl : undefined);
   if (resourceMetadataUrl) record.resource_metadata_url = resourceMetadataUrl.href;
   else delete record.resource_metadata_url;
+  // After a step-up challenge, the remembered union; else the 401 challenge's scope (or auth()'s fallbacks).
+  const scope = record.step_up_scope ? unionScopes(record.step_up_scope, challenge.scope) : challenge.scope;
   const result = await auth(provider, { serverUrl: server.url, fetchFn, scope, resourceMetadataUrl });
-  return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+  const url = result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+  if (url) {
+    const asked = url.searchParams.get("scope");
+    if (asked) record.scope = asked;
+    else delete record.scope;
+    await provider.save();
+  }
+  return url;
 }
 
-/** What an unauthenticated request's 401 challenge names (RFC 6750 §3, RFC 9728 §5.1). */
+/** Space-separated scope lists joined without repeats, in first-seen order (RFC 6749 §3.3). */
+export function unionScopes(...lists: (string | undefined)[]): string {
+  return [...new Set(lists.flatMap((l) => (l ?? "").split(" ")).filter((s) => s !== ""))].join(" ");
+}
+
+/**
+ * A 403 whose challenge is `error="insufficient_scope"` (RFC 6750 §3.1): the grant is valid but too
+ * narrow for this request — the MCP authorization spec's step-up ("Scope Challenge Handling").
+ */
+export function insufficientScopeChallenge(res: Response): Challenge | null {
+  if (res.status !== 403) return null;
+  const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(res);
+  if (error !== "insufficient_scope") return null;
+  return { ...(scope ? { scope } : {}), ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}) };
+}
+
+/**
+ * Step-up after an `insufficient_scope` challenge: a re-authorization needs the member's browser, so
+ * the grant is put aside and the union of the scope asked before and the challenged one remembered
+ * (SEP-2350: clients accumulate scopes) — the server shows `needs_authorization` and the next Connect
+ * asks for the union. Answers that scope; or null when the grant already has every challenged scope,
+ * so authorizing again could not help (no loop of authorizations: conformance `scope-retry-limit`).
+ */
+export async function stepUp(env: Env, holder: TokenHolder, server: McpServerConfig, challenge: Challenge): Promise<string | null> {
+  const record = await loadRecord(env, holder, server);
+  const granted = new Set(unionScopes(record.tokens?.scope, record.scope).split(" "));
+  const wanted = unionScopes(challenge.scope)
+    .split(" ")
+    .filter((s) => s !== "");
+  if (wanted.length === 0 || wanted.every((s) => granted.has(s))) return null;
+  record.step_up_scope = unionScopes(record.scope, record.tokens?.scope, challenge.scope);
+  if (challenge.resourceMetadataUrl) record.resource_metadata_url = challenge.resourceMetadataUrl.href;
+  delete record.tokens;
+  await saveRecord(env, holder, server.name, record);
+  return record.step_up_scope;
+}
+
+/** What a request's 401 (or 403) challenge names (RFC 6750 §3, RFC 9728 §5.1). */
 export interface Challenge {
   scope?: string;
   resourceMetadataUrl?: URL;
@@ -297,23 +354,25 @@ function metadataUrlOf(record: McpOAuthRecord): { resourceMetadataUrl?: URL } {
 }
 
 /**
- * The provider a connection uses: its tokens refreshed first when they are about to expire. Null when
- * the server was never authorized (or its grant lapsed): the caller reports `needs_authorization`.
+ * The provider a connection uses: its tokens refreshed first when they are about to expire. Without
+ * one — the server was never authorized, its grant lapsed, or a step-up awaits Connect (its scope
+ * given) — the caller reports `needs_authorization`.
  */
 export async function providerForConnection(
   env: Env,
   holder: TokenHolder,
   server: McpServerConfig,
   fetchFn: FetchFn,
-): Promise<StoredOAuthProvider | null> {
+): Promise<{ provider: StoredOAuthProvider } | { provider: null; stepUpScope?: string }> {
   const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
-  if (!provider.record.tokens) return null;
+  const none = provider.record.step_up_scope ? { provider: null, stepUpScope: provider.record.step_up_scope } : { provider: null };
+  if (!provider.record.tokens) return none;
   if (needsRefresh(provider.record)) {
     try {
-      if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return null;
+      if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return none;
     } catch {
-      return null;
+      return none;
     }
   }
-  return provider.record.tokens ? provider : null;
+  return provider.record.tokens ? { provider } : none;
 }

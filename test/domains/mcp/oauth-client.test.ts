@@ -186,11 +186,14 @@ describe("auth: oauth MCP servers", () => {
     expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "needs_authorization" });
   });
 
-  it("Connect asks the server first: the 401 challenge's scope and resource_metadata (conformance scope-from-www-authenticate, metadata-var3)", async () => {
+  it("Connect asks the server first (scope, resource_metadata); a 403 insufficient_scope steps up to the union of scopes (conformance scope-from-www-authenticate, metadata-var3, scope-step-up, scope-retry-limit)", async () => {
     // Beaver's own /mcp on hosted.test, but its protected-resource metadata only at a custom URL
-    // named by the 401 challenge (the well-known one answers an HTML 404), with a scope to ask for.
+    // named by the 401 challenge (the well-known one answers an HTML 404), with a scope to ask for;
+    // `tools/call` with the first grant's token is refused 403 insufficient_scope (step-up).
     const prm = "https://hosted.test/custom/metadata.json";
     const beaver = (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init));
+    let firstToken: string | undefined;
+    let challengeEveryCall = false;
     setOutboundFetch(
       routeHosts({
         "hosted.test": async (input, init) => {
@@ -198,39 +201,99 @@ describe("auth: oauth MCP servers", () => {
           const url = new URL(req.url);
           if (url.href === prm) return beaver("https://hosted.test/.well-known/oauth-protected-resource/mcp");
           if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) return new Response("<html>no</html>", { status: 404 });
-          if (url.pathname === "/mcp" && !req.headers.has("Authorization"))
+          const bearer = req.headers.get("Authorization");
+          if (url.pathname === "/mcp" && !bearer)
             return Response.json(
               { error: "invalid_token" },
-              { status: 401, headers: { "WWW-Authenticate": `Bearer scope="read member", resource_metadata="${prm}"` } },
+              { status: 401, headers: { "WWW-Authenticate": `Bearer scope="read", resource_metadata="${prm}"` } },
             );
+          if (
+            url.pathname === "/mcp" &&
+            req.method === "POST" &&
+            ((await req.clone().json()) as { method?: string }).method === "tools/call"
+          ) {
+            firstToken ??= bearer!;
+            if (bearer === firstToken || challengeEveryCall)
+              return Response.json(
+                { error: "insufficient_scope" },
+                {
+                  status: 403,
+                  headers: { "WWW-Authenticate": `Bearer error="insufficient_scope", scope="member", resource_metadata="${prm}"` },
+                },
+              );
+          }
           return beaver(req);
         },
       }),
     );
-    const ws = await newWorkspace();
+    const main = new ScriptedModel([
+      toolCalls({ id: "s1", name: "mcp__challenged__list_sessions", args: {} }),
+      text("done"),
+      toolCalls({ id: "s2", name: "mcp__challenged__list_sessions", args: {} }),
+      text("done"),
+      toolCalls({ id: "s3", name: "mcp__challenged__list_sessions", args: {} }),
+      text("done"),
+    ]);
+    const ws = await scriptedWorkspace(main);
+    const b = await newWorkspace();
     const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
     const servers = [{ name: "challenged", url: "https://hosted.test/mcp", auth: "oauth" }];
     expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers } } })).status).toBe(200);
-    const connect = await call("POST", "/api/mcp/servers/challenged/connect", { token: ws.admin });
-    expect(connect.status, await connect.clone().text()).toBe(200);
-    const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
-    expect(url.origin).toBe("https://hosted.test");
-    expect(url.searchParams.get("scope")).toBe("read member");
-    expect(url.searchParams.get("resource")).toBe("https://hosted.test/mcp");
-    // The callback's token exchange finds the same authorization server (the remembered metadata URL).
-    const b = await newWorkspace();
-    const approved = await exports.default.fetch(
-      new Request("https://hosted.test/api/oauth/authorize", {
-        method: "POST",
-        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ query: url.search.slice(1), scopes: ["read"] }),
-      }),
-    );
-    expect(approved.status, await approved.clone().text()).toBe(200);
-    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
-    const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
-    const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
-    expect(done.status, await done.clone().text()).toBe(200);
+    const authorize = async (scopes: string[]) => {
+      const connect = await call("POST", "/api/mcp/servers/challenged/connect", { token: ws.admin });
+      expect(connect.status, await connect.clone().text()).toBe(200);
+      const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+      expect(url.origin).toBe("https://hosted.test");
+      expect(url.searchParams.get("resource")).toBe("https://hosted.test/mcp");
+      // The callback's token exchange finds the same authorization server (the remembered metadata URL).
+      const approved = await exports.default.fetch(
+        new Request("https://hosted.test/api/oauth/authorize", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ query: url.search.slice(1), scopes }),
+        }),
+      );
+      expect(approved.status, await approved.clone().text()).toBe(200);
+      const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+      const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+      const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
+      expect(done.status, await done.clone().text()).toBe(200);
+      return url.searchParams.get("scope");
+    };
+    const toolResult = async (id: string) => {
+      const session = await createSession(env, { workspaceId: ws.id });
+      const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "what sessions are there?" });
+      expect(await waitForRun(env, session.id, run_id, 20_000)).toMatchObject({ status: "completed" });
+      const events: PersistentEvent[] = await doEvents(session.id, ws.id);
+      return events
+        .filter((e): e is MessageEvent => e.type === "message")
+        .map((e) => e.message)
+        .find((m) => m.role === "tool_result" && m.tool_call_id === id);
+    };
+
+    // The first authorization asks for the 401 challenge's scope.
+    expect(await authorize(["read"])).toBe("read");
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
+
+    // The call is refused for insufficient scope: a readable tool error, and the server needs authorization.
+    const refused = await toolResult("s1");
+    expect(refused).toMatchObject({ is_error: true });
+    expect(JSON.stringify(refused)).toContain('needs a wider authorization (scope \\"read member\\")');
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
+
+    // The next Connect asks for the union of the scope asked before and the challenged one.
+    expect(await authorize(["read", "member"])).toBe("read member");
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
+    const stepped = await toolResult("s2");
+    expect(stepped).toMatchObject({ is_error: false });
+    expect(JSON.stringify(stepped)).toContain("sessions");
+
+    // A challenge for scopes the grant already holds is an error, not another authorization.
+    challengeEveryCall = true;
+    const again = await toolResult("s3");
+    expect(again).toMatchObject({ is_error: true });
+    expect(JSON.stringify(again)).toContain("already covers");
+    expect((await statusOf(ws.admin, true)).servers[0]).toMatchObject({ status: "connected" });
   });
 
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {
