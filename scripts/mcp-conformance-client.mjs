@@ -6,7 +6,9 @@
  * exactly as the console does. The runner appends the scenario server's URL as the last argument;
  * BEAVER_URL and BEAVER_TOKEN (an admin token of a workspace with private egress allowed) name the
  * running Beaver (scripts/conformance-mcp.ts starts one with `wrangler dev`); MODEL_URL the scripted
- * OpenAI-compatible server (test/support/scripted-openai.ts) that plays the workspace's model.
+ * OpenAI-compatible server (test/support/scripted-openai.ts) that plays the workspace's model. A
+ * scenario's MCP_CONFORMANCE_CONTEXT with a `client_id` (and `client_secret`) is configured as a
+ * pre-registered client (`oauth.client_id`, the secret in the workspace secrets store).
  *
  * Steps: configure the server with `auth: "oauth"` → Connect (discovery, registration, PKCE in the
  * Worker) → open the authorization URL as a browser would (the scenario's authorization server
@@ -38,7 +40,17 @@ async function api(method, path, body) {
 
 const model = `conformance:${Date.now()}`;
 const config = await api("GET", "/api/config");
-const servers = [{ name: "conformance", url: serverUrl, auth: "oauth" }];
+// A scenario with a client issued out of band (auth/pre-registration) names it in its context.
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+const oauth = {};
+if (context.client_id) {
+  oauth.oauth = { client_id: context.client_id };
+  if (context.client_secret) {
+    await api("PUT", "/api/secrets/CONFORMANCE_CLIENT_SECRET", { value: context.client_secret });
+    oauth.oauth.client_secret_secret = "CONFORMANCE_CLIENT_SECRET";
+  }
+}
+const servers = [{ name: "conformance", url: serverUrl, auth: "oauth", ...oauth }];
 await api("PUT", "/api/config", {
   ...config,
   model: { provider: "openai-compatible", id: model, base_url: `${modelUrl}/v1` },

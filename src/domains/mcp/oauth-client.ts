@@ -16,6 +16,7 @@ import type { Env } from "../../storage/env.ts";
 import { seal, unseal, type Sealed } from "../../storage/secrets/crypto.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
+import { resolveSecret } from "../../storage/secrets/store.ts";
 import type { McpServerConfig } from "./config.ts";
 
 /** What Beaver keeps per workspace and server (sealed). */
@@ -127,11 +128,23 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.pendingState;
   }
 
-  clientInformation() {
-    return this.record.client;
+  /** The configured pre-registered client (its secret read from the workspace secrets), else the registered one. */
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const pre = this.server.oauth;
+    if (!pre) return this.record.client;
+    if (!pre.client_secret_secret) return { client_id: pre.client_id };
+    const secret = await resolveSecret(this.env, this.holder.workspaceId, pre.client_secret_secret);
+    if (secret === undefined)
+      throw new AppError(
+        "bad_request",
+        `MCP server '${this.server.name}': workspace secret ${pre.client_secret_secret} is not set (oauth.client_secret_secret)`,
+      );
+    return { client_id: pre.client_id, client_secret: secret };
   }
 
   async saveClientInformation(info: OAuthClientInformationMixed) {
+    // A pre-registered client lives in the configuration (its secret in the secrets store), never here.
+    if (this.server.oauth) return;
     this.record.client = info;
     await this.save();
   }

@@ -296,6 +296,73 @@ describe("auth: oauth MCP servers", () => {
     expect((await statusOf(ws.admin, true)).servers[0]).toMatchObject({ status: "connected" });
   });
 
+  it("uses a pre-registered client (oauth.client_id, client_secret_secret) instead of registering (conformance pre-registration)", async () => {
+    const seen: string[] = [];
+    setOutboundFetch(
+      routeHosts({
+        "hosted.test": (input, init) => {
+          const req = new Request(input, init);
+          seen.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get("Authorization")?.split(" ")[0] ?? "-"}`);
+          return exports.default.fetch(req);
+        },
+      }),
+    );
+    // The hosted server's administrator issues a confidential client out of band.
+    const issued = await json<{ client_id: string; client_secret: string }>(
+      await exports.default.fetch(
+        new Request("https://hosted.test/oauth/register", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({
+            client_name: "Issued out of band",
+            redirect_uris: ["https://beaver.test/mcp-servers/callback"],
+            token_endpoint_auth_method: "client_secret_basic",
+          }),
+        }),
+      ),
+    );
+    const ws = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    const server = {
+      name: "issued",
+      url: "https://hosted.test/mcp",
+      oauth: { client_id: issued.client_id, client_secret_secret: "ISSUED_SECRET" },
+    };
+    const refused = await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers: [server] } } });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("pre-registered");
+    const put = await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: { ...config, mcp: { servers: [{ ...server, auth: "oauth" }] } },
+    });
+    expect(put.status).toBe(200);
+    const unset = await call("POST", "/api/mcp/servers/issued/connect", { token: ws.admin });
+    expect(unset.status).toBe(400);
+    expect(await unset.text()).toContain("ISSUED_SECRET is not set");
+    expect((await call("PUT", "/api/secrets/ISSUED_SECRET", { token: ws.admin, body: { value: issued.client_secret } })).status).toBe(200);
+
+    const connect = await call("POST", "/api/mcp/servers/issued/connect", { token: ws.admin });
+    expect(connect.status, await connect.clone().text()).toBe(200);
+    const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    expect(url.searchParams.get("client_id")).toBe(issued.client_id);
+    const b = await newWorkspace();
+    const approved = await exports.default.fetch(
+      new Request("https://hosted.test/api/oauth/authorize", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ query: url.search.slice(1), scopes: ["read"] }),
+      }),
+    );
+    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+    const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+    const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
+    expect(done.status, await done.clone().text()).toBe(200);
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
+    // Beaver never registered; its token request authenticated the issued client (client_secret_basic).
+    expect(seen.filter((r) => r.includes("/oauth/register"))).toEqual([]);
+    expect(seen).toContain("POST /oauth/token Basic");
+  });
+
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {
     const ws = await newWorkspace();
     expect((await call("POST", "/api/mcp/servers/nope/connect", { token: ws.admin })).status).toBe(404);
