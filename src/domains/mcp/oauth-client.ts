@@ -96,6 +96,32 @@ export async function forgetRecord(env: Env, holder: TokenHolder, server: string
   await kvOf(env).delete(recordKey(holder, server));
 }
 
+/** Where each deployment serves its client ID metadata document (public; routes/mcp-oauth.ts). */
+export const CLIENT_METADATA_PATH = "/api/mcp/client-metadata.json";
+
+/** What Beaver says of itself as an OAuth client: in a dynamic registration and in its metadata document. */
+function beaverClientMetadata(redirectUris: string[]): OAuthClientMetadata {
+  return {
+    client_name: "Beaver",
+    redirect_uris: redirectUris,
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+}
+
+/**
+ * The client ID metadata document of the deployment at `origin` (draft-ietf-oauth-client-id-metadata-document,
+ * the MCP authorization spec's "Client ID Metadata Documents"): its `client_id` is its own URL, and
+ * its one redirect URI the console's callback on the same origin. Pure.
+ */
+export function clientMetadataDocument(
+  origin: string,
+  callbackPath: string,
+): OAuthClientMetadata & { client_id: string; client_uri: string } {
+  return { client_id: `${origin}${CLIENT_METADATA_PATH}`, client_uri: origin, ...beaverClientMetadata([`${origin}${callbackPath}`]) };
+}
+
 /** The SDK's view of one record; every change is written back at once. */
 export class StoredOAuthProvider implements OAuthClientProvider {
   /** Set when the SDK wanted a browser: the URL the console sends the member to. */
@@ -114,13 +140,19 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "Beaver",
-      redirect_uris: this.record.redirect_url ? [this.record.redirect_url] : [],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
+    return beaverClientMetadata(this.record.redirect_url ? [this.record.redirect_url] : []);
+  }
+
+  /**
+   * Beaver's client ID metadata document on the origin the member's browser comes back to: an
+   * authorization server that advertises `client_id_metadata_document_supported` gets this URL as the
+   * client id instead of a registration (the SDK's SEP-991 branch). Only an HTTPS origin qualifies
+   * (the SDK refuses others), so a plain-HTTP `wrangler dev` registers dynamically.
+   */
+  get clientMetadataUrl(): string | undefined {
+    if (!this.record.redirect_url) return undefined;
+    const url = new URL(CLIENT_METADATA_PATH, this.record.redirect_url);
+    return url.protocol === "https:" ? url.href : undefined;
   }
 
   state(): string {

@@ -363,6 +363,41 @@ describe("auth: oauth MCP servers", () => {
     expect(seen).toContain("POST /oauth/token Basic");
   });
 
+  it("offers its client ID metadata document's URL as client_id where the authorization server supports them (conformance basic-cimd)", async () => {
+    const seen: string[] = [];
+    setOutboundFetch(
+      routeHosts({
+        "hosted.test": async (input, init) => {
+          const req = new Request(input, init);
+          seen.push(new URL(req.url).pathname);
+          const res = await exports.default.fetch(req);
+          if (!new URL(req.url).pathname.startsWith("/.well-known/oauth-authorization-server")) return res;
+          // Beaver's own authorization server, as one that accepts URL-based client ids.
+          return Response.json({ ...(await res.json<Record<string, unknown>>()), client_id_metadata_document_supported: true });
+        },
+      }),
+    );
+    const ws = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    const servers = [{ name: "cimd", url: "https://hosted.test/mcp", auth: "oauth" }];
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers } } })).status).toBe(200);
+    const connect = await call("POST", "/api/mcp/servers/cimd/connect", { token: ws.admin });
+    expect(connect.status, await connect.clone().text()).toBe(200);
+    const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    const clientId = url.searchParams.get("client_id")!;
+    expect(clientId).toBe("https://beaver.test/api/mcp/client-metadata.json");
+    expect(seen).not.toContain("/oauth/register");
+    // The document is public, names itself and the callback the authorization request uses.
+    const doc = await call("GET", "/api/mcp/client-metadata.json", { token: null });
+    expect(doc.status).toBe(200);
+    expect(await doc.json()).toMatchObject({
+      client_id: clientId,
+      client_name: "Beaver",
+      redirect_uris: [url.searchParams.get("redirect_uri")],
+      token_endpoint_auth_method: "none",
+    });
+  });
+
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {
     const ws = await newWorkspace();
     expect((await call("POST", "/api/mcp/servers/nope/connect", { token: ws.admin })).status).toBe(404);
