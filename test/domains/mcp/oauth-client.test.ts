@@ -19,6 +19,7 @@ import { setOutboundFetch } from "../../support/test-services.ts";
 import { routeHosts } from "../../support/fake-mcp.ts";
 import { ScriptedModel, doEvents, scriptedWorkspace, text, toolCalls } from "../../support/sessions.ts";
 import { call, json, newWorkspace } from "../../support/api.ts";
+import { delegateCall, delegateResults } from "../../support/delegation.ts";
 
 beforeEach(() => {
   clearDiscoveryCache();
@@ -121,6 +122,11 @@ describe("auth: oauth MCP servers", () => {
       text("done"),
       toolCalls({ id: "m2", name: "mcp__hosted__list_sessions", args: {} }),
       text("done"),
+      // A delegated child of the member's run works on their behalf: their tokens (sent_by is inherited).
+      delegateCall("d1", [{ task: "list the sessions" }]),
+      toolCalls({ id: "c1", name: "mcp__hosted__list_sessions", args: {} }),
+      text("child done"),
+      text("done"),
     ]);
     const a = await scriptedWorkspace(main);
     const b = await newWorkspace();
@@ -178,6 +184,17 @@ describe("auth: oauth MCP servers", () => {
     expect(mine).toMatchObject({ is_error: false });
     expect(JSON.stringify(mine)).toContain("sessions");
     expect(JSON.stringify(await resultOf(other, "m2"))).toContain("unknown_tool");
+    const delegated = await resultOf(a.member, "d1");
+    expect(delegated).toMatchObject({ is_error: false });
+    const [child] = delegateResults(String((delegated as { content: unknown }).content));
+    expect(child).toMatchObject({ status: "completed", answer: "child done" });
+    const childEvents: PersistentEvent[] = await doEvents(child!.session_id, a.id);
+    const childCall = childEvents
+      .filter((e): e is MessageEvent => e.type === "message")
+      .map((e) => e.message)
+      .find((m) => m.role === "tool_result" && m.tool_call_id === "c1");
+    expect(childCall).toMatchObject({ is_error: false });
+    expect(JSON.stringify(childCall)).toContain("sessions");
 
     // Disconnect forgets only the caller's own tokens.
     expect((await call("DELETE", "/api/mcp/servers/hosted/connection", { token: other })).status).toBe(200);
