@@ -301,7 +301,8 @@ export function insufficientScopeChallenge(res: Response): Challenge | null {
  */
 export async function stepUp(env: Env, holder: TokenHolder, server: McpServerConfig, challenge: Challenge): Promise<string | null> {
   const record = await loadRecord(env, holder, server);
-  const granted = new Set(unionScopes(record.tokens?.scope, record.scope).split(" "));
+  // What the authorization server granted (its token response's `scope`), else what Connect asked for.
+  const granted = new Set(unionScopes(record.tokens?.scope ?? record.scope).split(" "));
   const wanted = unionScopes(challenge.scope)
     .split(" ")
     .filter((s) => s !== "");
