@@ -3,13 +3,15 @@
  * `@modelcontextprotocol/conformance` that apply to Beaver's MCP client, run against a real
  * `wrangler dev`. Each client scenario starts the package's own MCP server and authorization server;
  * the client command (scripts/mcp-conformance-client.mjs) drives Beaver's in-Worker client through
- * its API as the console does. Not part of `npm test` (one `wrangler dev` plus a scenario per
+ * its API as the console does, and a run whose model (the scripted OpenAI-compatible server of
+ * test/support/scripted-openai.ts) calls the scenario server's tool. Not part of `npm test` (one `wrangler dev` plus a scenario per
  * process: too slow for the CI budget). `CONFORMANCE_CLI` may point at another build of the package
  * (for example a newer pre-release); `SCENARIOS` (comma-separated) narrows the list.
  */
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
+import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const CLI = process.env.CONFORMANCE_CLI ?? resolve(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
@@ -66,6 +68,7 @@ async function workspaceToken(url: string, admin: string): Promise<string> {
   return ((await res.json()) as { token: string }).token;
 }
 
+const model = await startScriptedModelServer();
 const dev = await startWranglerDev();
 const results: { scenario: string; summary: string; ok: boolean }[] = [];
 try {
@@ -75,6 +78,7 @@ try {
     const { code, output } = await run(["client", "--command", `${process.execPath} ${CLIENT}`, "--scenario", scenario], {
       BEAVER_URL: dev.url,
       BEAVER_TOKEN: token,
+      MODEL_URL: model.url,
     });
     const summary = /Passed: \d+\/\d+, \d+ failed, \d+ warnings/.exec(output)?.[0] ?? `no summary (exit ${code})`;
     const ok = code === 0 && / 0 failed/.test(summary);
@@ -84,6 +88,7 @@ try {
   }
 } finally {
   await dev.stop();
+  await model.stop();
 }
 console.log(`\n${results.filter((r) => r.ok).length}/${results.length} scenarios passed`);
 process.exit(results.every((r) => r.ok) ? 0 : 1);

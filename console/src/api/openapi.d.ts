@@ -1679,6 +1679,22 @@ export interface Paths {
       };
     };
   };
+  "/api/mcp/client-metadata.json": {
+    get: {
+      params: never;
+      query: never;
+      body: never;
+      response: {
+        client_id: string;
+        client_name?: string;
+        client_uri: string;
+        redirect_uris: Array<string>;
+        grant_types?: Array<string>;
+        response_types?: Array<string>;
+        token_endpoint_auth_method?: string;
+      };
+    };
+  };
   "/api/mcp/servers/{name}/connect": {
     post: {
       params: { name: string };

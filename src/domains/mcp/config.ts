@@ -54,6 +54,18 @@ export const McpServerSchema = z.strictObject({
    * false: one connection for the whole workspace.
    */
   personal: z.boolean().optional(),
+  /**
+   * With `auth: "oauth"`: a client the server's authorization server issued out of band (it offers no
+   * dynamic registration, or wants known clients). Beaver uses it instead of registering; the secret
+   * (absent for a public client) is the name of a workspace secret, like `api_key_secret` (docs/mcp.md,
+   * "Pre-registered clients").
+   */
+  oauth: z
+    .strictObject({
+      client_id: z.string().min(1).max(1_024),
+      client_secret_secret: SecretNameSchema.optional(),
+    })
+    .optional(),
   /** Only these tools (names or globs); absent = all tools the server lists. */
   allow_tools: z.array(ToolPattern).max(100).optional(),
   /** Never these tools (names or globs); wins over `allow_tools`. */
@@ -77,6 +89,8 @@ export const McpConfigSchema = z.strictObject({
             path: [i, "personal"],
             message: 'needs auth: "oauth" (personal servers hold OAuth tokens per member)',
           });
+        if (s.oauth && s.auth !== "oauth")
+          ctx.addIssue({ code: "custom", path: [i, "oauth"], message: 'needs auth: "oauth" (a pre-registered OAuth client)' });
         const key = s.name.toLowerCase();
         if (seen.has(key)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `duplicate server name '${s.name}'` });
         seen.add(key);

@@ -21,7 +21,7 @@ import { AppError } from "../../kernel/errors.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import type { McpServerConfig } from "./config.ts";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { holderFor, providerForConnection, type StoredOAuthProvider } from "./oauth-client.ts";
+import { holderFor, insufficientScopeChallenge, providerForConnection, stepUp, type StoredOAuthProvider } from "./oauth-client.ts";
 
 export const CLIENT_INFO = { name: "beaver", version: "0.1.0" } as const;
 
@@ -82,7 +82,8 @@ export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Clie
   let transport: StreamableHTTPClientTransport | SSEClientTransport | undefined;
   try {
     const authProvider = server.auth === "oauth" ? await oauthProviderOf(opts, deadline.signal) : undefined;
-    transport = makeTransport(opts.env, server, await resolveHeaders(opts), deadline.signal, authProvider);
+    const send = deadlineFetch(outboundFetch(opts.env), deadline.signal);
+    transport = makeTransport(server, authProvider ? stepUpFetch(send, opts) : send, await resolveHeaders(opts), authProvider);
     const request: RequestOptions = { signal: deadline.signal, timeout: server.timeout_ms, maxTotalTimeout: server.timeout_ms };
     return await abortable(
       (async () => {
@@ -100,15 +101,8 @@ export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Clie
   }
 }
 
-function makeTransport(
-  env: Env,
-  server: McpServerConfig,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-  authProvider?: StoredOAuthProvider,
-) {
+function makeTransport(server: McpServerConfig, fetch: FetchFn, headers: Record<string, string>, authProvider?: StoredOAuthProvider) {
   const url = new URL(server.url);
-  const fetch = deadlineFetch(outboundFetch(env), signal);
   const auth = authProvider ? { authProvider } : {};
   if (server.transport === "sse") return new SSEClientTransport(url, { fetch, requestInit: { headers }, ...auth });
   return new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, ...auth });
@@ -117,18 +111,44 @@ function makeTransport(
 /** The stored OAuth tokens of an `auth: "oauth"` server, refreshed when about to expire (oauth-client.ts). */
 async function oauthProviderOf(opts: ConnectOptions, signal: AbortSignal): Promise<StoredOAuthProvider> {
   const holder = holderFor(opts.server, opts.workspaceId, opts.member);
-  const provider = holder && (await providerForConnection(opts.env, holder, opts.server, deadlineFetch(outboundFetch(opts.env), signal)));
-  if (!provider) throw needsAuthorization(opts.server);
-  return provider;
+  if (!holder) throw needsAuthorization(opts.server);
+  const found = await providerForConnection(opts.env, holder, opts.server, deadlineFetch(outboundFetch(opts.env), signal));
+  if (!found.provider) throw needsAuthorization(opts.server, found.stepUpScope);
+  return found.provider;
 }
 
-const needsAuthorization = (server: McpServerConfig) =>
+const needsAuthorization = (server: McpServerConfig, stepUpScope?: string) =>
   new McpFailure(
     "needs_authorization",
-    server.personal
-      ? `MCP server '${server.name}' is personal and not connected for the member who sent this: Connect it in the console (MCP page)`
-      : `MCP server '${server.name}' needs authorization: Connect it in the console (MCP page)`,
+    stepUpScope
+      ? `MCP server '${server.name}' needs a wider authorization (scope "${stepUpScope}") for this: Connect it again in the console (MCP page)`
+      : server.personal
+        ? `MCP server '${server.name}' is personal and not connected for the member who sent this: Connect it in the console (MCP page)`
+        : `MCP server '${server.name}' needs authorization: Connect it in the console (MCP page)`,
   );
+
+/**
+ * An `auth: "oauth"` server's requests: a 403 `insufficient_scope` challenge (step-up) ends the
+ * connection with `needs_authorization` and the wider scope remembered for the next Connect
+ * (oauth-client.ts `stepUp`) — re-authorizing needs the member's browser, which a run does not have
+ * (the SDK transport would start that flow itself, or with a refresh token retry the same scope).
+ * A challenge for scopes the grant already holds cannot be fixed by authorizing again: an error.
+ */
+function stepUpFetch(send: FetchFn, opts: ConnectOptions): FetchFn {
+  return async (input, init) => {
+    const res = await send(input, init);
+    const challenge = insufficientScopeChallenge(res);
+    if (!challenge) return res;
+    await res.body?.cancel();
+    const holder = holderFor(opts.server, opts.workspaceId, opts.member);
+    const scope = holder && (await stepUp(opts.env, holder, opts.server, challenge));
+    if (scope) throw needsAuthorization(opts.server, scope);
+    throw new McpFailure(
+      "mcp_error",
+      `MCP server '${opts.server.name}' refused this for insufficient scope${challenge.scope ? ` ("${challenge.scope}")` : ""}, which Beaver's authorization already covers`,
+    );
+  };
+}
 
 /** Every request also ends when the deadline (or the run) aborts. */
 function deadlineFetch(send: FetchFn, deadline: AbortSignal): FetchFn {
@@ -188,6 +208,7 @@ export function toFailure(err: unknown, server: McpServerConfig, timedOut: boole
   if (timedOut || (err instanceof McpError && err.code === ErrorCode.RequestTimeout))
     return new McpFailure("mcp_timeout", timeoutMessage(server));
   if (err instanceof AppError && err.code === "egress_refused") return new McpFailure("egress_refused", err.message);
+  if (err instanceof AppError && err.code === "bad_request") return new McpFailure("mcp_config", err.message);
   const text = summariseUpstreamText(err instanceof Error ? err.message || err.name : String(err));
   if (err instanceof McpError) return new McpFailure("mcp_error", `MCP server '${server.name}' answered an error: ${text}`);
   return new McpFailure("mcp_unavailable", `MCP server '${server.name}' is unreachable: ${text}`);

@@ -16,6 +16,7 @@ import type { Env } from "../../storage/env.ts";
 import { seal, unseal, type Sealed } from "../../storage/secrets/crypto.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
+import { resolveSecret } from "../../storage/secrets/store.ts";
 import type { McpServerConfig } from "./config.ts";
 
 /** What Beaver keeps per workspace and server (sealed). */
@@ -34,6 +35,14 @@ export interface McpOAuthRecord {
    * SDK refuses the client registered with it.
    */
   resource_metadata_url?: string;
+  /** The scope the latest Connect asked for (its authorization URL's `scope`): what step-up adds to. */
+  scope?: string;
+  /**
+   * Set when the server refused the grant with 403 `insufficient_scope` (step-up, `stepUp` below):
+   * the union of the scope asked before and the challenged one. While set the server needs
+   * authorization; the next Connect asks for exactly this scope, and new tokens clear it.
+   */
+  step_up_scope?: string;
 }
 
 /** Refresh this long before the access token expires. */
@@ -87,6 +96,32 @@ export async function forgetRecord(env: Env, holder: TokenHolder, server: string
   await kvOf(env).delete(recordKey(holder, server));
 }
 
+/** Where each deployment serves its client ID metadata document (public; routes/mcp-oauth.ts). */
+export const CLIENT_METADATA_PATH = "/api/mcp/client-metadata.json";
+
+/** What Beaver says of itself as an OAuth client: in a dynamic registration and in its metadata document. */
+function beaverClientMetadata(redirectUris: string[]): OAuthClientMetadata {
+  return {
+    client_name: "Beaver",
+    redirect_uris: redirectUris,
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+}
+
+/**
+ * The client ID metadata document of the deployment at `origin` (draft-ietf-oauth-client-id-metadata-document,
+ * the MCP authorization spec's "Client ID Metadata Documents"): its `client_id` is its own URL, and
+ * its one redirect URI the console's callback on the same origin. Pure.
+ */
+export function clientMetadataDocument(
+  origin: string,
+  callbackPath: string,
+): OAuthClientMetadata & { client_id: string; client_uri: string } {
+  return { client_id: `${origin}${CLIENT_METADATA_PATH}`, client_uri: origin, ...beaverClientMetadata([`${origin}${callbackPath}`]) };
+}
+
 /** The SDK's view of one record; every change is written back at once. */
 export class StoredOAuthProvider implements OAuthClientProvider {
   /** Set when the SDK wanted a browser: the URL the console sends the member to. */
@@ -105,13 +140,19 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "Beaver",
-      redirect_uris: this.record.redirect_url ? [this.record.redirect_url] : [],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
+    return beaverClientMetadata(this.record.redirect_url ? [this.record.redirect_url] : []);
+  }
+
+  /**
+   * Beaver's client ID metadata document on the origin the member's browser comes back to: an
+   * authorization server that advertises `client_id_metadata_document_supported` gets this URL as the
+   * client id instead of a registration (the SDK's SEP-991 branch). Only an HTTPS origin qualifies
+   * (the SDK refuses others), so a plain-HTTP `wrangler dev` registers dynamically.
+   */
+  get clientMetadataUrl(): string | undefined {
+    if (!this.record.redirect_url) return undefined;
+    const url = new URL(CLIENT_METADATA_PATH, this.record.redirect_url);
+    return url.protocol === "https:" ? url.href : undefined;
   }
 
   state(): string {
@@ -119,11 +160,23 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.pendingState;
   }
 
-  clientInformation() {
-    return this.record.client;
+  /** The configured pre-registered client (its secret read from the workspace secrets), else the registered one. */
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const pre = this.server.oauth;
+    if (!pre) return this.record.client;
+    if (!pre.client_secret_secret) return { client_id: pre.client_id };
+    const secret = await resolveSecret(this.env, this.holder.workspaceId, pre.client_secret_secret);
+    if (secret === undefined)
+      throw new AppError(
+        "bad_request",
+        `MCP server '${this.server.name}': workspace secret ${pre.client_secret_secret} is not set (oauth.client_secret_secret)`,
+      );
+    return { client_id: pre.client_id, client_secret: secret };
   }
 
   async saveClientInformation(info: OAuthClientInformationMixed) {
+    // A pre-registered client lives in the configuration (its secret in the secrets store), never here.
+    if (this.server.oauth) return;
     this.record.client = info;
     await this.save();
   }
@@ -135,6 +188,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveTokens(tokens: OAuthTokens) {
     this.record.tokens = tokens;
     this.record.tokens_saved_at = Date.now();
+    delete this.record.step_up_scope;
     await this.save();
   }
 
@@ -173,7 +227,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     await this.save();
   }
 
-  private save() {
+  save() {
     return saveRecord(this.env, this.holder, this.server.name, this.record);
   }
 }
@@ -204,14 +258,63 @@ export async function startAuthorization(
   }
   delete record.tokens;
   const provider = new StoredOAuthProvider(env, holder, server, record);
-  const { scope, resourceMetadataUrl } = await probeChallenge(server, fetchFn);
+  const challenge = await probeChallenge(server, fetchFn);
+  const resourceMetadataUrl =
+    challenge.resourceMetadataUrl ?? (record.step_up_scope ? metadataUrlOf(record).resourceMetadataUrl : undefined);
   if (resourceMetadataUrl) record.resource_metadata_url = resourceMetadataUrl.href;
   else delete record.resource_metadata_url;
+  // After a step-up challenge, the remembered union; else the 401 challenge's scope (or auth()'s fallbacks).
+  const scope = record.step_up_scope ? unionScopes(record.step_up_scope, challenge.scope) : challenge.scope;
   const result = await auth(provider, { serverUrl: server.url, fetchFn, scope, resourceMetadataUrl });
-  return result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+  const url = result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
+  if (url) {
+    const asked = url.searchParams.get("scope");
+    if (asked) record.scope = asked;
+    else delete record.scope;
+    await provider.save();
+  }
+  return url;
 }
 
-/** What an unauthenticated request's 401 challenge names (RFC 6750 §3, RFC 9728 §5.1). */
+/** Space-separated scope lists joined without repeats, in first-seen order (RFC 6749 §3.3). */
+export function unionScopes(...lists: (string | undefined)[]): string {
+  return [...new Set(lists.flatMap((l) => (l ?? "").split(" ")).filter((s) => s !== ""))].join(" ");
+}
+
+/**
+ * A 403 whose challenge is `error="insufficient_scope"` (RFC 6750 §3.1): the grant is valid but too
+ * narrow for this request — the MCP authorization spec's step-up ("Scope Challenge Handling").
+ */
+export function insufficientScopeChallenge(res: Response): Challenge | null {
+  if (res.status !== 403) return null;
+  const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(res);
+  if (error !== "insufficient_scope") return null;
+  return { ...(scope ? { scope } : {}), ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}) };
+}
+
+/**
+ * Step-up after an `insufficient_scope` challenge: a re-authorization needs the member's browser, so
+ * the grant is put aside and the union of the scope asked before and the challenged one remembered
+ * (SEP-2350: clients accumulate scopes) — the server shows `needs_authorization` and the next Connect
+ * asks for the union. Answers that scope; or null when the grant already has every challenged scope,
+ * so authorizing again could not help (no loop of authorizations: conformance `scope-retry-limit`).
+ */
+export async function stepUp(env: Env, holder: TokenHolder, server: McpServerConfig, challenge: Challenge): Promise<string | null> {
+  const record = await loadRecord(env, holder, server);
+  // What the authorization server granted (its token response's `scope`), else what Connect asked for.
+  const granted = new Set(unionScopes(record.tokens?.scope ?? record.scope).split(" "));
+  const wanted = unionScopes(challenge.scope)
+    .split(" ")
+    .filter((s) => s !== "");
+  if (wanted.length === 0 || wanted.every((s) => granted.has(s))) return null;
+  record.step_up_scope = unionScopes(record.scope, record.tokens?.scope, challenge.scope);
+  if (challenge.resourceMetadataUrl) record.resource_metadata_url = challenge.resourceMetadataUrl.href;
+  delete record.tokens;
+  await saveRecord(env, holder, server.name, record);
+  return record.step_up_scope;
+}
+
+/** What a request's 401 (or 403) challenge names (RFC 6750 §3, RFC 9728 §5.1). */
 export interface Challenge {
   scope?: string;
   resourceMetadataUrl?: URL;
@@ -297,23 +400,25 @@ function metadataUrlOf(record: McpOAuthRecord): { resourceMetadataUrl?: URL } {
 }
 
 /**
- * The provider a connection uses: its tokens refreshed first when they are about to expire. Null when
- * the server was never authorized (or its grant lapsed): the caller reports `needs_authorization`.
+ * The provider a connection uses: its tokens refreshed first when they are about to expire. Without
+ * one — the server was never authorized, its grant lapsed, or a step-up awaits Connect (its scope
+ * given) — the caller reports `needs_authorization`.
  */
 export async function providerForConnection(
   env: Env,
   holder: TokenHolder,
   server: McpServerConfig,
   fetchFn: FetchFn,
-): Promise<StoredOAuthProvider | null> {
+): Promise<{ provider: StoredOAuthProvider } | { provider: null; stepUpScope?: string }> {
   const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
-  if (!provider.record.tokens) return null;
+  const none = provider.record.step_up_scope ? { provider: null, stepUpScope: provider.record.step_up_scope } : { provider: null };
+  if (!provider.record.tokens) return none;
   if (needsRefresh(provider.record)) {
     try {
-      if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return null;
+      if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return none;
     } catch {
-      return null;
+      return none;
     }
   }
-  return provider.record.tokens ? provider : null;
+  return provider.record.tokens ? { provider } : none;
 }

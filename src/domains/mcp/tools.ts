@@ -84,7 +84,11 @@ export async function callMcpTool(args: Parameters<McpCaller>[0]): Promise<ToolR
     );
     return mcpResultToToolResult(result);
   } catch (err) {
-    if (err instanceof McpFailure) return fail(err.code, err.message);
+    if (err instanceof McpFailure) {
+      // A grant that lapsed or asks for step-up: the next listing (status, runs) shows needs_authorization.
+      if (err.code === "needs_authorization") invalidateDiscovery(args.workspaceId, args.server, args.member);
+      return fail(err.code, err.message);
+    }
     return fail("mcp_error", err instanceof Error ? err.message : String(err));
   }
 }

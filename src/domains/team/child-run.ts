@@ -11,6 +11,7 @@ import type { ModelEntry } from "../../storage/config/schema.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { SessionClient, type RunResult } from "../../runtime/index.ts";
 import type { DelegationMark } from "./delegation.ts";
+import { sentByData } from "../../kernel/sent-by.ts";
 
 /** How long one wait on the child lasts before it is asked again (a child may run much longer). */
 const WAIT_SLICE_MS = 30_000;
@@ -35,6 +36,11 @@ export interface ChildRunRequest {
   skills?: string[];
   /** Where the message came from (recorded as `channel_inject` before it; docs/delegation.md, "Channels"). */
   channel: { channel: string; device_id: string; external_id: string };
+  /**
+   * Who sent the parent's message (kernel/sent-by.ts): the child works on their behalf, so a personal
+   * MCP server is called with their tokens there too (docs/mcp.md, "Personal servers").
+   */
+  sentBy?: string | null;
 }
 
 /** Starts the child (or finds it started) and resolves with its run's result once it ends; cancels it when `signal` aborts. */
@@ -53,7 +59,7 @@ export async function runChild(r: ChildRunRequest, signal: AbortSignal): Promise
     ...(r.toolset !== undefined ? { toolset: r.toolset } : {}),
     ...(r.tools ? { allowed_tools: r.tools } : {}),
     ...(r.maxRunTokens !== undefined ? { max_run_tokens: r.maxRunTokens } : {}),
-    tool_data: { delegation: r.mark },
+    tool_data: { delegation: r.mark, ...(r.sentBy ? sentByData(r.sentBy) : {}) },
     ...(r.model ? { model_override: r.model } : {}),
     ...(r.skills && r.skills.length > 0 ? { pinned_skills: r.skills } : {}),
     system_prompt_extra: r.systemPrompt,

@@ -9,6 +9,7 @@ import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
 import { listAgents } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
 import { cancelChild, runChild } from "./child-run.ts";
+import { sentByOf } from "../../kernel/sent-by.ts";
 import {
   DELEGATE_TOOL,
   DelegateInputSchema,
@@ -110,6 +111,7 @@ function startAndWait(ctx: ToolContext, child: ChildPlan, sessionId: string, age
       model: agent ? agent.model : (ctx.modelOverride ?? null),
       ...(agent?.skills ? { skills: agent.skills } : {}),
       channel: { channel: "delegation", device_id: ctx.sessionId, external_id: ref },
+      sentBy: sentByOf(ctx.data),
     },
     ctx.signal,
   );

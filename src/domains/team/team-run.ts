@@ -26,6 +26,7 @@ import {
   verdictInstructions,
   type Said,
 } from "./team-prompts.ts";
+import { sentByOf } from "../../kernel/sent-by.ts";
 
 export const TEAM_DRIVER = "team";
 
@@ -173,6 +174,7 @@ class Turns {
         model: agent.model,
         ...(agent.skills ? { skills: agent.skills } : {}),
         channel: { channel: "team", device_id: ctx.sessionId, external_id: `${ctx.runId}/${key}` },
+        sentBy: sentByOf(ctx.data),
       },
       ctx.signal,
     );

@@ -13,6 +13,7 @@ import { getAgent } from "../tasks/agent-store.ts";
 import { teamsOf, type Team } from "./teams.ts";
 import { TEAM_DRIVER, type TeamRunData } from "./team-run.ts";
 import { coordinatorInstructions } from "./team-prompts.ts";
+import { sentByData } from "../../kernel/sent-by.ts";
 
 export interface TeamRunView {
   team: string;
@@ -36,7 +37,14 @@ export async function findTeam(env: Env, workspaceId: string, name: string): Pro
 }
 
 /** Starts a run of team `name` with `message` in a new session; answers at once (the run goes on in its session). */
-export async function startTeamRun(env: Env, workspaceId: string, name: string, message: string): Promise<TeamRunView> {
+export async function startTeamRun(
+  env: Env,
+  workspaceId: string,
+  name: string,
+  message: string,
+  /** Who sent it (kernel/sent-by.ts): the member turns and a coordinator's children work on their behalf. */
+  sentBy: string | null = null,
+): Promise<TeamRunView> {
   const { team, teams } = await findTeam(env, workspaceId, name);
   const { client } = await SessionClient.create(env, {
     workspaceId,
@@ -44,20 +52,29 @@ export async function startTeamRun(env: Env, workspaceId: string, name: string, 
     title: `Team ${team.name}: ${message.replace(/\s+/g, " ").slice(0, 50)}`,
     metadata: { team: team.name, team_mode: team.mode },
   });
-  const submitted = await client.submit(await teamSubmission(env, workspaceId, team, teams, message));
+  const submitted = await client.submit(await teamSubmission(env, workspaceId, team, teams, message, sentBy));
   return teamRunView(env, workspaceId, name, client.id, submitted.run_id);
 }
 
-async function teamSubmission(env: Env, workspaceId: string, team: Team, teams: Team[], message: string): Promise<SubmitRunInput> {
+async function teamSubmission(
+  env: Env,
+  workspaceId: string,
+  team: Team,
+  teams: Team[],
+  message: string,
+  sentBy: string | null,
+): Promise<SubmitRunInput> {
+  const sent = sentBy ? sentByData(sentBy) : {};
   const base = { workspace_id: workspaceId, content: message, client_id: "team" };
   if (team.mode !== "delegate") {
     const data: TeamRunData = { team, teams };
-    return { ...base, driver: TEAM_DRIVER, tool_data: { ...data } };
+    return { ...base, driver: TEAM_DRIVER, tool_data: { ...data, ...sent } };
   }
   // The coordinator's own run: its model and skills, its instructions, `delegate` in its tool set.
   const coordinator = await getAgent(env, workspaceId, team.coordinator);
   return {
     ...base,
+    tool_data: sent,
     system_prompt_extra: coordinatorInstructions(team),
     ...(coordinator?.model ? { model_override: coordinator.model } : {}),
     ...(coordinator?.skills && coordinator.skills.length > 0 ? { pinned_skills: coordinator.skills } : {}),

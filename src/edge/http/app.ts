@@ -49,7 +49,13 @@ import { mcpOAuthRoutes } from "./routes/mcp-oauth.ts";
 
 /** Routes under /api that need no bearer token (they authenticate otherwise, or not at all). */
 export function isPublicApiPath(path: string): boolean {
-  return path === "/api/ping" || path === "/api/openapi.json" || /^\/api\/sessions\/[^/]+\/stream$/.test(path);
+  return (
+    path === "/api/ping" ||
+    path === "/api/openapi.json" ||
+    // Authorization servers fetch Beaver's OAuth client ID metadata document (routes/mcp-oauth.ts).
+    path === "/api/mcp/client-metadata.json" ||
+    /^\/api\/sessions\/[^/]+\/stream$/.test(path)
+  );
 }
 
 export function createApp() {

@@ -19,6 +19,7 @@ import { setOutboundFetch } from "../../support/test-services.ts";
 import { routeHosts } from "../../support/fake-mcp.ts";
 import { ScriptedModel, doEvents, scriptedWorkspace, text, toolCalls } from "../../support/sessions.ts";
 import { call, json, newWorkspace } from "../../support/api.ts";
+import { delegateCall, delegateResults } from "../../support/delegation.ts";
 
 beforeEach(() => {
   clearDiscoveryCache();
@@ -121,6 +122,11 @@ describe("auth: oauth MCP servers", () => {
       text("done"),
       toolCalls({ id: "m2", name: "mcp__hosted__list_sessions", args: {} }),
       text("done"),
+      // A delegated child of the member's run works on their behalf: their tokens (sent_by is inherited).
+      delegateCall("d1", [{ task: "list the sessions" }]),
+      toolCalls({ id: "c1", name: "mcp__hosted__list_sessions", args: {} }),
+      text("child done"),
+      text("done"),
     ]);
     const a = await scriptedWorkspace(main);
     const b = await newWorkspace();
@@ -178,6 +184,17 @@ describe("auth: oauth MCP servers", () => {
     expect(mine).toMatchObject({ is_error: false });
     expect(JSON.stringify(mine)).toContain("sessions");
     expect(JSON.stringify(await resultOf(other, "m2"))).toContain("unknown_tool");
+    const delegated = await resultOf(a.member, "d1");
+    expect(delegated).toMatchObject({ is_error: false });
+    const [child] = delegateResults(String((delegated as { content: unknown }).content));
+    expect(child).toMatchObject({ status: "completed", answer: "child done" });
+    const childEvents: PersistentEvent[] = await doEvents(child!.session_id, a.id);
+    const childCall = childEvents
+      .filter((e): e is MessageEvent => e.type === "message")
+      .map((e) => e.message)
+      .find((m) => m.role === "tool_result" && m.tool_call_id === "c1");
+    expect(childCall).toMatchObject({ is_error: false });
+    expect(JSON.stringify(childCall)).toContain("sessions");
 
     // Disconnect forgets only the caller's own tokens.
     expect((await call("DELETE", "/api/mcp/servers/hosted/connection", { token: other })).status).toBe(200);
@@ -186,11 +203,14 @@ describe("auth: oauth MCP servers", () => {
     expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "needs_authorization" });
   });
 
-  it("Connect asks the server first: the 401 challenge's scope and resource_metadata (conformance scope-from-www-authenticate, metadata-var3)", async () => {
+  it("Connect asks the server first (scope, resource_metadata); a 403 insufficient_scope steps up to the union of scopes (conformance scope-from-www-authenticate, metadata-var3, scope-step-up, scope-retry-limit)", async () => {
     // Beaver's own /mcp on hosted.test, but its protected-resource metadata only at a custom URL
-    // named by the 401 challenge (the well-known one answers an HTML 404), with a scope to ask for.
+    // named by the 401 challenge (the well-known one answers an HTML 404), with a scope to ask for;
+    // `tools/call` with the first grant's token is refused 403 insufficient_scope (step-up).
     const prm = "https://hosted.test/custom/metadata.json";
     const beaver = (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init));
+    let firstToken: string | undefined;
+    let challengeEveryCall = false;
     setOutboundFetch(
       routeHosts({
         "hosted.test": async (input, init) => {
@@ -198,26 +218,150 @@ describe("auth: oauth MCP servers", () => {
           const url = new URL(req.url);
           if (url.href === prm) return beaver("https://hosted.test/.well-known/oauth-protected-resource/mcp");
           if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) return new Response("<html>no</html>", { status: 404 });
-          if (url.pathname === "/mcp" && !req.headers.has("Authorization"))
+          const bearer = req.headers.get("Authorization");
+          if (url.pathname === "/mcp" && !bearer)
             return Response.json(
               { error: "invalid_token" },
-              { status: 401, headers: { "WWW-Authenticate": `Bearer scope="read member", resource_metadata="${prm}"` } },
+              { status: 401, headers: { "WWW-Authenticate": `Bearer scope="read", resource_metadata="${prm}"` } },
             );
+          if (
+            url.pathname === "/mcp" &&
+            req.method === "POST" &&
+            ((await req.clone().json()) as { method?: string }).method === "tools/call"
+          ) {
+            firstToken ??= bearer!;
+            if (bearer === firstToken || challengeEveryCall)
+              return Response.json(
+                { error: "insufficient_scope" },
+                {
+                  status: 403,
+                  headers: { "WWW-Authenticate": `Bearer error="insufficient_scope", scope="member", resource_metadata="${prm}"` },
+                },
+              );
+          }
           return beaver(req);
         },
       }),
     );
-    const ws = await newWorkspace();
+    const main = new ScriptedModel([
+      toolCalls({ id: "s1", name: "mcp__challenged__list_sessions", args: {} }),
+      text("done"),
+      toolCalls({ id: "s2", name: "mcp__challenged__list_sessions", args: {} }),
+      text("done"),
+      toolCalls({ id: "s3", name: "mcp__challenged__list_sessions", args: {} }),
+      text("done"),
+    ]);
+    const ws = await scriptedWorkspace(main);
+    const b = await newWorkspace();
     const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
     const servers = [{ name: "challenged", url: "https://hosted.test/mcp", auth: "oauth" }];
     expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers } } })).status).toBe(200);
-    const connect = await call("POST", "/api/mcp/servers/challenged/connect", { token: ws.admin });
+    const authorize = async (scopes: string[]) => {
+      const connect = await call("POST", "/api/mcp/servers/challenged/connect", { token: ws.admin });
+      expect(connect.status, await connect.clone().text()).toBe(200);
+      const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+      expect(url.origin).toBe("https://hosted.test");
+      expect(url.searchParams.get("resource")).toBe("https://hosted.test/mcp");
+      // The callback's token exchange finds the same authorization server (the remembered metadata URL).
+      const approved = await exports.default.fetch(
+        new Request("https://hosted.test/api/oauth/authorize", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ query: url.search.slice(1), scopes }),
+        }),
+      );
+      expect(approved.status, await approved.clone().text()).toBe(200);
+      const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+      const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+      const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
+      expect(done.status, await done.clone().text()).toBe(200);
+      return url.searchParams.get("scope");
+    };
+    const toolResult = async (id: string) => {
+      const session = await createSession(env, { workspaceId: ws.id });
+      const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content: "what sessions are there?" });
+      expect(await waitForRun(env, session.id, run_id, 20_000)).toMatchObject({ status: "completed" });
+      const events: PersistentEvent[] = await doEvents(session.id, ws.id);
+      return events
+        .filter((e): e is MessageEvent => e.type === "message")
+        .map((e) => e.message)
+        .find((m) => m.role === "tool_result" && m.tool_call_id === id);
+    };
+
+    // The first authorization asks for the 401 challenge's scope.
+    expect(await authorize(["read"])).toBe("read");
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
+
+    // The call is refused for insufficient scope: a readable tool error, and the server needs authorization.
+    const refused = await toolResult("s1");
+    expect(refused).toMatchObject({ is_error: true });
+    expect(JSON.stringify(refused)).toContain('needs a wider authorization (scope \\"read member\\")');
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "needs_authorization", error: { code: "needs_authorization" } });
+
+    // The next Connect asks for the union of the scope asked before and the challenged one.
+    expect(await authorize(["read", "member"])).toBe("read member");
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
+    const stepped = await toolResult("s2");
+    expect(stepped).toMatchObject({ is_error: false });
+    expect(JSON.stringify(stepped)).toContain("sessions");
+
+    // A challenge for scopes the grant already holds is an error, not another authorization.
+    challengeEveryCall = true;
+    const again = await toolResult("s3");
+    expect(again).toMatchObject({ is_error: true });
+    expect(JSON.stringify(again)).toContain("already covers");
+    expect((await statusOf(ws.admin, true)).servers[0]).toMatchObject({ status: "connected" });
+  });
+
+  it("uses a pre-registered client (oauth.client_id, client_secret_secret) instead of registering (conformance pre-registration)", async () => {
+    const seen: string[] = [];
+    setOutboundFetch(
+      routeHosts({
+        "hosted.test": (input, init) => {
+          const req = new Request(input, init);
+          seen.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get("Authorization")?.split(" ")[0] ?? "-"}`);
+          return exports.default.fetch(req);
+        },
+      }),
+    );
+    // The hosted server's administrator issues a confidential client out of band.
+    const issued = await json<{ client_id: string; client_secret: string }>(
+      await exports.default.fetch(
+        new Request("https://hosted.test/oauth/register", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({
+            client_name: "Issued out of band",
+            redirect_uris: ["https://beaver.test/mcp-servers/callback"],
+            token_endpoint_auth_method: "client_secret_basic",
+          }),
+        }),
+      ),
+    );
+    const ws = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    const server = {
+      name: "issued",
+      url: "https://hosted.test/mcp",
+      oauth: { client_id: issued.client_id, client_secret_secret: "ISSUED_SECRET" },
+    };
+    const refused = await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers: [server] } } });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("pre-registered");
+    const put = await call("PUT", "/api/config", {
+      token: ws.admin,
+      body: { ...config, mcp: { servers: [{ ...server, auth: "oauth" }] } },
+    });
+    expect(put.status).toBe(200);
+    const unset = await call("POST", "/api/mcp/servers/issued/connect", { token: ws.admin });
+    expect(unset.status).toBe(400);
+    expect(await unset.text()).toContain("ISSUED_SECRET is not set");
+    expect((await call("PUT", "/api/secrets/ISSUED_SECRET", { token: ws.admin, body: { value: issued.client_secret } })).status).toBe(200);
+
+    const connect = await call("POST", "/api/mcp/servers/issued/connect", { token: ws.admin });
     expect(connect.status, await connect.clone().text()).toBe(200);
     const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
-    expect(url.origin).toBe("https://hosted.test");
-    expect(url.searchParams.get("scope")).toBe("read member");
-    expect(url.searchParams.get("resource")).toBe("https://hosted.test/mcp");
-    // The callback's token exchange finds the same authorization server (the remembered metadata URL).
+    expect(url.searchParams.get("client_id")).toBe(issued.client_id);
     const b = await newWorkspace();
     const approved = await exports.default.fetch(
       new Request("https://hosted.test/api/oauth/authorize", {
@@ -226,11 +370,49 @@ describe("auth: oauth MCP servers", () => {
         body: JSON.stringify({ query: url.search.slice(1), scopes: ["read"] }),
       }),
     );
-    expect(approved.status, await approved.clone().text()).toBe(200);
     const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
     const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
     const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
     expect(done.status, await done.clone().text()).toBe(200);
+    expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
+    // Beaver never registered; its token request authenticated the issued client (client_secret_basic).
+    expect(seen.filter((r) => r.includes("/oauth/register"))).toEqual([]);
+    expect(seen).toContain("POST /oauth/token Basic");
+  });
+
+  it("offers its client ID metadata document's URL as client_id where the authorization server supports them (conformance basic-cimd)", async () => {
+    const seen: string[] = [];
+    setOutboundFetch(
+      routeHosts({
+        "hosted.test": async (input, init) => {
+          const req = new Request(input, init);
+          seen.push(new URL(req.url).pathname);
+          const res = await exports.default.fetch(req);
+          if (!new URL(req.url).pathname.startsWith("/.well-known/oauth-authorization-server")) return res;
+          // Beaver's own authorization server, as one that accepts URL-based client ids.
+          return Response.json({ ...(await res.json<Record<string, unknown>>()), client_id_metadata_document_supported: true });
+        },
+      }),
+    );
+    const ws = await newWorkspace();
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: ws.admin }));
+    const servers = [{ name: "cimd", url: "https://hosted.test/mcp", auth: "oauth" }];
+    expect((await call("PUT", "/api/config", { token: ws.admin, body: { ...config, mcp: { servers } } })).status).toBe(200);
+    const connect = await call("POST", "/api/mcp/servers/cimd/connect", { token: ws.admin });
+    expect(connect.status, await connect.clone().text()).toBe(200);
+    const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
+    const clientId = url.searchParams.get("client_id")!;
+    expect(clientId).toBe("https://beaver.test/api/mcp/client-metadata.json");
+    expect(seen).not.toContain("/oauth/register");
+    // The document is public, names itself and the callback the authorization request uses.
+    const doc = await call("GET", "/api/mcp/client-metadata.json", { token: null });
+    expect(doc.status).toBe(200);
+    expect(await doc.json()).toMatchObject({
+      client_id: clientId,
+      client_name: "Beaver",
+      redirect_uris: [url.searchParams.get("redirect_uri")],
+      token_endpoint_auth_method: "none",
+    });
   });
 
   it("refuses Connect for an unknown server or one without auth: oauth", async () => {

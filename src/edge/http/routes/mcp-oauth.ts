@@ -6,7 +6,8 @@
  * code and state to `POST /oauth/callback` for the token exchange (PKCE). `DELETE
  * /servers/{name}/connection` forgets the stored tokens. A workspace's tokens need the admin scope; a
  * `personal` server's are the caller's own (member scope), and only the member who started an
- * authorization can finish it ("Personal servers").
+ * authorization can finish it ("Personal servers"). `GET /client-metadata.json` (public) is Beaver's
+ * client ID metadata document ("Client ID metadata document").
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -18,7 +19,14 @@ import { loadConfig } from "../../../storage/config/store.ts";
 import { outboundFetch } from "../../../storage/outbound.ts";
 import { mcpConfigOf, type McpServerConfig } from "../../../domains/mcp/config.ts";
 import { invalidateDiscovery } from "../../../domains/mcp/discovery.ts";
-import { finishAuthorization, forgetRecord, startAuthorization, takeState, type TokenHolder } from "../../../domains/mcp/oauth-client.ts";
+import {
+  clientMetadataDocument,
+  finishAuthorization,
+  forgetRecord,
+  startAuthorization,
+  takeState,
+  type TokenHolder,
+} from "../../../domains/mcp/oauth-client.ts";
 
 /** The console page that receives the server's redirect (console/src/pages/mcp.tsx). */
 export const MCP_OAUTH_CALLBACK_PATH = "/mcp-servers/callback";
@@ -67,6 +75,27 @@ const disconnect = createRoute({
   },
 });
 
+const clientMetadata = createRoute({
+  method: "get",
+  path: "/client-metadata.json",
+  tags: ["mcp"],
+  summary: "Beaver's OAuth client ID metadata document, its URL the client_id offered to authorization servers that support them (public)",
+  responses: {
+    200: jsonResponse(
+      z.object({
+        client_id: z.string(),
+        client_name: z.string().optional(),
+        client_uri: z.string(),
+        redirect_uris: z.array(z.string()),
+        grant_types: z.array(z.string()).optional(),
+        response_types: z.array(z.string()).optional(),
+        token_endpoint_auth_method: z.string().optional(),
+      }),
+      "Client metadata",
+    ),
+  },
+});
+
 async function oauthServer(env: Parameters<typeof loadConfig>[0], workspaceId: string, name: string): Promise<McpServerConfig> {
   const server = mcpConfigOf(await loadConfig(env, workspaceId)).servers.find((s) => s.name === name);
   if (!server) throw notFound(`MCP server '${name}'`);
@@ -88,6 +117,10 @@ const upstream = (err: unknown) =>
     : new AppError("provider_error", `Authorization failed: ${err instanceof Error ? err.message : String(err)}`);
 
 export const mcpOAuthRoutes = newRouter()
+  .openapi(clientMetadata, (c) => {
+    c.header("Cache-Control", "public, max-age=3600");
+    return c.json(clientMetadataDocument(new URL(c.req.url).origin, MCP_OAUTH_CALLBACK_PATH), 200);
+  })
   .openapi(connect, async (c) => {
     const server = await oauthServer(c.env, c.get("principal").workspaceId, c.req.valid("param").name);
     const holder = holderOfCaller(c, server);

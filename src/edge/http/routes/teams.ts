@@ -65,7 +65,8 @@ export const teamRoutes = newRouter()
   .openapi(start, async (c) => {
     const { message } = c.req.valid("json");
     assertMessageSize(message, limitsOf(c.env).message_bytes);
-    return c.json(await startTeamRun(c.env, c.get("principal").workspaceId, c.req.valid("param").name, message), 202);
+    const p = c.get("principal");
+    return c.json(await startTeamRun(c.env, p.workspaceId, c.req.valid("param").name, message, p.tokenId), 202);
   })
   .openapi(get, async (c) => {
     const { name, id } = c.req.valid("param");
