@@ -12,6 +12,7 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
+import { newWorkspaceToken } from "./conformance-workspace.ts";
 import { launchChromium } from "../test/support/chromium.ts";
 
 const PKG = process.env.CONFORMANCE_SERVER_PKG ?? "@modelcontextprotocol/conformance@0.2.0-alpha.12";
@@ -25,24 +26,12 @@ function freePort(): Promise<number> {
   });
 }
 
-async function memberToken(url: string, admin: string): Promise<string> {
-  const id = `confsrv-${Math.random().toString(36).slice(2, 10)}`;
-  const headers = { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" };
-  await fetch(`${url}/api/workspaces`, { method: "POST", headers, body: JSON.stringify({ id, name: id }) });
-  const res = await fetch(`${url}/api/tokens`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ name: "conformance member", scopes: ["member"], workspace_id: id }),
-  });
-  return ((await res.json()) as { token: string }).token;
-}
-
 const dev = await startWranglerDev();
 const browser = await launchChromium();
 let exitCode = 1;
 try {
   const port = await freePort();
-  const member = await memberToken(dev.url, dev.adminToken);
+  const member = await newWorkspaceToken(dev.url, dev.adminToken, "confsrv", ["member"]);
   const registered = await fetch(`${dev.url}/oauth/register`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },

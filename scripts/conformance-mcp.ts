@@ -11,6 +11,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { startWranglerDev } from "../test/support/wrangler-dev.ts";
+import { newWorkspaceToken } from "./conformance-workspace.ts";
 import { startScriptedModelServer } from "../test/support/scripted-openai.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -56,25 +57,13 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
-async function workspaceToken(url: string, admin: string): Promise<string> {
-  const id = `conf-${Math.random().toString(36).slice(2, 10)}`;
-  const headers = { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" };
-  await fetch(`${url}/api/workspaces`, { method: "POST", headers, body: JSON.stringify({ id, name: id }) });
-  const res = await fetch(`${url}/api/tokens`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ name: "conformance", scopes: ["admin"], workspace_id: id }),
-  });
-  return ((await res.json()) as { token: string }).token;
-}
-
 const model = await startScriptedModelServer();
 const dev = await startWranglerDev();
 const results: { scenario: string; summary: string; ok: boolean }[] = [];
 try {
   for (const scenario of SCENARIOS) {
     // A fresh workspace per scenario: no registration or token carried over from the one before.
-    const token = await workspaceToken(dev.url, dev.adminToken);
+    const token = await newWorkspaceToken(dev.url, dev.adminToken, "conf", ["admin"]);
     const { code, output } = await run(["client", "--command", `${process.execPath} ${CLIENT}`, "--scenario", scenario], {
       BEAVER_URL: dev.url,
       BEAVER_TOKEN: token,

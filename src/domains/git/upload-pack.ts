@@ -6,6 +6,7 @@
  * collects the whole pack in memory, which is what a 128 MB isolate cannot afford for a large
  * repository). Ref discovery stays with isomorphic-git (`getRemoteInfo2`).
  */
+import { concatBytes } from "../../storage/outbound-body.ts";
 import { ByteReader } from "./byte-reader.ts";
 
 const encoder = new TextEncoder();
@@ -38,13 +39,7 @@ export function uploadPackRequest(p: { want: string; capabilities: string[]; dep
   const lines = [pktLine(`want ${p.want} ${caps.join(" ")}\n`)];
   if (p.depth !== null) lines.push(pktLine(`deepen ${p.depth}\n`));
   lines.push(encoder.encode("0000"), pktLine("done\n"));
-  const out = new Uint8Array(lines.reduce((n, l) => n + l.byteLength, 0));
-  let at = 0;
-  for (const l of lines) {
-    out.set(l, at);
-    at += l.byteLength;
-  }
-  return out;
+  return concatBytes(lines);
 }
 
 /** One pkt-line's payload, or null for a flush (and the other special lengths). */

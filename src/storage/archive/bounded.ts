@@ -2,22 +2,13 @@
  * Reading bytes into memory with a hard cap: an archive body, a gzip stream or one zip entry is cut
  * off once it passes its limit instead of being buffered whole, whatever its headers claim.
  */
+import { concatBytes } from "../outbound-body.ts";
 
 /** More bytes arrived than the caller allowed. */
 export class OutputTooLarge extends Error {
   constructor(readonly limit: number) {
     super(`more than ${limit} bytes once unpacked`);
   }
-}
-
-export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 /** All bytes of `stream`, or `OutputTooLarge` (the stream cancelled) once more than `maxBytes` arrive. */
