@@ -6,11 +6,11 @@
  * in one bundle. `decodeHTML` is the spec's "consume a character reference" in text, as `he.decode`
  * without options (legacy names without a semicolon, numeric references mapped per spec); `he.encode`
  * only serves node-html-parser's `textContent` setter, which the converter never calls, and
- * `encodeHTML` escapes the same characters (by name where the spec has one).
+ * `encodeXML` escapes the same characters as `he.encode` (markup by name where he writes hex, non-ASCII as hex).
  */
-import { decodeHTML, encodeHTML } from "entities";
+import { decodeHTML, encodeXML } from "entities";
 
 export const decode = (text: string): string => decodeHTML(text);
-export const encode = (text: string): string => encodeHTML(text);
+export const encode = (text: string): string => encodeXML(text);
 // node-html-parser is CommonJS and reads both `require("he").decode` and `require("he").default.decode`.
 export default { decode, encode };
