@@ -1,21 +1,21 @@
 /**
  * The `ai` SDK provider packages, each loaded on the first model of its kind an isolate builds rather
  * than evaluated at every isolate's startup: a workspace uses one or two kinds, and evaluating all five
- * (their settings and response schemas, built with zod at module scope) was about a fifth of the
- * Worker's startup CPU (docs/performance.md, "The bundle"). Chat models (providers.ts) and embedding
+ * (with what they alone use of provider-utils) was about 18 ms of every cold isolate's startup CPU
+ * (docs/performance.md, "The bundle, second pass"). Chat models (providers.ts) and embedding
  * models (domains/skills/embeddings.ts) load them through here, each through a module naming the one
  * function used (provider-entry/). The bundle still holds every package.
  */
-let openaiCompatible: Promise<typeof import("./provider-entry/openai-compatible.ts")> | undefined;
-let openai: Promise<typeof import("./provider-entry/openai.ts")> | undefined;
-let anthropic: Promise<typeof import("./provider-entry/anthropic.ts")> | undefined;
-let google: Promise<typeof import("./provider-entry/google.ts")> | undefined;
-let workersAi: Promise<typeof import("./provider-entry/workers-ai.ts")> | undefined;
+/** `load`, run once per isolate: its promise is kept and shared. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => (loaded ??= load());
+}
 
 export const providerPackages = {
-  openaiCompatible: () => (openaiCompatible ??= import("./provider-entry/openai-compatible.ts")),
-  openai: () => (openai ??= import("./provider-entry/openai.ts")),
-  anthropic: () => (anthropic ??= import("./provider-entry/anthropic.ts")),
-  google: () => (google ??= import("./provider-entry/google.ts")),
-  workersAi: () => (workersAi ??= import("./provider-entry/workers-ai.ts")),
+  openaiCompatible: once(() => import("./provider-entry/openai-compatible.ts")),
+  openai: once(() => import("./provider-entry/openai.ts")),
+  anthropic: once(() => import("./provider-entry/anthropic.ts")),
+  google: once(() => import("./provider-entry/google.ts")),
+  workersAi: once(() => import("./provider-entry/workers-ai.ts")),
 };
