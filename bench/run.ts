@@ -21,6 +21,7 @@ const areas: { name: string; load: () => Promise<{ run(): Promise<void> }> }[] =
   { name: "workspace", load: () => import("./workspace.ts") },
   { name: "delegation", load: () => import("./delegation.ts") },
   { name: "git-clone", load: () => import("./git-clone.ts") },
+  { name: "bundle", load: () => import("./bundle.ts") },
 ];
 
 const args = process.argv.slice(2);

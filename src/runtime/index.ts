@@ -27,6 +27,7 @@ export { SessionObject } from "./session/session-object.ts";
 
 // ---- the agent ----------------------------------------------------------------------------------------
 export { providerModel, redactSecrets, resolveModels, type ModelFactory, type ModelHandle } from "./agent/providers.ts";
+export { providerPackages } from "./agent/provider-packages.ts";
 
 // ---- tools --------------------------------------------------------------------------------------------
 export { defineTool, fail, ok, type ToolContext, type ToolResult, type ToolSpec } from "./tools/spec.ts";

@@ -18,5 +18,12 @@ describe("wrangler dev: basics", () => {
     const readB = (await (await api("GET", "/api/config", { token: b.token })).json()) as { runtime: { timezone: string } };
     expect(readA.runtime.timezone).toBe("Asia/Tokyo");
     expect(readB.runtime.timezone).toBe("UTC");
+    // zod's English messages and the OpenAPI document, from the bundle that leaves zod's other locales
+    // out (wrangler.toml [alias], docs/performance.md "The bundle").
+    const bad = await api("PUT", "/api/config", { token: a.token, body: { runtime: { timezone: 5 } } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toMatch(/expected string, received number/);
+    const doc = (await (await api("GET", "/api/openapi.json", { token: null })).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toContain("/api/config");
   });
 });

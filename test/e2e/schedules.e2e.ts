@@ -62,12 +62,16 @@ describe("schedules over wrangler dev", () => {
   });
 });
 
+const PAGE =
+  "<html><head><title>t</title><script>alert(1)</script></head><body><h1>Caf&eacute; &amp; cr&#xE8;me &copy2024</h1></body></html>";
+
 describe("web_fetch over wrangler dev", () => {
-  it("fetches the scripted server (private egress allowed here) and is refused the metadata address", async () => {
+  it("fetches the scripted server (private egress allowed here) and an HTML page as Markdown, and is refused the metadata address", async () => {
     const model = `web:${Date.now()}`;
     await models.script(model, [
       { tool_calls: [{ name: "web_fetch", arguments: { url: `${modelUrl}/__requests?model=nobody` } }] },
       { tool_calls: [{ name: "web_fetch", arguments: { url: "http://169.254.169.254/latest/meta-data/" } }] },
+      { tool_calls: [{ name: "web_fetch", arguments: { url: `${modelUrl}/__page?html=${encodeURIComponent(PAGE)}` } }] },
       { text: "fetched" },
     ]);
     const ws = await setup(model);
@@ -77,11 +81,15 @@ describe("web_fetch over wrangler dev", () => {
     const results = (await events(ws.token, ws.session))
       .filter((e) => e.message?.role === "tool_result")
       .map((e) => JSON.stringify(e.message));
-    expect(results).toHaveLength(2);
+    expect(results).toHaveLength(3);
     expect(results[0]).toContain("status: 200");
     expect(results[0]).toContain(`final_url: ${modelUrl}/__requests?model=nobody`);
     expect(results[0]).toContain('\\"requests\\":[]');
     expect(results[1]).toContain("egress_refused");
     expect(results[1]).toContain("cloud metadata address 169.254.169.254");
+    // The HTML page as Markdown, its character references decoded by the bundle's converter (he's
+    // stand-in over `entities`, wrangler.toml [alias]; docs/performance.md "The bundle"); the title and
+    // script are not page text.
+    expect(results[2]).toContain('markdown\\n\\n# Caf\u00e9 & cr\u00e8me \u00a92024"');
   });
 });

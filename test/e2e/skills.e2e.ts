@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:http";
 import { packTar } from "modern-tar";
 import { api, baseUrl, newWorkspace } from "./client.ts";
 import { scriptedModelClient, type RecordedRequest } from "../support/scripted-openai.ts";
+import { zip } from "../fixtures/skills/archives.ts";
 
 const modelUrl = inject("modelUrl");
 const models = scriptedModelClient(modelUrl);
@@ -75,6 +76,19 @@ describe("wrangler dev: skills and plugins", () => {
     const file = await api("GET", "/api/skills/e2e-notes/versions/v0001/file?path=run.sh", { token });
     expect(file.headers.get("X-Beaver-Executable")).toBe("true");
     expect(await file.text()).toBe("#!/bin/sh\necho ok\n");
+    // A zip through the bundle's zip.js reader (storage/archive/zip-reader-lib.ts): mode bits kept.
+    const zipped = await putArchive(
+      "/api/skills/e2e-zipped/upload",
+      token,
+      await zip([
+        { name: "e2e-zipped/SKILL.md", data: skillMd("e2e-zipped", "Zipped.") },
+        { name: "e2e-zipped/run.sh", data: "echo zipped\n", executable: true },
+      ]),
+    );
+    expect(zipped).toMatchObject({ status: 200, body: { version: "v0001", created: true } });
+    const zippedFile = await api("GET", "/api/skills/e2e-zipped/versions/v0001/file?path=run.sh", { token });
+    expect(zippedFile.headers.get("X-Beaver-Executable")).toBe("true");
+    expect(await zippedFile.text()).toBe("echo zipped\n");
 
     const pkg = await tarGz({
       "beaver.plugin.json": JSON.stringify({

@@ -116,6 +116,12 @@ export async function startScriptedModelServer(): Promise<ScriptedModelServer> {
       const model = url.searchParams.get("model");
       return sendJson(res, 200, { requests: model ? requests.filter((r) => r.model === model) : requests });
     }
+    // A web page for the web_fetch tool: the `html` query parameter, served as text/html.
+    if (req.method === "GET" && url.pathname === "/__page") {
+      const html = url.searchParams.get("html") ?? "";
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Content-Length": Buffer.byteLength(html) });
+      return void res.end(html);
+    }
     if (req.method === "POST" && url.pathname === "/__embeddings") {
       const body = (await readJson(req)) as { model?: unknown; rules?: unknown };
       if (typeof body.model !== "string" || !isEmbeddingRules(body.rules))

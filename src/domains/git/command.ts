@@ -14,7 +14,7 @@
  * The command is lazy (just-bash's `LazyCommand`): isomorphic-git and the shell load on the first
  * `git` a shell runs, not when the Worker starts (docs/performance.md, "The bundle").
  */
-import type IsomorphicGit from "isomorphic-git";
+import type * as IsomorphicGit from "./isomorphic-git-lib.ts";
 import type { CustomCommand } from "just-bash/browser";
 import type { NetworkSection, WorkspaceShellFs } from "../../runtime/index.ts";
 import type { StagedBlob } from "../../storage/files/objects.ts";
@@ -119,8 +119,8 @@ export function gitCommand(options: GitCommandOptions): CustomCommand {
   let host: Promise<GitHost> | null = null;
   const getHost = () => (host ??= options.host());
   const load = async () => {
-    const [{ defineCommand }, loaded] = await Promise.all([import("just-bash/browser"), import("isomorphic-git")]);
-    git = loaded.default;
+    const [{ defineCommand }, loaded] = await Promise.all([import("just-bash/browser"), import("./isomorphic-git-lib.ts")]);
+    git = loaded;
     return defineCommand("git", async (args, ctx) => {
       const cwd = inWorkspace(ctx.cwd.replace(/\/+$/, "") || "/");
       if (cwd === null) return fatal(`git works only inside ${MOUNT} (the workspace); the working directory is ${ctx.cwd}`);

@@ -6,10 +6,6 @@
  */
 import { embedMany, type EmbeddingModel } from "ai";
 import { and, eq, inArray } from "drizzle-orm";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createGoogleGenerativeAI } from "@ai-sdk/google";
-import { createWorkersAI } from "workers-ai-provider";
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry } from "../../storage/config/schema.ts";
 import { makeDb } from "../../storage/db/client.ts";
@@ -18,26 +14,32 @@ import { resolveSecret } from "../../storage/secrets/store.ts";
 import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import type { CatalogSkill } from "./selection.ts";
-import type { TextEmbedder } from "../../runtime/index.ts";
+import { providerPackages, type TextEmbedder } from "../../runtime/index.ts";
 
 /** Builds an `ai` SDK embedding model for a config entry (the provider packages in production). */
-export type EmbeddingFactory = (entry: ModelEntry, build: { env: Env; apiKey: string | undefined }) => EmbeddingModel;
+export type EmbeddingFactory = (
+  entry: ModelEntry,
+  build: { env: Env; apiKey: string | undefined },
+) => EmbeddingModel | Promise<EmbeddingModel>;
 
-export const providerEmbeddingModel: EmbeddingFactory = (entry, { env, apiKey }) => {
+/** The provider packages load on their kind's first model (runtime/agent/provider-packages.ts). */
+export const providerEmbeddingModel: EmbeddingFactory = async (entry, { env, apiKey }) => {
   const baseURL = entry.base_url?.replace(/\/+$/, "");
   // Requests go through the egress policy like every tenant-chosen URL (README, "Egress policy").
   const fetch = outboundFetch(env);
   switch (entry.provider) {
     case "openai-compatible":
       if (!baseURL) throw new AppError("unprocessable", "embedding_model: provider 'openai-compatible' needs base_url");
-      return createOpenAICompatible({ name: "openai-compatible", baseURL, apiKey, fetch }).embeddingModel(entry.id);
+      return (await providerPackages.openaiCompatible())
+        .createOpenAICompatible({ name: "openai-compatible", baseURL, apiKey, fetch })
+        .embeddingModel(entry.id);
     case "openai":
-      return createOpenAI({ apiKey, baseURL, fetch }).embeddingModel(entry.id);
+      return (await providerPackages.openai()).createOpenAI({ apiKey, baseURL, fetch }).embeddingModel(entry.id);
     case "google":
-      return createGoogleGenerativeAI({ apiKey, baseURL, fetch }).embeddingModel(entry.id);
+      return (await providerPackages.google()).createGoogleGenerativeAI({ apiKey, baseURL, fetch }).embeddingModel(entry.id);
     case "workers-ai":
       if (!env.AI) throw new AppError("unprocessable", "embedding_model: provider 'workers-ai' needs the Worker's AI binding");
-      return createWorkersAI({ binding: env.AI }).embedding(entry.id);
+      return (await providerPackages.workersAi()).createWorkersAI({ binding: env.AI }).embedding(entry.id);
     case "anthropic":
       throw new AppError("unprocessable", "embedding_model: provider 'anthropic' has no embedding models");
   }
@@ -53,7 +55,7 @@ export function textEmbedder(factory: EmbeddingFactory = providerEmbeddingModel)
     if (!entry || texts.length === 0) return null;
     const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
     const { embeddings } = await embedMany({
-      model: factory(entry, { env, apiKey }),
+      model: await factory(entry, { env, apiKey }),
       values: [...texts],
       maxRetries: 1,
       ...(signal ? { abortSignal: signal } : {}),
@@ -102,7 +104,7 @@ export async function embeddingCosines(
     (s, i, all) => !cached.has(s.content_hash) && all.findIndex((o) => o.content_hash === s.content_hash) === i,
   );
   const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
-  const model = factory(entry, { env, apiKey });
+  const model = await factory(entry, { env, apiKey });
   const { embeddings } = await embedMany({
     model,
     values: [message, ...missing.map(embeddingText)],

@@ -4,11 +4,7 @@
  * and never leave this module except inside the provider objects; errors name secrets, not values.
  */
 import type { LanguageModel } from "ai";
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createGoogleGenerativeAI } from "@ai-sdk/google";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { createWorkersAI } from "workers-ai-provider";
+import { providerPackages } from "./provider-packages.ts";
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry, ProviderKind, WorkspaceConfig } from "../../storage/config/schema.ts";
 import { resolveSecretAt } from "../../storage/secrets/store.ts";
@@ -40,7 +36,7 @@ export interface ModelBuild {
 }
 
 /** Builds an `ai` SDK model for a config entry; `providerModel` in production, mock models in tests. */
-export type ModelFactory = (entry: ModelEntry, build: ModelBuild) => LanguageModel;
+export type ModelFactory = (entry: ModelEntry, build: ModelBuild) => LanguageModel | Promise<LanguageModel>;
 
 /** Used when nothing is configured but the Worker has a Workers AI binding; it supports tool calls. */
 export const DEFAULT_WORKERS_AI_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
@@ -135,7 +131,7 @@ async function buildHandle(
     );
   }
 
-  const model = factory(entry, { env, role, apiKey });
+  const model = await factory(entry, { env, role, apiKey });
   const handle: ModelHandle = { role, provider: entry.provider, modelId: entry.id, model };
   if (entry.max_tokens !== undefined) handle.maxTokens = entry.max_tokens;
   if (entry.context_window !== undefined) handle.contextWindow = entry.context_window;
@@ -152,24 +148,28 @@ async function buildHandle(
 const MODEL_CACHE_SIZE = 32;
 const builtModels = new WeakMap<object, Map<string, LanguageModel>>();
 
-/** The production model factory: the `ai` SDK provider package for each provider kind, built once per isolate. */
-export const providerModel: ModelFactory = (entry, deps) => {
+/**
+ * The production model factory: the `ai` SDK provider package for each provider kind (loaded on the
+ * kind's first model, provider-packages.ts), built once per isolate.
+ */
+export const providerModel: ModelFactory = async (entry, deps) => {
   const key = JSON.stringify([entry.provider, entry.id, entry.base_url ?? null, deps.apiKey ?? null]);
   let models = builtModels.get(deps.env);
   if (!models) builtModels.set(deps.env, (models = new Map()));
   const cached = models.get(key);
   if (cached) return cached;
-  const model = buildProviderModel(entry, deps);
+  const model = await buildProviderModel(entry, deps);
   setBounded(models, key, model, MODEL_CACHE_SIZE);
   return model;
 };
 
-const buildProviderModel: ModelFactory = (entry, { env, apiKey }) => {
+const buildProviderModel = async (entry: ModelEntry, { env, apiKey }: ModelBuild): Promise<LanguageModel> => {
   const baseURL = entry.base_url?.replace(/\/+$/, "");
   // Every provider request (and each redirect hop) passes the egress policy (storage/outbound.ts).
   const fetch = outboundFetch(env);
   switch (entry.provider) {
-    case "openai-compatible":
+    case "openai-compatible": {
+      const { createOpenAICompatible } = await providerPackages.openaiCompatible();
       // includeUsage asks the server for the final usage chunk when streaming; supportsStructuredOutputs
       // sends structured output (`Output.object`) as `response_format: json_schema` with the schema, not a
       // bare `json_object` (docs/learning.md, "Structured output").
@@ -181,13 +181,14 @@ const buildProviderModel: ModelFactory = (entry, { env, apiKey }) => {
         supportsStructuredOutputs: true,
         fetch,
       }).chatModel(entry.id);
+    }
     case "openai":
-      return createOpenAI({ apiKey, baseURL, fetch }).responses(entry.id);
+      return (await providerPackages.openai()).createOpenAI({ apiKey, baseURL, fetch }).responses(entry.id);
     case "anthropic":
-      return createAnthropic({ apiKey, baseURL, fetch })(entry.id);
+      return (await providerPackages.anthropic()).createAnthropic({ apiKey, baseURL, fetch })(entry.id);
     case "google":
-      return createGoogleGenerativeAI({ apiKey, baseURL, fetch })(entry.id);
+      return (await providerPackages.google()).createGoogleGenerativeAI({ apiKey, baseURL, fetch })(entry.id);
     case "workers-ai":
-      return createWorkersAI({ binding: env.AI! })(entry.id);
+      return (await providerPackages.workersAi()).createWorkersAI({ binding: env.AI! })(entry.id);
   }
 };

@@ -4,7 +4,7 @@
  * our own policy in check.ts, the same for tar and zip), and every entry is
  * inflated into a writer that stops at the remaining byte budget, whatever the headers claim.
  */
-import type * as ZipJs from "@zip.js/zip.js/lib/zip-core-native.js";
+import type * as ZipJs from "./zip-reader-lib.ts";
 import type { Entry, FileEntry } from "@zip.js/zip.js/lib/zip-core-native.js";
 import type { EntryKind, RawEntry } from "./types.ts";
 import { archiveUnreadable } from "./errors.ts";
@@ -13,7 +13,7 @@ import { OutputTooLarge, boundedSink } from "./bounded.ts";
 /** zip.js loads on the first zip read, not at Worker startup (docs/performance.md, "The bundle"). */
 let zipJs: Promise<typeof ZipJs> | null = null;
 const loadZipJs = () =>
-  (zipJs ??= import("@zip.js/zip.js/lib/zip-core-native.js").then((m) => {
+  (zipJs ??= import("./zip-reader-lib.ts").then((m) => {
     m.configure({ useWebWorkers: false });
     return m;
   }));

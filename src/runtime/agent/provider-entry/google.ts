@@ -1,0 +1,5 @@
+/**
+ * The one name Beaver uses from `@ai-sdk/google`, imported dynamically by ../provider-packages.ts: a dynamic
+ * import of the package itself would keep every export of it in the bundle (docs/performance.md, "The bundle").
+ */
+export { createGoogleGenerativeAI } from "@ai-sdk/google";
