@@ -12,8 +12,8 @@
  * be among them, and the checkout reaches each tree and file from that commit by id, so a damaged byte
  * anywhere in what is checked out surfaces as a missing object and fails the clone.
  */
-import type IsomorphicGit from "isomorphic-git";
 import type { HttpClient } from "isomorphic-git";
+import type * as IsomorphicGit from "./isomorphic-git-lib.ts";
 import { applyDelta } from "./delta.ts";
 import type { gitFs } from "./fs.ts";
 import { PackFormatError, readPack, type ObjectType, type PackEntry } from "./pack-reader.ts";

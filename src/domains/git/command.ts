@@ -11,7 +11,7 @@
  * Gitea. Pushes are refused before any network write when they would force or target the remote's
  * default or a protected branch and the policy does not allow it.
  *
- * The command is lazy (just-bash's `LazyCommand`): isomorphic-git and the shell load on the first
+ * The command is lazy (just-bash's `LazyCommand`): isomorphic-git, the streaming clone and the shell load on the first
  * `git` a shell runs, not when the Worker starts (docs/performance.md, "The bundle").
  */
 import type * as IsomorphicGit from "./isomorphic-git-lib.ts";
@@ -22,7 +22,7 @@ import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { gitFs } from "./fs.ts";
 import { gitHttp, GitTooLargeError } from "./http.ts";
-import { streamingClone, type Cloned } from "./clone.ts";
+import type { Cloned, streamingClone as StreamingClone } from "./clone.ts";
 import { formatDiff, formatLog, formatStatus, shortStatus, type StatusRow } from "./format.ts";
 
 export interface GitAuthor {
@@ -114,13 +114,20 @@ const shown = (dir: string) => (dir === "/" ? MOUNT : `${MOUNT}${dir}`);
 
 /** isomorphic-git, set by the first `git` command's load (below); every use is inside a loaded command. */
 let git: typeof IsomorphicGit;
+/** The streaming clone (clone.ts, with its pack reader and pako), loaded with isomorphic-git. */
+let streamingClone: typeof StreamingClone;
 
 export function gitCommand(options: GitCommandOptions): CustomCommand {
   let host: Promise<GitHost> | null = null;
   const getHost = () => (host ??= options.host());
   const load = async () => {
-    const [{ defineCommand }, loaded] = await Promise.all([import("just-bash/browser"), import("./isomorphic-git-lib.ts")]);
+    const [{ defineCommand }, loaded, clone] = await Promise.all([
+      import("just-bash/browser"),
+      import("./isomorphic-git-lib.ts"),
+      import("./clone.ts"),
+    ]);
     git = loaded;
+    streamingClone = clone.streamingClone;
     return defineCommand("git", async (args, ctx) => {
       const cwd = inWorkspace(ctx.cwd.replace(/\/+$/, "") || "/");
       if (cwd === null) return fatal(`git works only inside ${MOUNT} (the workspace); the working directory is ${ctx.cwd}`);
