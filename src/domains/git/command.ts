@@ -11,8 +11,8 @@
  * Gitea. Pushes are refused before any network write when they would force or target the remote's
  * default or a protected branch and the policy does not allow it.
  *
- * The command is lazy (just-bash's `LazyCommand`): isomorphic-git, the streaming clone and the shell load on the first
- * `git` a shell runs, not when the Worker starts (docs/performance.md, "The bundle").
+ * The command is lazy (just-bash's `LazyCommand`): isomorphic-git, the streaming clone and the shell
+ * load on the first `git` a shell runs, not when the Worker starts (docs/performance.md, "The bundle").
  */
 import type * as IsomorphicGit from "./isomorphic-git-lib.ts";
 import type { CustomCommand } from "just-bash/browser";
