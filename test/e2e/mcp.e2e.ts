@@ -56,7 +56,7 @@ describe("Beaver as an MCP client of server-everything", () => {
       },
       {
         tool_calls: [
-          { name: "mcp__slow__trigger-long-running-operation", arguments: { duration: 5, steps: 5 } },
+          { name: "mcp__slow__trigger-long-running-operation", arguments: { duration: 20, steps: 5 } },
           { name: "mcp__gone__echo", arguments: { message: "anyone there?" } },
           { name: "mcp__down__echo", arguments: { message: "anyone there?" } },
         ],
@@ -73,7 +73,9 @@ describe("Beaver as an MCP client of server-everything", () => {
         mcp: {
           servers: [
             { name: "ev", url: everything.url, allow_tools: ["echo", "get-sum"] },
-            { name: "slow", url: everything.url, allow_tools: ["trigger-long-running-operation"], timeout_ms: 1_000 },
+            // Its timeout must leave room to connect and list tools on a loaded machine (CI runs two e2e files at
+            // once): only the 20-second operation is meant to pass it.
+            { name: "slow", url: everything.url, allow_tools: ["trigger-long-running-operation"], timeout_ms: 3_000 },
             { name: "gone", url: doomed.url, allow_tools: ["echo"] },
             { name: "down", url: `http://127.0.0.1:${closedPort}/mcp`, timeout_ms: 2_000 },
             { name: "old", url: legacy.url, transport: "sse", allow_tools: ["echo"] },
