@@ -1,5 +1,5 @@
 /**
- * Buffered reads over a stream of byte chunks (docs/workspace.md, "Git: the clone streams"): the
+ * Buffered reads over a stream of byte chunks (docs/workspace.md, "Git", its memory paragraph): the
  * upload-pack answer and the packfile inside it are parsed as they arrive, so a clone holds the chunk
  * at hand and the object being inflated, never the whole download. `offset` counts the bytes consumed,
  * which is how a pack names a delta's base (its offset in the pack).

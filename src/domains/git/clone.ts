@@ -1,5 +1,5 @@
 /**
- * A shallow clone that streams (docs/workspace.md, "Git: the clone streams"). isomorphic-git's own
+ * A shallow clone that streams (docs/workspace.md, "Git", its memory paragraph). isomorphic-git's own
  * clone collects the whole pack in memory, indexes it there and reads the checkout out of it: a
  * 20 MB repository peaked at 118 MiB of a 128 MiB isolate. Here the pack is read as it arrives
  * (upload-pack.ts, pack-reader.ts) and every object is written at once as a loose object through
@@ -97,7 +97,8 @@ export async function streamingClone(git: Git, req: CloneRequest): Promise<Clone
     const head = byName.get(`refs/heads/${name}`);
     const tagged = byName.get(`refs/tags/${name}`);
     if (head) [branch, want] = [name, head.oid];
-    else if (tagged) [tag, want] = [name, tagged.peeled ?? tagged.oid];
+    // The tag as advertised (git's upload-pack accepts only advertised ids as wants); the pack brings what it points at.
+    else if (tagged) [tag, want] = [name, tagged.oid];
     else throw Object.assign(new Error(`Remote branch ${req.ref} not found in upstream origin`), { code: "NotFoundError" });
   } else {
     const head = byName.get("HEAD");

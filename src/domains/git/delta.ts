@@ -1,5 +1,5 @@
 /**
- * Applies a git delta to its base (docs/workspace.md, "Git: the clone streams"; git's gitformat-pack,
+ * Applies a git delta to its base (docs/workspace.md, "Git", its memory paragraph; git's gitformat-pack,
  * "Deltified representation"): two sizes, then copy-from-base and insert-literal instructions. A few
  * dozen lines of a fixed format; isomorphic-git has the same routine but does not export it. Every
  * instruction is bounds-checked, so a hostile delta is an error, never a read outside the base.

@@ -1,5 +1,5 @@
 /**
- * A git packfile read as it arrives (docs/workspace.md, "Git: the clone streams"; git's
+ * A git packfile read as it arrives (docs/workspace.md, "Git", its memory paragraph; git's
  * gitformat-pack): the header, then each entry's type, size and zlib data, inflated one at a time
  * with pako's streaming `Inflate` — the one inflater that tells where a zlib stream ends inside a
  * larger buffer (the platform's DecompressionStream does not), and the one isomorphic-git already

@@ -1,6 +1,6 @@
 /**
- * The fetch half of git's smart HTTP protocol, version 1 (docs/workspace.md, "Git: the clone
- * streams"; git's gitprotocol-pack and gitprotocol-http): the `git-upload-pack` request a shallow clone
+ * The fetch half of git's smart HTTP protocol, version 1 (docs/workspace.md, "Git", its memory
+ * paragraph; git's gitprotocol-pack and gitprotocol-http): the `git-upload-pack` request a shallow clone
  * sends, and its answer parsed as it arrives — the shallow lines, the NAK, then the packfile carried in
  * side-band channel 1, handed on chunk by chunk instead of collected (isomorphic-git's own fetch
  * collects the whole pack in memory, which is what a 128 MB isolate cannot afford for a large
