@@ -152,12 +152,15 @@ describe("git over smart HTTP against git http-backend", () => {
     const repo = `e2e-${Math.random().toString(36).slice(2, 8)}/links`;
     const bad = server.createRepo(repo, { "a.txt": "a\n" }, { symlinks: { "docs/passwd": "../../../etc/passwd" } });
     const other = elsewhere.createRepo("someone/ok", { "ok.txt": "ok\n" }, { symlinks: { "same.txt": "ok.txt" } });
+    // An annotated tag: a clone of it asks for the tag object as advertised and checks out what it points at.
+    elsewhere.git("someone/ok", "-c", "user.name=Tagger", "-c", "user.email=tagger@example.test", "tag", "-a", "v1", "-m", "one", "HEAD");
     const s = await codeSession();
-    const [refused, listing, cloned, link] = await s.turn([
+    const [refused, listing, cloned, link, tagged] = await s.turn([
       bash(`git clone ${bad}; echo exit=$?`),
       bash("ls -A; echo listed"),
       bash(`git clone ${other} ok`),
       bash("cat ok/same.txt"),
+      bash(`git clone --branch v1 ${other} tagged && cat tagged/ok.txt`),
     ]);
     expect(refused!.content).toContain("symbolic link 'links/docs/passwd' points outside the repository (to '../../../etc/passwd')");
     expect(refused!.content).toContain("exit=128");
@@ -165,7 +168,14 @@ describe("git over smart HTTP against git http-backend", () => {
     expect(cloned!.is_error).toBe(false);
     // A link inside the repository is checked out as a file holding its target (git's core.symlinks=false).
     expect(link!.content).toContain("ok.txt");
-    expect((await s.files()).filter((p) => !p.startsWith("ok/.git/"))).toEqual(["ok/ok.txt", "ok/same.txt"]);
+    expect(tagged!.content).toMatch(/detached HEAD at [0-9a-f]{7} \(depth 1\), 2 files\n/);
+    expect(tagged!.content).toContain("\nok\n");
+    expect((await s.files()).filter((p) => !p.includes("/.git/"))).toEqual([
+      "ok/ok.txt",
+      "ok/same.txt",
+      "tagged/ok.txt",
+      "tagged/same.txt",
+    ]);
     expect(elsewhere.requests.length).toBeGreaterThan(0);
     expect(elsewhere.requests.every((r) => r.password === null)).toBe(true);
   });
