@@ -11,12 +11,10 @@ import { AppError, zodIssues } from "../kernel/errors.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-const bytes = z
-  .number()
-  .int()
-  .min(1)
-  .max(100 * MiB);
-const count = z.number().int().min(0).max(10_000_000);
+/** A whole number from `min` to `max`: every limit's override is one. */
+const intRange = (min: number, max: number) => z.number().int().min(min).max(max);
+const bytes = intRange(1, 100 * MiB);
+const count = intRange(0, 10_000_000);
 
 /** Defaults, in UTF-8 bytes (sizes, budgets) or rows per workspace (quotas). */
 export const DEFAULT_LIMITS = {
@@ -112,35 +110,19 @@ const OverrideSchema = z
     plugins: count,
     plugin_sources: count,
     agents: count,
-    memory_notes_chars: z.number().int().min(1).max(100_000),
-    memory_profile_chars: z.number().int().min(1).max(100_000),
+    memory_notes_chars: intRange(1, 100_000),
+    memory_profile_chars: intRange(1, 100_000),
     schedules: count,
     rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
-    workspace_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(4 * 1024 * MiB),
-    workspace_files: z.number().int().min(1).max(1_000_000),
+    workspace_bytes: intRange(1, 4 * 1024 * MiB),
+    workspace_files: intRange(1, 1_000_000),
     workspace_file_bytes: bytes,
-    workspace_tool_output_bytes: z
-      .number()
-      .int()
-      .min(1 * KiB)
-      .max(1 * MiB),
-    shell_time_ms: z.number().int().min(100).max(300_000),
-    tool_result_chars: z.number().int().min(1_000).max(1_000_000),
-    git_clone_bytes: z
-      .number()
-      .int()
-      .min(1 * KiB)
-      .max(96 * MiB),
-    git_network_ms: z.number().int().min(1_000).max(900_000),
-    ci_log_tail_bytes: z
-      .number()
-      .int()
-      .min(1 * KiB)
-      .max(1 * MiB),
+    workspace_tool_output_bytes: intRange(1 * KiB, 1 * MiB),
+    shell_time_ms: intRange(100, 300_000),
+    tool_result_chars: intRange(1_000, 1_000_000),
+    git_clone_bytes: intRange(1 * KiB, 96 * MiB),
+    git_network_ms: intRange(1_000, 900_000),
+    ci_log_tail_bytes: intRange(1 * KiB, 1 * MiB),
   } satisfies { [K in LimitName]: z.ZodType<number> })
   .partial();
 

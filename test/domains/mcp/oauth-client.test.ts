@@ -37,6 +37,20 @@ type Status = {
     tools: { name: string }[];
   }[];
 };
+/** A member of the hosted server's workspace (`token`) approves `url` on its authorization page: the code and state the browser brings back. */
+async function approveHosted(url: URL, token: string, scopes: string[]): Promise<{ code: string; state: string }> {
+  const approved = await exports.default.fetch(
+    new Request("https://hosted.test/api/oauth/authorize", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ query: url.search.slice(1), scopes }),
+    }),
+  );
+  expect(approved.status, await approved.clone().text()).toBe(200);
+  const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
+  return { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+}
+
 const statusOf = async (token: string, refresh = false) =>
   json<Status>(await call("GET", `/api/mcp/servers${refresh ? "?refresh=true" : ""}`, { token }));
 
@@ -71,17 +85,7 @@ describe("auth: oauth MCP servers", () => {
 
     // The hosted server's user (a member of b) approves; the browser comes back to a's console callback.
     expect(authorizationUrl.origin).toBe("https://hosted.test");
-    const approved = await exports.default.fetch(
-      new Request("https://hosted.test/api/oauth/authorize", {
-        method: "POST",
-        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ query: authorizationUrl.search.slice(1), scopes: ["read"] }),
-      }),
-    );
-    expect(approved.status).toBe(200);
-    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
-    const code = back.searchParams.get("code")!;
-    const state = back.searchParams.get("state")!;
+    const { code, state } = await approveHosted(authorizationUrl, b.member, ["read"]);
     // Another workspace cannot finish a's authorization.
     expect((await call("POST", "/api/mcp/oauth/callback", { token: b.admin, body: { code, state } })).status).toBe(404);
     const done = await call("POST", "/api/mcp/oauth/callback", { token: a.admin, body: { code, state } });
@@ -148,15 +152,7 @@ describe("auth: oauth MCP servers", () => {
     const connect = await call("POST", "/api/mcp/servers/hosted/connect", { token: a.member });
     expect(connect.status).toBe(200);
     const authorizationUrl = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
-    const approved = await exports.default.fetch(
-      new Request("https://hosted.test/api/oauth/authorize", {
-        method: "POST",
-        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ query: authorizationUrl.search.slice(1), scopes: ["read"] }),
-      }),
-    );
-    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
-    const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+    const body = await approveHosted(authorizationUrl, b.member, ["read"]);
     // Only the member who started it finishes it: another member, even an admin, does not find it.
     expect((await call("POST", "/api/mcp/oauth/callback", { token: other, body })).status).toBe(404);
     expect((await call("POST", "/api/mcp/oauth/callback", { token: a.admin, body })).status).toBe(404);
@@ -263,16 +259,7 @@ describe("auth: oauth MCP servers", () => {
       expect(url.origin).toBe("https://hosted.test");
       expect(url.searchParams.get("resource")).toBe("https://hosted.test/mcp");
       // The callback's token exchange finds the same authorization server (the remembered metadata URL).
-      const approved = await exports.default.fetch(
-        new Request("https://hosted.test/api/oauth/authorize", {
-          method: "POST",
-          headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ query: url.search.slice(1), scopes }),
-        }),
-      );
-      expect(approved.status, await approved.clone().text()).toBe(200);
-      const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
-      const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+      const body = await approveHosted(url, b.member, scopes);
       const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
       expect(done.status, await done.clone().text()).toBe(200);
       return url.searchParams.get("scope");
@@ -363,15 +350,7 @@ describe("auth: oauth MCP servers", () => {
     const url = new URL((await json<{ authorization_url: string }>(connect)).authorization_url);
     expect(url.searchParams.get("client_id")).toBe(issued.client_id);
     const b = await newWorkspace();
-    const approved = await exports.default.fetch(
-      new Request("https://hosted.test/api/oauth/authorize", {
-        method: "POST",
-        headers: { Authorization: `Bearer ${b.member}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ query: url.search.slice(1), scopes: ["read"] }),
-      }),
-    );
-    const back = new URL((await json<{ redirect_to: string }>(approved)).redirect_to);
-    const body = { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
+    const body = await approveHosted(url, b.member, ["read"]);
     const done = await call("POST", "/api/mcp/oauth/callback", { token: ws.admin, body });
     expect(done.status, await done.clone().text()).toBe(200);
     expect((await statusOf(ws.admin)).servers[0]).toMatchObject({ status: "connected" });
