@@ -24,7 +24,12 @@ interface Violation {
 function cruise(dir: string): Violation[] {
   let out: string;
   try {
-    out = execFileSync(process.execPath, [CLI, "src", "--config", CONFIG, "--output-type", "json"], { cwd: dir, encoding: "utf8" });
+    // The JSON report lists every module and dependency: past execFileSync's default 1 MiB buffer since src/ grew.
+    out = execFileSync(process.execPath, [CLI, "src", "--config", CONFIG, "--output-type", "json"], {
+      cwd: dir,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
   } catch (err) {
     out = (err as { stdout: string }).stdout;
   }
