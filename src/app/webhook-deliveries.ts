@@ -7,7 +7,7 @@
  */
 import type { Env } from "../storage/env.ts";
 import { errorFields, log } from "../kernel/log.ts";
-import { CLAIM_STALE_MS, processDelivery, RECEIVED_GRACE_MS } from "../domains/toolchain/intake.ts";
+import { CLAIM_STALE_MS, processDelivery, RECEIVED_GRACE_MS, type Recorded } from "../domains/toolchain/intake.ts";
 import { pendingDeliveries } from "../domains/toolchain/delivery-store.ts";
 import { dispatchWorkspace } from "../domains/toolchain/dispatcher.ts";
 import { handleGiteaPushDelivery } from "../domains/governance/plugin-sources.ts";
@@ -15,8 +15,15 @@ import { handleGiteaPushDelivery } from "../domains/governance/plugin-sources.ts
 /** Deliveries one sweep tries at most (the cron ticks every minute). */
 const SWEEP_BATCH = 25;
 
-export async function processWebhookDelivery(env: Env, workspaceId: string, deliveryId: string, now = Date.now()): Promise<void> {
-  const done = await processDelivery(env, workspaceId, deliveryId, now);
+/** `recorded`: what intake wrote, for the processing its answer starts (src/domains/toolchain/intake.ts). */
+export async function processWebhookDelivery(
+  env: Env,
+  workspaceId: string,
+  deliveryId: string,
+  now = Date.now(),
+  recorded?: Recorded,
+): Promise<void> {
+  const done = await processDelivery(env, workspaceId, deliveryId, now, recorded);
   if (!done) return;
   const follow: Promise<unknown>[] = [];
   if (done.dispatch) follow.push(dispatchWorkspace(env, workspaceId));

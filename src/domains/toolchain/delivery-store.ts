@@ -3,7 +3,7 @@
  * listed by `GET /api/toolchain/deliveries`. Each new delivery also guards its signed body against
  * replay under another delivery id (docs/toolchain.md, "Webhook intake").
  */
-import { and, desc, eq, isNotNull, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
 import { makeDb, type Db } from "../../storage/db/client.ts";
 import { webhookDeliveries } from "../../storage/db/schema.ts";
@@ -101,41 +101,56 @@ export function priorOf(rows: readonly DeliveryRow[], deliveryId: string, bodySh
 }
 
 /**
- * Ends a guard older than the replay window (`receivedAt <= since`), so a new delivery of the same
- * body can take it over. Runs first in the intake's batch; a guard inside the window is left alone
- * and makes the batch's insert fail on the unique body index.
+ * The one durable write before a delivery's answer, as one D1 batch: first end a body guard older than
+ * the replay window (`receivedAt <= since`), so this delivery can take it over; then insert the
+ * delivery, guarding its body (`body` is kept for a delivery still to be processed). A guard inside
+ * the window, or the same delivery id, makes the insert fail on its unique index.
+ *
+ * The insert lands only while the workspace's revision is still `revision`: intake checked the
+ * signature with the secret of that revision, possibly remembered from an earlier delivery
+ * (docs/toolchain.md, "Webhook intake"), and any change to the config or secrets changes the
+ * revision. `recorded` says whether it landed; when not, nothing was written.
  */
-export function bodyGuardReleaseQuery(db: Db, workspaceId: string, bodySha256: string, since: number) {
-  return db
-    .update(webhookDeliveries)
-    .set({ bodyGuard: null })
-    .where(
-      and(
-        eq(webhookDeliveries.workspaceId, workspaceId),
-        eq(webhookDeliveries.bodySha256, bodySha256),
-        isNotNull(webhookDeliveries.bodyGuard),
-        lte(webhookDeliveries.receivedAt, since),
-      ),
-    );
+export function recordStatements(
+  env: Env,
+  workspaceId: string,
+  d: Delivery,
+  body: string | null,
+  since: number,
+  revision: string,
+): [D1PreparedStatement, D1PreparedStatement] {
+  // Prepared statements, not the query builder: every delivery runs them (docs/performance.md, "Webhook intake").
+  return [
+    env.DB.prepare(
+      `UPDATE webhook_deliveries SET body_guard = NULL
+        WHERE workspace_id = ?1 AND body_sha256 = ?2 AND body_guard IS NOT NULL AND received_at <= ?3`,
+    ).bind(workspaceId, d.bodySha256, since),
+    env.DB.prepare(
+      `INSERT INTO webhook_deliveries (workspace_id, delivery_id, event_type, action, repo, outcome, reason, task_ids,
+         status_code, body_sha256, body_guard, received_at, body)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12
+        WHERE COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?13`,
+    ).bind(
+      workspaceId,
+      d.deliveryId,
+      d.eventType,
+      d.action,
+      d.repo,
+      d.outcome,
+      d.reason,
+      JSON.stringify(d.taskIds),
+      d.statusCode,
+      d.bodySha256,
+      d.receivedAt,
+      body,
+      revision,
+    ),
+  ];
 }
 
-/** The insert statement for a delivery, which guards its body; `body` is kept for a delivery still to be processed. */
-export function deliveryInsertQuery(db: Db, workspaceId: string, d: Delivery, body: string | null = null) {
-  return db.insert(webhookDeliveries).values({
-    workspaceId,
-    deliveryId: d.deliveryId,
-    eventType: d.eventType,
-    action: d.action,
-    repo: d.repo,
-    outcome: d.outcome,
-    reason: d.reason,
-    taskIds: JSON.stringify(d.taskIds),
-    statusCode: d.statusCode,
-    bodySha256: d.bodySha256,
-    bodyGuard: 1,
-    receivedAt: d.receivedAt,
-    body,
-  });
+/** Whether `recordStatements`' insert landed (it is skipped, not refused, when the revision moved on). */
+export function recorded(results: readonly D1Result[]): boolean {
+  return (results[1]?.meta.changes ?? 0) > 0;
 }
 
 /** One delivery as recorded, or null (another workspace's delivery is null too). */
@@ -200,11 +215,23 @@ export async function claimDelivery(
 }
 
 /**
- * First statement of a processor's batch: fails the whole batch (a primary-key conflict, by
- * re-inserting the row) unless this processor still holds the claim. So a processor that was
- * presumed dead and overtaken writes nothing: its tasks never land beside the new holder's.
+ * Who may write a delivery's outcome: the processor holding `claim`, or (`null`) the processing that
+ * the delivery's own answer started, which claims nothing and may write only while the delivery is
+ * still `received` and unclaimed (docs/toolchain.md, "Webhook intake"). Whoever writes first wins.
  */
-export function claimGuardQuery(db: Db, workspaceId: string, deliveryId: string, claim: string) {
+function holderCondition(claim: string | null): SQL {
+  return claim === null
+    ? sql`${webhookDeliveries.claim} IS NULL AND ${webhookDeliveries.outcome} = 'received'`
+    : sql`${webhookDeliveries.claim} = ${claim}`;
+}
+
+/**
+ * First statement of a processor's batch: fails the whole batch (a primary-key conflict, by
+ * re-inserting the row) unless this processor still holds the delivery (`holderCondition`). So a
+ * processor that was presumed dead and overtaken writes nothing: its tasks never land beside the
+ * new holder's.
+ */
+export function claimGuardQuery(db: Db, workspaceId: string, deliveryId: string, claim: string | null) {
   return db.insert(webhookDeliveries).select(
     db
       .select()
@@ -213,14 +240,14 @@ export function claimGuardQuery(db: Db, workspaceId: string, deliveryId: string,
         and(
           eq(webhookDeliveries.workspaceId, workspaceId),
           eq(webhookDeliveries.deliveryId, deliveryId),
-          sql`${webhookDeliveries.claim} IS NOT ${claim}`,
+          sql`NOT (${holderCondition(claim)})`,
         ),
       ),
   );
 }
 
-/** The outcome of a claimed delivery; it lets go of the body and the claim. */
-export function outcomeUpdateQuery(db: Db, workspaceId: string, d: Delivery, claim: string) {
+/** The outcome of a delivery its processor holds; it lets go of the body and the claim. */
+export function outcomeUpdateQuery(db: Db, workspaceId: string, d: Delivery, claim: string | null) {
   return db
     .update(webhookDeliveries)
     .set({
@@ -233,21 +260,17 @@ export function outcomeUpdateQuery(db: Db, workspaceId: string, d: Delivery, cla
       claim: null,
       claimedAt: null,
     })
-    .where(
-      and(
-        eq(webhookDeliveries.workspaceId, workspaceId),
-        eq(webhookDeliveries.deliveryId, d.deliveryId),
-        eq(webhookDeliveries.claim, claim),
-      ),
-    );
+    .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.deliveryId, d.deliveryId), holderCondition(claim)));
 }
 
-/** Whether `claim` still holds the delivery (read after a refused batch). */
-export async function holdsClaim(env: Env, workspaceId: string, deliveryId: string, claim: string): Promise<boolean> {
-  const row = await env.DB.prepare(`SELECT 1 AS held FROM webhook_deliveries WHERE workspace_id = ?1 AND delivery_id = ?2 AND claim = ?3`)
-    .bind(workspaceId, deliveryId, claim)
-    .first();
-  return row !== null;
+/** Whether `claim` (`null`: the answer's own processing) still holds the delivery (read after a refused batch). */
+export async function holdsClaim(env: Env, workspaceId: string, deliveryId: string, claim: string | null): Promise<boolean> {
+  const row = await makeDb(env.DB)
+    .select({ held: sql<number>`1` })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.deliveryId, deliveryId), holderCondition(claim)))
+    .get();
+  return row !== undefined;
 }
 
 /** Deliveries the recovery sweep should try: received before `receivedBefore`, or claimed before `staleBefore`. */

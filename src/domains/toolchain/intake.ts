@@ -2,7 +2,7 @@
  * Webhook intake, in two halves (docs/toolchain.md, "Webhook intake"). Before the answer
  * (`intakeWebhook`): signature, dedupe on `X-Gitea-Delivery` and on the signed body (a replay under
  * a new delivery id), and one durable write — the delivery, `received`, with its body. After the
- * answer (`processDelivery`, exactly once per delivery through a claim): classification, PR
+ * answer (`processDelivery`, exactly once per delivery): classification, PR
  * resolution (`resolve-pull.ts`), routing and drafting, and one D1 batch that writes the outcome,
  * the tasks, their history and the PR index together, so a task is never half-created. Returns what
  * happened as data; the edge decides the HTTP answer.
@@ -14,11 +14,13 @@ import {
   configAndRevisionOf,
   configAndRevisionStatement,
   loadConfigAndRevision,
+  type ConfigAndRevision,
   type ConfigAndRevisionRow,
 } from "../../storage/config/store.ts";
 import { resolveSecretAt } from "../../storage/secrets/store.ts";
 import { sha256Hex } from "../../kernel/hash.ts";
 import { randomToken } from "../../kernel/ids.ts";
+import { AppError } from "../../kernel/errors.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
 import { listAgentsAt } from "../tasks/agent-store.ts";
@@ -28,19 +30,21 @@ import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
 import {
-  bodyGuardReleaseQuery,
   claimDelivery,
   claimGuardQuery,
-  deliveryInsertQuery,
   deliveryView,
   findPrior,
   holdsClaim,
   outcomeUpdateQuery,
   priorOf,
   priorStatement,
+  recorded,
+  recordStatements,
+  type Claimed,
   type DeliveryRow,
   type Delivery,
 } from "./delivery-store.ts";
+import { setBounded } from "../../kernel/memo.ts";
 import { pullUpsertQueries } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
@@ -57,8 +61,19 @@ export type IntakeResult =
   | { kind: "duplicate"; delivery: DeliveryView }
   /** Recorded as rejected (a missing or malformed event type header). */
   | { kind: "rejected"; delivery: DeliveryView; reason: string }
-  /** Recorded as `received` with its body: `processDelivery` takes it from here, after the answer. */
-  | { kind: "accepted"; delivery: DeliveryView };
+  /** Recorded as `received` with its body: `processDelivery` takes it from here, after the answer, with `recorded`. */
+  | { kind: "accepted"; delivery: DeliveryView; recorded: Recorded };
+
+/**
+ * What the answer's own processing starts from, in memory: the delivery as written, its body, and
+ * the config at the revision the write was checked against. It spares that processing a claim and
+ * a second read of both (docs/performance.md, "Webhook intake").
+ */
+export interface Recorded {
+  delivery: Delivery;
+  body: string;
+  at: ConfigAndRevision;
+}
 
 /**
  * How long a signed body, once answered, refuses to be answered again under another delivery id
@@ -77,29 +92,36 @@ const EVENT_TYPE = /^[a-z_]{1,64}$/;
 // nothing about which workspaces exist.
 const UNAUTHORIZED: IntakeResult = { kind: "unauthorized" };
 
-function answerFor(d: Delivery, duplicate: boolean): IntakeResult {
-  const delivery = { ...deliveryView(d), duplicate };
-  if (duplicate) return { kind: "duplicate", delivery };
-  if (d.outcome === "rejected") return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
-  return { kind: "accepted", delivery };
+/** The answer to a delivery id or signed body seen before: the first delivery as it stands. */
+function duplicateOf(first: Delivery): IntakeResult {
+  return { kind: "duplicate", delivery: { ...deliveryView(first), duplicate: true } };
 }
 
 /**
  * The one durable write before the answer: the delivery with its body (or, for a rejected one,
- * without), guarding its body. Refused by the delivery id or the body guard when the same delivery
- * or body raced in at once: then the first one is the answer.
+ * without), guarding its body, checked against the workspace revision `at` was read at. `stale` when
+ * the revision moved on (nothing written). Refused by the delivery id or the body guard when the same
+ * delivery or body was answered before or raced in at once: then the first one is the answer.
  */
-async function record(env: Env, workspaceId: string, d: Delivery, body: string | null): Promise<IntakeResult> {
-  const db = makeDb(env.DB);
+async function record(
+  env: Env,
+  workspaceId: string,
+  d: Delivery,
+  body: string | null,
+  at: ConfigAndRevision,
+): Promise<IntakeResult | "stale"> {
   const since = d.receivedAt - REPLAY_WINDOW_MS;
   try {
-    await db.batch([bodyGuardReleaseQuery(db, workspaceId, d.bodySha256, since), deliveryInsertQuery(db, workspaceId, d, body)]);
-    return answerFor(d, false);
+    const results = await env.DB.batch(recordStatements(env, workspaceId, d, body, since, at.revision));
+    if (!recorded(results)) return "stale";
+    const delivery = { ...deliveryView(d), duplicate: false };
+    if (body === null) return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
+    return { kind: "accepted", delivery, recorded: { delivery: d, body, at } };
   } catch (err) {
     // Nothing was written. Which constraint refused it is read from the data, not the error text.
     const prior = await findPrior(env, workspaceId, d.deliveryId, d.bodySha256, since);
     const first = prior.first ?? prior.replayed;
-    if (first) return answerFor(first, true);
+    if (first) return duplicateOf(first);
     throw err;
   }
 }
@@ -198,7 +220,7 @@ async function persist(
   workspaceId: string,
   base: Delivery,
   routed: Routed,
-  claim: string,
+  claim: string | null,
   now: number,
 ): Promise<Delivery | null> {
   const db = makeDb(env.DB);
@@ -229,32 +251,74 @@ export interface WebhookInput {
   body: Uint8Array;
 }
 
+/**
+ * The config and revision each workspace's last accepted delivery was checked against, per isolate
+ * (docs/performance.md, "Webhook intake"). A delivery whose signature verifies with the remembered
+ * secret is written at once, its insert guarded by that revision (`recordStatements`): one D1 round
+ * trip before the answer. A changed revision (any config or secret change) writes nothing and sends
+ * the delivery down the reading path, as does a signature the remembered secret does not verify.
+ * Read only for signed deliveries, so a stranger's requests cannot fill it.
+ */
+const intakeKeys = new Map<string, ConfigAndRevision>();
+const MAX_INTAKE_KEYS = 256;
+/** Reads before a delivery gives up on a revision that changes under every write (a config being rewritten in a loop). */
+const MAX_READS = 3;
+
 export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now()): Promise<IntakeResult> {
-  // One D1 round trip before the signature check: the config, the workspace revision (the secret and
-  // the agents are reused while it is unchanged) and the dedupe lookups; the lookups' rows are used
-  // only once the signature verifies (docs/performance.md, "Webhook intake").
   const deliveryId = req.headers.get("X-Gitea-Delivery")?.trim() ?? "";
   const bodySha256 = await sha256Hex(req.body);
-  const since = now - REPLAY_WINDOW_MS;
-  const [configRead, priorRead] = await env.DB.batch([
-    configAndRevisionStatement(env, req.workspaceId),
-    priorStatement(env, req.workspaceId, deliveryId, bodySha256, since),
-  ]);
-  const { config, revision } = configAndRevisionOf(configRead?.results[0] as ConfigAndRevisionRow | undefined);
-  const priorRows = (priorRead?.results ?? []) as DeliveryRow[];
-  const toolchain = toolchainConfigOf(config);
-  if (!toolchain.webhook_secret) return UNAUTHORIZED;
-  const secret = await resolveSecretAt(env, req.workspaceId, toolchain.webhook_secret, revision);
-  if (!secret || !(await verifySignature(secret, req.body, signatureHeaders(req.headers)))) return UNAUTHORIZED;
+  const known = intakeKeys.get(req.workspaceId);
+  if (known && (await signedWith(env, req, known))) {
+    const answer = await admit(env, req, known, [], deliveryId, bodySha256, now);
+    if (answer !== "stale") return answer;
+  }
+  intakeKeys.delete(req.workspaceId);
+  for (let reads = 1; ; reads++) {
+    // One D1 round trip before the signature check: the config, the workspace revision (the secret and
+    // the agents are reused while it is unchanged) and the dedupe lookups; the lookups' rows are used
+    // only once the signature verifies.
+    const [configRead, priorRead] = await env.DB.batch([
+      configAndRevisionStatement(env, req.workspaceId),
+      priorStatement(env, req.workspaceId, deliveryId, bodySha256, now - REPLAY_WINDOW_MS),
+    ]);
+    const at = configAndRevisionOf(configRead?.results[0] as ConfigAndRevisionRow | undefined);
+    if (!(await signedWith(env, req, at))) return UNAUTHORIZED;
+    setBounded(intakeKeys, req.workspaceId, at, MAX_INTAKE_KEYS);
+    const answer = await admit(env, req, at, (priorRead?.results ?? []) as DeliveryRow[], deliveryId, bodySha256, now);
+    if (answer !== "stale") return answer;
+    if (reads === MAX_READS) {
+      throw new AppError("conflict", "The workspace's configuration changed while the delivery was being recorded; redeliver it");
+    }
+  }
+}
 
+/** Whether the request is signed with the webhook secret of the workspace's config at `at`. */
+async function signedWith(env: Env, req: WebhookInput, at: ConfigAndRevision): Promise<boolean> {
+  const toolchain = toolchainConfigOf(at.config);
+  if (!toolchain.webhook_secret) return false;
+  const secret = await resolveSecretAt(env, req.workspaceId, toolchain.webhook_secret, at.revision);
+  return !!secret && (await verifySignature(secret, req.body, signatureHeaders(req.headers)));
+}
+
+/** A signed delivery: refused, answered from the first of its kind (`priorRows`, when read), or recorded. */
+async function admit(
+  env: Env,
+  req: WebhookInput,
+  at: ConfigAndRevision,
+  priorRows: DeliveryRow[],
+  deliveryId: string,
+  bodySha256: string,
+  now: number,
+): Promise<IntakeResult | "stale"> {
   if (!DELIVERY_ID.test(deliveryId)) {
     return { kind: "malformed", reason: "X-Gitea-Delivery header missing or malformed" };
   }
   // The signature covers the body only: the same body under a new delivery id (and perhaps another,
-  // unsigned, event type) is a replay, answered with the first outcome and recorded nowhere.
-  const { first, replayed } = priorOf(priorRows, deliveryId, bodySha256, since);
-  if (first) return answerFor(first, true);
-  if (replayed) return answerFor(replayed, true);
+  // unsigned, event type) is a replay, answered with the first outcome and recorded nowhere. Without
+  // the rows (a remembered key), the write's unique indexes find them instead.
+  const { first, replayed } = priorOf(priorRows, deliveryId, bodySha256, now - REPLAY_WINDOW_MS);
+  if (first) return duplicateOf(first);
+  if (replayed) return duplicateOf(replayed);
   const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
   const base: Delivery = {
     deliveryId,
@@ -270,10 +334,10 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   };
   if (!EVENT_TYPE.test(eventType)) {
     const reason = "X-Gitea-Event-Type header missing or malformed";
-    return record(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, null);
+    return record(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, null, at);
   }
   // The processing parses the body as text, as it always did; kept until the outcome is written.
-  return record(env, req.workspaceId, base, new TextDecoder().decode(req.body));
+  return record(env, req.workspaceId, base, new TextDecoder().decode(req.body), at);
 }
 
 /** How long a delivery may stay `received` before the sweep processes it (the answer's own processing normally has). */
@@ -290,28 +354,41 @@ export interface Processed {
 }
 
 /**
- * Processes a recorded delivery, after its answer: claims it (exactly one processor wins), then
+ * Processes a recorded delivery, after its answer, exactly once: the answer's own processing starts
+ * from what intake wrote (`recorded`, in memory) and claims nothing, so its outcome lands only while
+ * the delivery is still `received`; any other processor (the sweep) claims it first. Then it
  * classifies, routes and writes the outcome. An error becomes the outcome `failed` with its reason.
  */
-export async function processDelivery(env: Env, workspaceId: string, deliveryId: string, now = Date.now()): Promise<Processed | null> {
-  const claim = randomToken(16);
-  const claimed = await claimDelivery(env, workspaceId, deliveryId, claim, now, now - CLAIM_STALE_MS);
-  if (!claimed) return null;
+export async function processDelivery(
+  env: Env,
+  workspaceId: string,
+  deliveryId: string,
+  now = Date.now(),
+  recorded?: Recorded,
+): Promise<Processed | null> {
+  let claim: string | null = null;
+  let source: Claimed | null = recorded ? { ...recorded.delivery, body: recorded.body } : null;
+  if (!source) {
+    claim = randomToken(16);
+    source = await claimDelivery(env, workspaceId, deliveryId, claim, now, now - CLAIM_STALE_MS);
+    if (!source) return null;
+  }
   const base: Delivery = {
     deliveryId,
-    eventType: claimed.eventType,
+    eventType: source.eventType,
     action: null,
     repo: null,
     outcome: "ignored",
     reason: null,
     taskIds: [],
-    statusCode: claimed.statusCode,
-    bodySha256: claimed.bodySha256,
-    receivedAt: claimed.receivedAt,
+    statusCode: source.statusCode,
+    bodySha256: source.bodySha256,
+    receivedAt: source.receivedAt,
   };
   try {
-    const done = await classifyAndPersist(env, workspaceId, base, claimed.body, claim, now);
-    return done && { delivery: done.delivery, body: claimed.body, dispatch: done.dispatch };
+    const at = recorded?.at ?? (await loadConfigAndRevision(env, workspaceId));
+    const done = await classifyAndPersist(env, workspaceId, base, source.body, at, claim, now);
+    return done && { delivery: done.delivery, body: source.body, dispatch: done.dispatch };
   } catch (err) {
     const failed: Delivery = { ...base, outcome: "failed", reason: `Processing failed: ${String(err)}`.slice(0, 2000) };
     const db = makeDb(env.DB);
@@ -327,10 +404,10 @@ async function classifyAndPersist(
   workspaceId: string,
   base: Delivery,
   body: string,
-  claim: string,
+  { config, revision }: ConfigAndRevision,
+  claim: string | null,
   now: number,
 ): Promise<{ delivery: Delivery; dispatch: boolean } | null> {
-  const { config, revision } = await loadConfigAndRevision(env, workspaceId);
   const toolchain = toolchainConfigOf(config);
   const nothing: Routed = { drafts: [], ignored: [], pulls: [], observations: [] };
   const settle = async (d: Delivery, r: Routed) => {

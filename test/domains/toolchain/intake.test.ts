@@ -492,6 +492,8 @@ describe('webhook intake: processed after the answer, exactly once (docs/toolcha
     });
     const answer = await intakeWebhook(env, { workspaceId: ws, headers, body: new TextEncoder().encode(text) }, now);
     expect(answer).toMatchObject({ kind: "accepted", delivery: { delivery_id: id, outcome: "received", task_ids: [] } });
+    if (answer.kind !== "accepted") throw new Error("not accepted");
+    return answer.recorded;
   };
   const row = (ws: string, id: string) =>
     env.DB.prepare("SELECT outcome, body IS NOT NULL AS has_body, claim FROM webhook_deliveries WHERE workspace_id = ? AND delivery_id = ?")
@@ -516,9 +518,11 @@ describe('webhook intake: processed after the answer, exactly once (docs/toolcha
   it("the fast path, a sweep and a processor that overtakes a live claim race: one outcome, its tasks once", async () => {
     const ws = await toolchainWorkspace();
     const t0 = Date.now();
-    await record(ws.id, "race-1", t0);
+    const recorded = await record(ws.id, "race-1", t0);
     const late = t0 + CLAIM_STALE_MS + RECEIVED_GRACE_MS;
     await Promise.all([
+      // The answer's own processing (no claim, from memory) and the claiming ones.
+      processWebhookDelivery(env, ws.id, "race-1", t0, recorded),
       processWebhookDelivery(env, ws.id, "race-1", t0),
       processDelivery(env, ws.id, "race-1", t0),
       sweepWebhookDeliveries(env, late),
@@ -528,10 +532,25 @@ describe('webhook intake: processed after the answer, exactly once (docs/toolcha
     expect(done.outcome).toBe("tasks_created");
     expect(done.task_ids).toHaveLength(1);
     expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(done.task_ids);
-    // Done is done: no later processor or sweep claims it again.
+    // Done is done: no later processor or sweep claims it again, and a late answer's processing writes nothing.
     expect(await processDelivery(env, ws.id, "race-1", late + CLAIM_STALE_MS * 2)).toBeNull();
+    expect(await processDelivery(env, ws.id, "race-1", late + CLAIM_STALE_MS * 2, recorded)).toBeNull();
     await sweepWebhookDeliveries(env, late + CLAIM_STALE_MS * 2);
     expect(await listTasks(ws.read)).toHaveLength(1);
+  });
+
+  it("the answer's own processing writes nothing once the sweep has claimed the delivery", async () => {
+    const ws = await toolchainWorkspace();
+    const t0 = Date.now();
+    const recorded = await record(ws.id, "overtaken-1", t0);
+    await env.DB.prepare(
+      "UPDATE webhook_deliveries SET outcome = 'processing', claim = 'sweep', claimed_at = ? WHERE workspace_id = ? AND delivery_id = ?",
+    )
+      .bind(t0 + 1, ws.id, "overtaken-1")
+      .run();
+    expect(await processDelivery(env, ws.id, "overtaken-1", t0 + 2, recorded)).toBeNull();
+    expect(await row(ws.id, "overtaken-1")).toEqual({ outcome: "processing", has_body: 1, claim: "sweep" });
+    expect(await listTasks(ws.read)).toHaveLength(0);
   });
 
   it("the sweep processes, once, a delivery whose processing never started or crashed after the answer", async () => {

@@ -79,7 +79,7 @@ export const webhookRoutes = newRouter().openapi(route, async (c) => {
       return c.json(result.delivery as z.infer<typeof Outcome>, 200);
     case "accepted":
       c.executionCtx.waitUntil(
-        processWebhookDelivery(c.env, workspaceId, result.delivery.delivery_id).catch((err: unknown) =>
+        processWebhookDelivery(c.env, workspaceId, result.delivery.delivery_id, Date.now(), result.recorded).catch((err: unknown) =>
           log.error("webhook delivery processing failed", { workspace_id: workspaceId, ...errorFields(err) }),
         ),
       );
