@@ -3,9 +3,9 @@
  * listed by `GET /api/toolchain/deliveries`. Each new delivery also guards its signed body against
  * replay under another delivery id (docs/toolchain.md, "Webhook intake").
  */
-import { and, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
-import { makeDb, type Db } from "../../storage/db/client.ts";
+import { makeDb } from "../../storage/db/client.ts";
 import { webhookDeliveries } from "../../storage/db/schema.ts";
 import { afterCursor, type PageCursor } from "../tasks/page-cursor.ts";
 
@@ -215,62 +215,45 @@ export async function claimDelivery(
 }
 
 /**
- * Who may write a delivery's outcome: the processor holding `claim`, or (`null`) the processing that
- * the delivery's own answer started, which claims nothing and may write only while the delivery is
- * still `received` and unclaimed (docs/toolchain.md, "Webhook intake"). Whoever writes first wins.
+ * Who may write a delivery's outcome, as SQL over `webhook_deliveries` with the claim bound as `?3`:
+ * the processor holding that claim, or (`null`) the processing that the delivery's own answer
+ * started, which claims nothing and may write only while the delivery is still `received` and
+ * unclaimed (docs/toolchain.md, "Webhook intake"). Whoever writes first wins.
  */
-function holderCondition(claim: string | null): SQL {
-  return claim === null
-    ? sql`${webhookDeliveries.claim} IS NULL AND ${webhookDeliveries.outcome} = 'received'`
-    : sql`${webhookDeliveries.claim} = ${claim}`;
+function holder(claim: string | null): string {
+  return claim === null ? `(claim IS NULL AND outcome = 'received' AND ?3 IS NULL)` : `claim = ?3`;
 }
 
 /**
  * First statement of a processor's batch: fails the whole batch (a primary-key conflict, by
- * re-inserting the row) unless this processor still holds the delivery (`holderCondition`). So a
- * processor that was presumed dead and overtaken writes nothing: its tasks never land beside the
- * new holder's.
+ * re-inserting the row) unless this processor still holds the delivery (`holder`). So a processor
+ * that was presumed dead and overtaken writes nothing: its tasks never land beside the new holder's.
  */
-export function claimGuardQuery(db: Db, workspaceId: string, deliveryId: string, claim: string | null) {
-  return db.insert(webhookDeliveries).select(
-    db
-      .select()
-      .from(webhookDeliveries)
-      .where(
-        and(
-          eq(webhookDeliveries.workspaceId, workspaceId),
-          eq(webhookDeliveries.deliveryId, deliveryId),
-          sql`NOT (${holderCondition(claim)})`,
-        ),
-      ),
-  );
+export function claimGuardStatement(env: Env, workspaceId: string, deliveryId: string, claim: string | null): D1PreparedStatement {
+  // Prepared statements, not the query builder: every delivery runs these (docs/performance.md, "Webhook intake").
+  return env.DB.prepare(
+    `INSERT INTO webhook_deliveries SELECT * FROM webhook_deliveries
+      WHERE workspace_id = ?1 AND delivery_id = ?2 AND NOT ${holder(claim)}`,
+  ).bind(workspaceId, deliveryId, claim);
 }
 
 /** The outcome of a delivery its processor holds; it lets go of the body and the claim. */
-export function outcomeUpdateQuery(db: Db, workspaceId: string, d: Delivery, claim: string | null) {
-  return db
-    .update(webhookDeliveries)
-    .set({
-      action: d.action,
-      repo: d.repo,
-      outcome: d.outcome,
-      reason: d.reason,
-      taskIds: JSON.stringify(d.taskIds),
-      body: null,
-      claim: null,
-      claimedAt: null,
-    })
-    .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.deliveryId, d.deliveryId), holderCondition(claim)));
+export function outcomeUpdateStatement(env: Env, workspaceId: string, d: Delivery, claim: string | null): D1PreparedStatement {
+  return env.DB.prepare(
+    `UPDATE webhook_deliveries SET action = ?4, repo = ?5, outcome = ?6, reason = ?7, task_ids = ?8, body = NULL, claim = NULL,
+       claimed_at = NULL
+      WHERE workspace_id = ?1 AND delivery_id = ?2 AND ${holder(claim)}`,
+  ).bind(workspaceId, d.deliveryId, claim, d.action, d.repo, d.outcome, d.reason, JSON.stringify(d.taskIds));
 }
 
 /** Whether `claim` (`null`: the answer's own processing) still holds the delivery (read after a refused batch). */
 export async function holdsClaim(env: Env, workspaceId: string, deliveryId: string, claim: string | null): Promise<boolean> {
-  const row = await makeDb(env.DB)
-    .select({ held: sql<number>`1` })
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.workspaceId, workspaceId), eq(webhookDeliveries.deliveryId, deliveryId), holderCondition(claim)))
-    .get();
-  return row !== undefined;
+  const row = await env.DB.prepare(
+    `SELECT 1 AS held FROM webhook_deliveries WHERE workspace_id = ?1 AND delivery_id = ?2 AND ${holder(claim)}`,
+  )
+    .bind(workspaceId, deliveryId, claim)
+    .first();
+  return row !== null;
 }
 
 /** Deliveries the recovery sweep should try: received before `receivedBefore`, or claimed before `staleBefore`. */

@@ -7,9 +7,8 @@
  * the tasks, their history and the PR index together, so a task is never half-created. Returns what
  * happened as data; the edge decides the HTTP answer.
  */
-import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../storage/env.ts";
-import { makeDb } from "../../storage/db/client.ts";
+import { makeDb, preparedOf } from "../../storage/db/client.ts";
 import {
   configAndRevisionOf,
   configAndRevisionStatement,
@@ -28,14 +27,14 @@ import type { Agent } from "../tasks/agents.ts";
 import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts } from "./scenarios.ts";
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
-import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertQueries, type NewComment } from "./task-store.ts";
+import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertStatements, type NewComment } from "./task-store.ts";
 import {
   claimDelivery,
-  claimGuardQuery,
+  claimGuardStatement,
   deliveryView,
   findPrior,
   holdsClaim,
-  outcomeUpdateQuery,
+  outcomeUpdateStatement,
   priorOf,
   priorStatement,
   recorded,
@@ -45,7 +44,7 @@ import {
   type Delivery,
 } from "./delivery-store.ts";
 import { setBounded } from "../../kernel/memo.ts";
-import { pullUpsertQueries } from "./pr-index.ts";
+import { pullUpsertStatements } from "./pr-index.ts";
 import { resolvePull } from "./resolve-pull.ts";
 import { routeInfraFailure } from "./infra-failures.ts";
 
@@ -210,7 +209,7 @@ function deliveryOf(base: Delivery, r: Routed): Delivery {
 
 /**
  * Write the outcome with its tasks, history and PR facts in one batch (one transaction), first
- * checking that this processor still holds the claim (`claimGuardQuery`: a processor overtaken by
+ * checking that this processor still holds the claim (`claimGuardStatement`: a processor overtaken by
  * the sweep writes nothing). The open-task dedupe index can refuse it too: another delivery about
  * the same work won — drop that work and write again, so this delivery records its own outcome
  * instead of failing. The open work is read only then (docs/performance.md, "Webhook intake").
@@ -228,13 +227,14 @@ async function persist(
   // Each refusal by the dedupe index drops at least one draft, so this ends.
   for (;;) {
     const d = deliveryOf(base, r);
-    const queries: BatchItem<"sqlite">[] = [
-      ...taskInsertQueries(db, workspaceId, r.drafts, d.deliveryId, now),
-      ...pullUpsertQueries(db, workspaceId, r.pulls, now),
-      ...r.observations.map((o) => commentInsertQuery(db, workspaceId, o.taskId, o.comment, now)),
-    ];
     try {
-      await db.batch([claimGuardQuery(db, workspaceId, d.deliveryId, claim), outcomeUpdateQuery(db, workspaceId, d, claim), ...queries]);
+      await env.DB.batch([
+        claimGuardStatement(env, workspaceId, d.deliveryId, claim),
+        outcomeUpdateStatement(env, workspaceId, d, claim),
+        ...taskInsertStatements(env, workspaceId, r.drafts, d.deliveryId, now),
+        ...pullUpsertStatements(env, workspaceId, r.pulls, now),
+        ...r.observations.map((o) => preparedOf(env.DB, commentInsertQuery(db, workspaceId, o.taskId, o.comment, now))),
+      ]);
       return d;
     } catch (err) {
       if (!(await holdsClaim(env, workspaceId, d.deliveryId, claim))) return null;
@@ -391,10 +391,10 @@ export async function processDelivery(
     return done && { delivery: done.delivery, body: source.body, dispatch: done.dispatch };
   } catch (err) {
     const failed: Delivery = { ...base, outcome: "failed", reason: `Processing failed: ${String(err)}`.slice(0, 2000) };
-    const db = makeDb(env.DB);
-    await db
-      .batch([claimGuardQuery(db, workspaceId, deliveryId, claim), outcomeUpdateQuery(db, workspaceId, failed, claim)])
-      .catch(() => {});
+    await env.DB.batch([
+      claimGuardStatement(env, workspaceId, deliveryId, claim),
+      outcomeUpdateStatement(env, workspaceId, failed, claim),
+    ]).catch(() => {});
     throw err;
   }
 }

@@ -5,31 +5,23 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
-import { makeDb, type Db } from "../../storage/db/client.ts";
+import { makeDb } from "../../storage/db/client.ts";
 import { pullRequestIndex } from "../../storage/db/schema.ts";
 import type { PullFacts } from "./scenarios.ts";
 
 /** Upsert statements for PR facts (run inside the intake's batch). */
-export function pullUpsertQueries(db: Db, workspaceId: string, pulls: PullFacts[], now: number) {
-  return pulls.map((p) => {
-    const values = {
-      workspaceId,
-      repo: p.repo,
-      number: p.number,
-      headSha: p.headSha,
-      headRef: p.headRef,
-      baseRef: p.baseRef,
-      author: p.author ?? "",
-      title: p.title,
-      state: p.state,
-      updatedAt: now,
-    };
-    const { workspaceId: _w, repo: _r, number: _n, ...set } = values;
-    return db
-      .insert(pullRequestIndex)
-      .values(values)
-      .onConflictDoUpdate({ target: [pullRequestIndex.workspaceId, pullRequestIndex.repo, pullRequestIndex.number], set });
-  });
+export function pullUpsertStatements(env: Env, workspaceId: string, pulls: PullFacts[], now: number): D1PreparedStatement[] {
+  // Prepared statements, not the query builder: webhook deliveries about PRs run them (docs/performance.md,
+  // "Webhook intake"). The SQL names the table of storage/db/schema/toolchain.ts.
+  return pulls.map((p) =>
+    env.DB.prepare(
+      `INSERT INTO pull_request_index (workspace_id, repo, number, head_sha, head_ref, base_ref, author, title, state, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+       ON CONFLICT (workspace_id, repo, number) DO UPDATE SET head_sha = excluded.head_sha, head_ref = excluded.head_ref,
+         base_ref = excluded.base_ref, author = excluded.author, title = excluded.title, state = excluded.state,
+         updated_at = excluded.updated_at`,
+    ).bind(workspaceId, p.repo, p.number, p.headSha, p.headRef, p.baseRef, p.author ?? "", p.title, p.state, now),
+  );
 }
 
 export async function pullByHeadSha(env: Env, workspaceId: string, repo: string, sha: string): Promise<PullFacts | null> {

@@ -28,40 +28,47 @@ export const newTaskId = () => newId(TASK_ID_PREFIX);
  * statement per row, because D1 binds at most 100 values per statement and a delivery may name
  * many agents.
  */
-export function taskInsertQueries(db: Db, workspaceId: string, drafts: TaskDraft[], deliveryId: string | null, now: number) {
+export function taskInsertStatements(
+  env: Env,
+  workspaceId: string,
+  drafts: TaskDraft[],
+  deliveryId: string | null,
+  now: number,
+): D1PreparedStatement[] {
+  // Prepared statements, not the query builder: every webhook delivery that creates work runs them
+  // (docs/performance.md, "Webhook intake"). The SQL names the tables of storage/db/schema/toolchain.ts.
   return drafts.flatMap((d) => [
-    db.insert(toolchainTasks).values({
-      id: d.id,
+    env.DB.prepare(
+      `INSERT INTO toolchain_tasks (id, workspace_id, delivery_id, agent_id, title, description, event_type, action_type,
+         must_haves, repo, number, dedupe_key, status, attempts, business_failures, reminder_sent, not_before,
+         origin_task_id, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'pending', 0, 0, 0, ?13, ?14, ?13, ?13)`,
+    ).bind(
+      d.id,
       workspaceId,
       deliveryId,
-      agentId: d.agentId,
-      title: d.title,
-      description: d.description,
-      eventType: d.mustHaves.event_type,
-      actionType: d.actionType,
-      mustHaves: JSON.stringify(d.mustHaves),
-      repo: d.repo,
-      number: d.number,
-      dedupeKey: d.dedupeKey,
-      status: "pending",
-      attempts: 0,
-      businessFailures: 0,
-      reminderSent: 0,
-      notBefore: now,
-      originTaskId: d.originTaskId,
-      createdAt: now,
-      updatedAt: now,
-    }),
-    db.insert(toolchainTaskHistory).values({
-      id: newId("tch"),
-      taskId: d.id,
+      d.agentId,
+      d.title,
+      d.description,
+      d.mustHaves.event_type,
+      d.actionType,
+      JSON.stringify(d.mustHaves),
+      d.repo,
+      d.number,
+      d.dedupeKey,
+      now,
+      d.originTaskId,
+    ),
+    env.DB.prepare(
+      `INSERT INTO toolchain_task_history (id, task_id, workspace_id, event, from_status, to_status, detail, at)
+       VALUES (?1, ?2, ?3, 'created', NULL, 'pending', ?4, ?5)`,
+    ).bind(
+      newId("tch"),
+      d.id,
       workspaceId,
-      event: "created",
-      fromStatus: null,
-      toStatus: "pending",
-      detail: JSON.stringify({ agent_id: d.agentId, action_type: d.actionType, delivery_id: deliveryId, origin_task_id: d.originTaskId }),
-      at: now,
-    }),
+      JSON.stringify({ agent_id: d.agentId, action_type: d.actionType, delivery_id: deliveryId, origin_task_id: d.originTaskId }),
+      now,
+    ),
   ]);
 }
 
@@ -70,10 +77,8 @@ export function taskInsertQueries(db: Db, workspaceId: string, drafts: TaskDraft
  * dedupe key (the unique index refused it; nothing was written).
  */
 export async function insertOpenTask(env: Env, workspaceId: string, draft: TaskDraft, now: number): Promise<boolean> {
-  const db = makeDb(env.DB);
-  const [task, history] = taskInsertQueries(db, workspaceId, [draft], null, now);
   try {
-    await db.batch([task!, history!]);
+    await env.DB.batch(taskInsertStatements(env, workspaceId, [draft], null, now));
     return true;
   } catch (err) {
     // Which constraint stopped the batch is read from the data, not from the error's wording.

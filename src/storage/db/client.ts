@@ -22,3 +22,12 @@ export function makeDb(d1: D1Database): Db {
   }
   return db;
 }
+
+/**
+ * A query built with drizzle as a D1 prepared statement, for a batch of prepared statements
+ * (`env.DB.batch`) that also needs a rarely used statement the query builder already writes.
+ */
+export function preparedOf(d1: D1Database, query: { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
+  const { sql, params } = query.toSQL();
+  return d1.prepare(sql).bind(...params);
+}
