@@ -223,6 +223,13 @@ export class SessionStorage {
    * turn"). This object is the table's only writer; a failed transaction forgets the cache.
    */
   readonly #meta = new Map<string, string | null>();
+  /**
+   * Whether anything waits for replication to D1, known without a query: `true` after a write that
+   * must be copied (an event, a run, the session info), `false` once a check found nothing, `null`
+   * (ask SQLite) after a copy marked rows done, a rollback or a wipe. The replicator asks before and
+   * after every copy, once or more per step (docs/performance.md, "CPU per turn").
+   */
+  #pending: boolean | null = null;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -235,6 +242,7 @@ export class SessionStorage {
     await this.#storage.deleteAlarm();
     await this.#storage.deleteAll();
     this.#meta.clear();
+    this.#pending = null;
     migrate(this.#storage, SESSION_MIGRATIONS);
   }
 
@@ -245,6 +253,7 @@ export class SessionStorage {
     } catch (err) {
       // Rolled back: what the cache learnt inside the transaction may not be stored.
       this.#meta.clear();
+      this.#pending = null;
       throw err;
     }
   }
@@ -291,6 +300,7 @@ export class SessionStorage {
   saveSession(info: SessionInfo): void {
     this.setMeta("session", info);
     this.setMeta("projection_version", this.projectionVersion() + 1);
+    this.#pending = true;
   }
 
   projectionVersion(): number {
@@ -300,11 +310,13 @@ export class SessionStorage {
   /** The projection version D1 has; the projection is stale while it is below `projectionVersion`. */
   markProjectionCopied(version: number): void {
     if ((this.getMeta<number>("projection_copied") ?? 0) !== version) this.setMeta("projection_copied", version);
+    this.#pending = null;
   }
 
   // ---- events -----------------------------------------------------------------------------------
 
   insertEvent(event: PersistentEvent, hidden: boolean): void {
+    this.#pending = true;
     this.#write(
       `INSERT INTO events (seq, id, type, run_id, hidden, body) VALUES (?, ?, ?, ?, ?, ?)`,
       event.seq,
@@ -359,20 +371,22 @@ export class SessionStorage {
   }
 
   hasUnreplicated(): boolean {
-    return (
+    this.#pending ??=
       this.#exec(`SELECT 1 FROM events WHERE replicated = 0 LIMIT 1`).length > 0 ||
       this.#exec(`SELECT 1 FROM runs WHERE dirty = 1 LIMIT 1`).length > 0 ||
-      (this.getMeta<number>("projection_copied") ?? 0) < this.projectionVersion()
-    );
+      (this.getMeta<number>("projection_copied") ?? 0) < this.projectionVersion();
+    return this.#pending;
   }
 
   markReplicated(throughSeq: number): void {
     this.#write(`UPDATE events SET replicated = 1 WHERE replicated = 0 AND seq <= ?`, throughSeq);
+    this.#pending = null;
   }
 
   // ---- runs -------------------------------------------------------------------------------------
 
   insertRun(run: Omit<RunRow, "pos" | "version">): RunRow {
+    this.#pending = true;
     const pos = (this.#exec<{ m: number | null }>(`SELECT MAX(pos) AS m FROM runs`)[0]?.m ?? 0) + 1;
     this.#write(
       `INSERT INTO runs (id, pos, status, idempotency_key, input, state, result, created_at, started_at, ended_at, dirty)
@@ -392,6 +406,7 @@ export class SessionStorage {
   }
 
   updateRun(run: RunRow): void {
+    this.#pending = true;
     this.#write(
       `UPDATE runs SET status = ?, state = ?, result = ?, started_at = ?, ended_at = ?, version = version + 1, dirty = 1 WHERE id = ?`,
       run.status,
@@ -435,6 +450,7 @@ export class SessionStorage {
   /** Only rows unchanged since they were copied: an update during the copy keeps the dirty flag. */
   markRunsClean(copied: { id: string; version: number }[]): void {
     for (const { id, version } of copied) this.#write(`UPDATE runs SET dirty = 0 WHERE id = ? AND version = ?`, id, version);
+    this.#pending = null;
   }
 
   // ---- tool markers and steer queue -------------------------------------------------------------
