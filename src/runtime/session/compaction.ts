@@ -10,7 +10,6 @@
  * one model call and appends the event. A failed summary call appends nothing and says why: the caller
  * falls back to the token window (trimming).
  */
-import { generateText } from "ai";
 import type { AssistantMessage, CompactEvent, Message } from "./events.ts";
 import type { SessionTree } from "./tree.ts";
 import type { SessionLog } from "./session-log.ts";
@@ -145,6 +144,8 @@ export function summariserOf(models: ResolvedModels): ModelHandle {
 /** One summary call; throws what the provider threw. */
 export async function summarise(handle: ModelHandle, messages: readonly Message[], signal?: AbortSignal): Promise<string> {
   const inputTokens = handle.contextWindow !== undefined ? Math.floor(handle.contextWindow * 0.6) : DEFAULT_MAX_INPUT_TOKENS;
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { generateText } = await import("ai");
   const { text } = await generateText({
     model: handle.model,
     system: COMPACTION_SYSTEM,

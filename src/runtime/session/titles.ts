@@ -6,7 +6,6 @@
  * session list. Without an auxiliary model the derived title stays. A failing title call only logs:
  * it never fails the run.
  */
-import { generateText } from "ai";
 import type { SessionLog } from "./session-log.ts";
 import type { ModelHandle } from "../agent/providers.ts";
 import { redactSecrets } from "../agent/providers.ts";
@@ -40,6 +39,8 @@ export function cleanTitle(raw: string): string | null {
 
 /** Asks `handle` for a title; throws what the provider threw. */
 export async function generateTitle(handle: ModelHandle, request: string, answer: string, signal?: AbortSignal): Promise<string | null> {
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { generateText } = await import("ai");
   const { text } = await generateText({
     model: handle.model,
     system: TITLE_SYSTEM,
