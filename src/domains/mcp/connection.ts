@@ -20,11 +20,31 @@ import { resolveSecret } from "../../storage/secrets/store.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import type { McpServerConfig } from "./config.ts";
-import { McpFailure } from "./failure.ts";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { holderFor, insufficientScopeChallenge, providerForConnection, stepUp, type StoredOAuthProvider } from "./oauth-client.ts";
 
 export const CLIENT_INFO = { name: "beaver", version: "0.1.0" } as const;
+
+/** Why a connection or a request failed, in the words a tool error and the server status use. */
+export type McpFailureCode =
+  | "mcp_timeout"
+  | "mcp_unavailable"
+  | "mcp_error"
+  | "egress_refused"
+  | "mcp_config"
+  | "cancelled"
+  /** An `auth: "oauth"` server was never connected, or its grant lapsed: Connect it in the console (docs/mcp.md). */
+  | "needs_authorization";
+
+export class McpFailure extends Error {
+  constructor(
+    readonly code: McpFailureCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "McpFailure";
+  }
+}
 
 export interface ConnectOptions {
   env: Env;

@@ -10,7 +10,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { McpServerConfig } from "./config.ts";
-import { McpFailure, type McpFailureCode } from "./failure.ts";
+import { withMcpClient, McpFailure, type McpFailureCode } from "./connection.ts";
 import { setBounded } from "../../kernel/memo.ts";
 import { backoffDelay } from "../../kernel/backoff.ts";
 
@@ -80,8 +80,6 @@ export async function discoverTools(opts: {
 
   let value: Discovery;
   try {
-    // The MCP SDK loads on the first discovery, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-    const { withMcpClient } = await import("./connection.ts");
     const tools = await withMcpClient(
       {
         env: opts.env,

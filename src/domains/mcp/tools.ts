@@ -8,7 +8,7 @@
 import { fail, type ToolResult, type ToolSpec } from "../../runtime/index.ts";
 import type { Env } from "../../storage/env.ts";
 import type { McpServerConfig } from "./config.ts";
-import { McpFailure } from "./failure.ts";
+import { McpFailure, withMcpClient } from "./connection.ts";
 import { invalidateDiscovery, type McpToolInfo } from "./discovery.ts";
 import { inputSchemaOf, normaliseInputSchema } from "./input-schema.ts";
 import { mcpResultToToolResult } from "./results.ts";
@@ -70,8 +70,6 @@ export function mcpToolSpecs(server: McpServerConfig, tools: readonly McpToolInf
 /** `tools/call` over a fresh connection, within the server's `timeout_ms`. Never throws. */
 export async function callMcpTool(args: Parameters<McpCaller>[0]): Promise<ToolResult> {
   try {
-    // The MCP SDK loads on the first call, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-    const { withMcpClient } = await import("./connection.ts");
     const result = await withMcpClient(
       {
         env: args.env,

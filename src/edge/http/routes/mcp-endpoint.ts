@@ -9,6 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import type { Env } from "../../../storage/env.ts";
+import { handleMcpRequest } from "../../mcp/server.ts";
 import type { ApiCall } from "../../mcp/tools.ts";
 import { markPrincipal } from "../../oauth/principal.ts";
 
@@ -67,9 +68,6 @@ export function mcpEndpointRoutes(dispatch: Dispatch) {
         c.env,
         c.executionCtx,
       );
-    // Beaver's MCP server (the SDK's server and its schemas) loads on the first /mcp request, not at the
-    // Worker's startup (docs/performance.md, "Startup, third pass").
-    const { handleMcpRequest } = await import("../../mcp/server.ts");
     return handleMcpRequest(c.req.raw, c.req.valid("json"), c.env, principal, api);
   });
   router.on(["GET", "DELETE"], "/", () => notAllowed());

@@ -19,10 +19,14 @@ import { loadConfig } from "../../../storage/config/store.ts";
 import { outboundFetch } from "../../../storage/outbound.ts";
 import { mcpConfigOf, type McpServerConfig } from "../../../domains/mcp/config.ts";
 import { invalidateDiscovery } from "../../../domains/mcp/discovery.ts";
-import type { TokenHolder } from "../../../domains/mcp/oauth-client.ts";
-
-/** The OAuth client (and the MCP SDK under it) loads on the first request here, not at the Worker's startup (docs/performance.md, "Startup, third pass"). */
-const oauthClient = () => import("../../../domains/mcp/oauth-client.ts");
+import {
+  clientMetadataDocument,
+  finishAuthorization,
+  forgetRecord,
+  startAuthorization,
+  takeState,
+  type TokenHolder,
+} from "../../../domains/mcp/oauth-client.ts";
 
 /** The console page that receives the server's redirect (console/src/pages/mcp.tsx). */
 export const MCP_OAUTH_CALLBACK_PATH = "/mcp-servers/callback";
@@ -113,8 +117,7 @@ const upstream = (err: unknown) =>
     : new AppError("provider_error", `Authorization failed: ${err instanceof Error ? err.message : String(err)}`);
 
 export const mcpOAuthRoutes = newRouter()
-  .openapi(clientMetadata, async (c) => {
-    const { clientMetadataDocument } = await oauthClient();
+  .openapi(clientMetadata, (c) => {
     c.header("Cache-Control", "public, max-age=3600");
     return c.json(clientMetadataDocument(new URL(c.req.url).origin, MCP_OAUTH_CALLBACK_PATH), 200);
   })
@@ -122,7 +125,6 @@ export const mcpOAuthRoutes = newRouter()
     const server = await oauthServer(c.env, c.get("principal").workspaceId, c.req.valid("param").name);
     const holder = holderOfCaller(c, server);
     const redirectUrl = `${new URL(c.req.url).origin}${MCP_OAUTH_CALLBACK_PATH}`;
-    const { startAuthorization } = await oauthClient();
     try {
       const url = await startAuthorization(c.env, holder, server, redirectUrl, outboundFetch(c.env));
       if (!url) invalidateDiscovery(holder.workspaceId, server, holder.member);
@@ -134,7 +136,6 @@ export const mcpOAuthRoutes = newRouter()
   .openapi(callback, async (c) => {
     const p = c.get("principal");
     const { code, state } = c.req.valid("json");
-    const { takeState, finishAuthorization } = await oauthClient();
     const pending = await takeState(c.env, { workspaceId: p.workspaceId, member: p.tokenId }, state);
     // Another workspace's (or member's, or an expired, or a used) state is simply not found here.
     if (!pending) throw notFound("Authorization in progress");
@@ -152,7 +153,6 @@ export const mcpOAuthRoutes = newRouter()
   .openapi(disconnect, async (c) => {
     const server = await oauthServer(c.env, c.get("principal").workspaceId, c.req.valid("param").name);
     const holder = holderOfCaller(c, server);
-    const { forgetRecord } = await oauthClient();
     await forgetRecord(c.env, holder, server.name);
     invalidateDiscovery(holder.workspaceId, server, holder.member);
     return c.json({ server: server.name, forgotten: true as const }, 200);
