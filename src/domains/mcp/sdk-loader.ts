@@ -1,0 +1,11 @@
+/**
+ * Loads the MCP SDK's client side (sdk.ts) on first use, once per isolate (docs/performance.md,
+ * "Startup, third pass").
+ */
+export type McpSdk = typeof import("./sdk.ts");
+
+let loading: Promise<McpSdk> | undefined;
+
+export function mcpSdk(): Promise<McpSdk> {
+  return (loading ??= import("./sdk.ts"));
+}
