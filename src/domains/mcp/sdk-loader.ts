@@ -2,7 +2,9 @@
  * Loads the MCP SDK's client side (sdk.ts) on first use, once per isolate (docs/performance.md,
  * "Startup, third pass").
  */
-export type McpSdk = typeof import("./sdk.ts");
+import type * as Sdk from "./sdk.ts";
+
+export type McpSdk = typeof Sdk;
 
 let loading: Promise<McpSdk> | undefined;
 

@@ -5,6 +5,7 @@
  * those the caller's token has the scope for, so a read token never sees `send_message`.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type * as ServerSdkModule from "./sdk.ts";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Env } from "../../storage/env.ts";
 import type { Principal } from "../http/context.ts";
@@ -19,7 +20,7 @@ export function toolsFor(principal: Principal) {
   return BEAVER_MCP_TOOLS.filter((tool) => hasScope(principal, tool.scope));
 }
 
-type ServerSdk = typeof import("./sdk.ts");
+type ServerSdk = typeof ServerSdkModule;
 
 export function buildMcpServer(sdk: ServerSdk, env: Env, principal: Principal, api: ApiCall): McpServer {
   // ajv (the SDK's default validator) compiles schemas with `new Function`, which workerd forbids.
