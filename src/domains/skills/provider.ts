@@ -22,6 +22,7 @@ import type {
   SkillProvider,
   SkillSelectRequest,
 } from "../../runtime/index.ts";
+import { aiSdk } from "../../runtime/index.ts";
 import { builtinSkills } from "./builtin.ts";
 import { listActiveCurrent } from "./store.ts";
 import { allowedToolsOf, parseSkillMd } from "./frontmatter.ts";
@@ -152,7 +153,7 @@ async function auxiliaryChoice(
 ): Promise<{ names: string[]; reason: string }> {
   const list = ranked.map((r) => `- ${r.name}: ${catalog.get(r.name)?.description.replace(/\s+/g, " ").slice(0, 400) ?? ""}`).join("\n");
   // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-  const { generateText, Output } = await import("ai");
+  const { generateText, Output } = await aiSdk();
   const { output } = await generateText({
     model: aux.model,
     output: Output.object({ schema: AuxChoice }),

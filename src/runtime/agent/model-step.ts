@@ -13,6 +13,7 @@ import { upstreamSummary } from "../../kernel/upstream-text.ts";
 import { redactSecrets, type ModelHandle, type ResolvedModels } from "./providers.ts";
 import { extractRawToolCalls } from "./raw-tool-calls.ts";
 import { RawCallDeltaGate } from "./raw-call-gate.ts";
+import { aiSdk } from "./ai-sdk-loader.ts";
 
 export interface StepCallbacks {
   /** An attempt begins (once for main, again for the fallback after `onAbandon`). */
@@ -171,7 +172,7 @@ async function streamAttemptWithin(
   const { callbacks, signal } = args;
   callbacks.onStart({ provider: handle.provider, model: handle.modelId, role });
   // The `ai` SDK loads on a run's first model step, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-  const { streamText } = await import("ai");
+  const { streamText } = await aiSdk();
   const tools = await args.tools.toAiTools();
   const gate = new RawCallDeltaGate();
   const providerOptions = cacheProviderOptions(handle, args.cache);
@@ -305,7 +306,7 @@ export function toUsage(u: Pick<LanguageModelUsage, "inputTokens" | "outputToken
  * printable summary of what the server said (kernel/upstream-text.ts), never its whole body.
  */
 async function describeError(handle: ModelHandle, err: unknown): Promise<string> {
-  const { APICallError, RetryError } = await import("ai");
+  const { APICallError, RetryError } = await aiSdk();
   let cause = err instanceof StepStreamError ? err.causeError : err;
   if (RetryError.isInstance(cause)) cause = cause.lastError;
   let status: number | undefined;

@@ -12,6 +12,7 @@ import { redactSecrets } from "../agent/providers.ts";
 import { TITLE_SYSTEM, titlePrompt } from "../agent/summary-prompts.ts";
 import { excerpt } from "./message-text.ts";
 import { errorFields, log as logger } from "../../kernel/log.ts";
+import { aiSdk } from "../agent/ai-sdk-loader.ts";
 
 export const MAX_TITLE_CHARS = 60;
 /** DO meta key: the title was derived from the first message and the auxiliary model has not named the session yet. */
@@ -40,7 +41,7 @@ export function cleanTitle(raw: string): string | null {
 /** Asks `handle` for a title; throws what the provider threw. */
 export async function generateTitle(handle: ModelHandle, request: string, answer: string, signal?: AbortSignal): Promise<string | null> {
   // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-  const { generateText } = await import("ai");
+  const { generateText } = await aiSdk();
   const { text } = await generateText({
     model: handle.model,
     system: TITLE_SYSTEM,

@@ -5,6 +5,7 @@
  */
 import type { JSONSchema7, Tool } from "ai";
 import type { ToolSpec } from "./spec.ts";
+import { aiSdk } from "../agent/ai-sdk-loader.ts";
 
 export class ToolRegistry {
   readonly #byName = new Map<string, ToolSpec<unknown>>();
@@ -38,7 +39,7 @@ export class ToolRegistry {
   async toAiTools(): Promise<Record<string, Tool>> {
     if (this.#aiTools) return this.#aiTools;
     // Imported on first use: the `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-    const { jsonSchema } = await import("ai");
+    const { jsonSchema } = await aiSdk();
     const out: Record<string, Tool> = {};
     for (const spec of this.#byName.values()) {
       out[spec.name] = {
@@ -76,7 +77,7 @@ async function inputJsonSchema(spec: ToolSpec<unknown>): Promise<JSONSchema7> {
   if (spec.inputJsonSchema) return spec.inputJsonSchema as JSONSchema7;
   let schema = converted.get(spec.input);
   if (schema === undefined) {
-    const { zodSchema } = await import("ai");
+    const { zodSchema } = await aiSdk();
     schema = zodSchema(spec.input).jsonSchema;
     converted.set(spec.input, schema);
   }

@@ -17,6 +17,7 @@ import { enforceQuota } from "../../../storage/quotas.ts";
 import {
   SESSION_ID_PATTERN,
   SessionClient,
+  aiSdk,
   UiChunkMapper,
   assertMessageSize,
   messageFingerprint,
@@ -140,7 +141,7 @@ function uiChunks(session: SessionClient, workspaceId: string, runId: string, fr
 
 async function uiResponse(stream: ReadableStream<BeaverUIChunk>, sessionId: string, runId: string): Promise<Response> {
   // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
-  const { createUIMessageStreamResponse } = await import("ai");
+  const { createUIMessageStreamResponse } = await aiSdk();
   return createUIMessageStreamResponse({
     stream,
     headers: { "x-beaver-session-id": sessionId, "x-beaver-run-id": runId },
