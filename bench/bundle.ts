@@ -11,7 +11,9 @@
  * below, or the bench fails (docs/performance.md, "The bundle").
  *
  * BENCH_BUNDLE_TOP=N rows (default 30); BENCH_BUNDLE_STARTUP=N also profiles the Worker's startup N
- * times (`wrangler check startup` on the same build) and prints each figure and the median.
+ * times (`wrangler check startup` on the same build) and prints each figure and the median;
+ * BENCH_BUNDLE_STARTUP_TOP=N then profiles a probe build of the same sources as many times and prints
+ * the N Beaver files and packages with the most startup self time (bench/startup-sources.ts).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -19,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { profileTimes } from "./startup.ts";
+import { printStartupSources } from "./startup-sources.ts";
 
 /** Relative `[alias]` keys and the only package directory allowed to import each. */
 const RELATIVE_ALIAS_OWNERS: Record<string, string> = { "../locales/index.js": "node_modules/zod/" };
@@ -183,6 +186,8 @@ export async function run(): Promise<void> {
         console.log(
           `startup median of ${figures.length}: ${median(figures.map((f) => f.total)).toFixed(0)} ms (module evaluation ${median(figures.map((f) => f.bundle)).toFixed(0)} ms)`,
         );
+      const top = Number(process.env.BENCH_BUNDLE_STARTUP_TOP ?? 0);
+      if (top > 0) printStartupSources(wrangler, process.cwd(), times, top);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -28,6 +28,7 @@ export { SessionObject } from "./session/session-object.ts";
 // ---- the agent ----------------------------------------------------------------------------------------
 export { providerModel, redactSecrets, resolveModels, type ModelFactory, type ModelHandle } from "./agent/providers.ts";
 export { providerPackages } from "./agent/provider-packages.ts";
+export { aiSdk } from "./agent/ai-sdk-loader.ts";
 
 // ---- tools --------------------------------------------------------------------------------------------
 export { defineTool, fail, ok, type ToolContext, type ToolResult, type ToolSpec } from "./tools/spec.ts";

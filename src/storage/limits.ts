@@ -13,8 +13,6 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 /** A whole number from `min` to `max`: every limit's override is one. */
 const intRange = (min: number, max: number) => z.number().int().min(min).max(max);
-const bytes = intRange(1, 100 * MiB);
-const count = intRange(0, 10_000_000);
 
 /** Defaults, in UTF-8 bytes (sizes, budgets) or rows per workspace (quotas). */
 export const DEFAULT_LIMITS = {
@@ -91,40 +89,50 @@ export type LimitName = keyof Limits;
 export type SizeLimit = { [K in LimitName]: K extends `${string}_bytes` ? K : never }[LimitName];
 export type QuotaName = "sessions" | "skills" | "plugins" | "plugin_sources" | "agents" | "schedules";
 
-const OverrideSchema = z
-  .strictObject({
-    session_title_bytes: bytes,
-    session_metadata_bytes: bytes,
-    message_bytes: bytes,
-    agent_model_bytes: bytes,
-    label_bytes: bytes,
-    mail_subject_bytes: bytes,
-    mail_body_bytes: bytes,
-    task_comment_bytes: bytes,
-    task_output_bytes: bytes,
-    config_bytes: bytes,
-    plugin_package_bytes: bytes,
-    list_page_bytes: bytes,
-    sessions: count,
-    skills: count,
-    plugins: count,
-    plugin_sources: count,
-    agents: count,
-    memory_notes_chars: intRange(1, 100_000),
-    memory_profile_chars: intRange(1, 100_000),
-    schedules: count,
-    rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
-    workspace_bytes: intRange(1, 4 * 1024 * MiB),
-    workspace_files: intRange(1, 1_000_000),
-    workspace_file_bytes: bytes,
-    workspace_tool_output_bytes: intRange(1 * KiB, 1 * MiB),
-    shell_time_ms: intRange(100, 300_000),
-    tool_result_chars: intRange(1_000, 1_000_000),
-    git_clone_bytes: intRange(1 * KiB, 96 * MiB),
-    git_network_ms: intRange(1_000, 900_000),
-    ci_log_tail_bytes: intRange(1 * KiB, 1 * MiB),
-  } satisfies { [K in LimitName]: z.ZodType<number> })
-  .partial();
+/**
+ * The override's schema, built on first use: only a Worker with `BEAVER_LIMITS` set parses one, so
+ * the others need not build its 30 number schemas at startup (docs/performance.md, "Startup, third pass").
+ */
+let overrideSchema: ReturnType<typeof buildOverrideSchema> | undefined;
+
+function buildOverrideSchema() {
+  const bytes = intRange(1, 100 * MiB);
+  const count = intRange(0, 10_000_000);
+  return z
+    .strictObject({
+      session_title_bytes: bytes,
+      session_metadata_bytes: bytes,
+      message_bytes: bytes,
+      agent_model_bytes: bytes,
+      label_bytes: bytes,
+      mail_subject_bytes: bytes,
+      mail_body_bytes: bytes,
+      task_comment_bytes: bytes,
+      task_output_bytes: bytes,
+      config_bytes: bytes,
+      plugin_package_bytes: bytes,
+      list_page_bytes: bytes,
+      sessions: count,
+      skills: count,
+      plugins: count,
+      plugin_sources: count,
+      agents: count,
+      memory_notes_chars: intRange(1, 100_000),
+      memory_profile_chars: intRange(1, 100_000),
+      schedules: count,
+      rate_limit_period_seconds: z.union([z.literal(10), z.literal(60)]),
+      workspace_bytes: intRange(1, 4 * 1024 * MiB),
+      workspace_files: intRange(1, 1_000_000),
+      workspace_file_bytes: bytes,
+      workspace_tool_output_bytes: intRange(1 * KiB, 1 * MiB),
+      shell_time_ms: intRange(100, 300_000),
+      tool_result_chars: intRange(1_000, 1_000_000),
+      git_clone_bytes: intRange(1 * KiB, 96 * MiB),
+      git_network_ms: intRange(1_000, 900_000),
+      ci_log_tail_bytes: intRange(1 * KiB, 1 * MiB),
+    } satisfies { [K in LimitName]: z.ZodType<number> })
+    .partial();
+}
 
 /** The last override parsed; the var does not change within an isolate, so it is parsed once. */
 let cached: { raw: unknown; limits: Limits } | null = null;
@@ -152,7 +160,7 @@ function parseOverride(raw: unknown): Partial<Limits> {
       throw new AppError("server_misconfigured", "BEAVER_LIMITS is not valid JSON");
     }
   }
-  const parsed = OverrideSchema.safeParse(value);
+  const parsed = (overrideSchema ??= buildOverrideSchema()).safeParse(value);
   if (!parsed.success) {
     throw new AppError("server_misconfigured", "BEAVER_LIMITS is invalid", { details: zodIssues(parsed.error) });
   }

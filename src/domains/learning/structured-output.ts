@@ -6,9 +6,8 @@
  * reason. A provider error is rethrown with the workspace's key redacted, because the message ends up
  * in a draft's `failure`.
  */
-import { generateText, Output } from "ai";
 import type { z } from "zod";
-import { redactSecrets, type ModelHandle } from "../../runtime/index.ts";
+import { aiSdk, redactSecrets, type ModelHandle } from "../../runtime/index.ts";
 
 export interface ObjectRequest<T> {
   schema: z.ZodType<T>;
@@ -21,6 +20,8 @@ export interface ObjectRequest<T> {
 
 export async function askForObject<T>(handle: ModelHandle, request: ObjectRequest<T>, signal?: AbortSignal): Promise<T> {
   try {
+    // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+    const { generateText, Output } = await aiSdk();
     const { output } = await generateText({
       model: handle.model,
       output: Output.object({ schema: request.schema, name: request.name, description: request.description }),

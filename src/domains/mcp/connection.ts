@@ -8,11 +8,10 @@
  * and is closed (its session terminated) afterwards; a `notifications/tools/list_changed` that
  * arrives while it is open is handed to `onToolsChanged`.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { ToolListChangedNotificationSchema, McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Env } from "../../storage/env.ts";
 import { outboundFetch, type FetchFn } from "../../storage/outbound.ts";
@@ -20,7 +19,7 @@ import { resolveSecret } from "../../storage/secrets/store.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { summariseUpstreamText } from "../../kernel/upstream-text.ts";
 import type { McpServerConfig } from "./config.ts";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { mcpSdk, type McpSdk } from "./sdk-loader.ts";
 import { holderFor, insufficientScopeChallenge, providerForConnection, stepUp, type StoredOAuthProvider } from "./oauth-client.ts";
 
 export const CLIENT_INFO = { name: "beaver", version: "0.1.0" } as const;
@@ -64,6 +63,8 @@ export interface ConnectOptions {
  */
 export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Client, request: RequestOptions) => Promise<T>): Promise<T> {
   const { server } = opts;
+  // The SDK loads on the first connection, not at the Worker's startup (sdk.ts).
+  const sdk = await mcpSdk();
   const deadline = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -74,16 +75,16 @@ export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Clie
   if (opts.signal?.aborted) onCancel();
   opts.signal?.addEventListener("abort", onCancel, { once: true });
 
-  const client = new Client(CLIENT_INFO, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const client = new sdk.Client(CLIENT_INFO, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   if (opts.onToolsChanged) {
     const changed = opts.onToolsChanged;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => changed());
   }
   let transport: StreamableHTTPClientTransport | SSEClientTransport | undefined;
   try {
     const authProvider = server.auth === "oauth" ? await oauthProviderOf(opts, deadline.signal) : undefined;
     const send = deadlineFetch(outboundFetch(opts.env), deadline.signal);
-    transport = makeTransport(server, authProvider ? stepUpFetch(send, opts) : send, await resolveHeaders(opts), authProvider);
+    transport = makeTransport(sdk, server, authProvider ? stepUpFetch(send, opts) : send, await resolveHeaders(opts), authProvider);
     const request: RequestOptions = { signal: deadline.signal, timeout: server.timeout_ms, maxTotalTimeout: server.timeout_ms };
     return await abortable(
       (async () => {
@@ -93,19 +94,25 @@ export async function withMcpClient<T>(opts: ConnectOptions, work: (client: Clie
       deadline.signal,
     );
   } catch (err) {
-    throw toFailure(err, server, timedOut, deadline.signal);
+    throw toFailure(sdk, err, server, timedOut, deadline.signal);
   } finally {
     clearTimeout(timer);
     opts.signal?.removeEventListener("abort", onCancel);
-    await closeQuietly(client, transport);
+    await closeQuietly(sdk, client, transport);
   }
 }
 
-function makeTransport(server: McpServerConfig, fetch: FetchFn, headers: Record<string, string>, authProvider?: StoredOAuthProvider) {
+function makeTransport(
+  sdk: McpSdk,
+  server: McpServerConfig,
+  fetch: FetchFn,
+  headers: Record<string, string>,
+  authProvider?: StoredOAuthProvider,
+) {
   const url = new URL(server.url);
   const auth = authProvider ? { authProvider } : {};
-  if (server.transport === "sse") return new SSEClientTransport(url, { fetch, requestInit: { headers }, ...auth });
-  return new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, ...auth });
+  if (server.transport === "sse") return new sdk.SSEClientTransport(url, { fetch, requestInit: { headers }, ...auth });
+  return new sdk.StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, ...auth });
 }
 
 /** The stored OAuth tokens of an `auth: "oauth"` server, refreshed when about to expire (oauth-client.ts). */
@@ -137,7 +144,7 @@ const needsAuthorization = (server: McpServerConfig, stepUpScope?: string) =>
 function stepUpFetch(send: FetchFn, opts: ConnectOptions): FetchFn {
   return async (input, init) => {
     const res = await send(input, init);
-    const challenge = insufficientScopeChallenge(res);
+    const challenge = await insufficientScopeChallenge(res);
     if (!challenge) return res;
     await res.body?.cancel();
     const holder = holderFor(opts.server, opts.workspaceId, opts.member);
@@ -187,10 +194,14 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-async function closeQuietly(client: Client, transport: StreamableHTTPClientTransport | SSEClientTransport | undefined): Promise<void> {
+async function closeQuietly(
+  sdk: McpSdk,
+  client: Client,
+  transport: StreamableHTTPClientTransport | SSEClientTransport | undefined,
+): Promise<void> {
   try {
     // A stateful server keeps a session per connection: end it rather than leave it to expire.
-    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) await transport.terminateSession();
+    if (transport instanceof sdk.StreamableHTTPClientTransport && transport.sessionId) await transport.terminateSession();
   } catch {
     // best effort: the server forgets idle sessions on its own
   }
@@ -201,15 +212,15 @@ const timeoutMessage = (server: McpServerConfig) =>
   `MCP server '${server.name}' did not answer within ${server.timeout_ms} ms (timeout_ms)`;
 
 /** Any error of a connection as an `McpFailure`: timeouts, refusals, protocol errors, unreachable servers. */
-export function toFailure(err: unknown, server: McpServerConfig, timedOut: boolean, deadline?: AbortSignal): McpFailure {
+export function toFailure(sdk: McpSdk, err: unknown, server: McpServerConfig, timedOut: boolean, deadline?: AbortSignal): McpFailure {
   if (err instanceof McpFailure) return err;
-  if (err instanceof UnauthorizedError) return needsAuthorization(server);
+  if (err instanceof sdk.UnauthorizedError) return needsAuthorization(server);
   if (deadline?.aborted && deadline.reason instanceof McpFailure) return deadline.reason;
-  if (timedOut || (err instanceof McpError && err.code === ErrorCode.RequestTimeout))
+  if (timedOut || (err instanceof sdk.McpError && err.code === sdk.ErrorCode.RequestTimeout))
     return new McpFailure("mcp_timeout", timeoutMessage(server));
   if (err instanceof AppError && err.code === "egress_refused") return new McpFailure("egress_refused", err.message);
   if (err instanceof AppError && err.code === "bad_request") return new McpFailure("mcp_config", err.message);
   const text = summariseUpstreamText(err instanceof Error ? err.message || err.name : String(err));
-  if (err instanceof McpError) return new McpFailure("mcp_error", `MCP server '${server.name}' answered an error: ${text}`);
+  if (err instanceof sdk.McpError) return new McpFailure("mcp_error", `MCP server '${server.name}' answered an error: ${text}`);
   return new McpFailure("mcp_unavailable", `MCP server '${server.name}' is unreachable: ${text}`);
 }

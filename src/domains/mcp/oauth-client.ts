@@ -9,8 +9,7 @@
  * callback (routes/mcp-oauth.ts); runs only use and refresh the tokens, and a grant that lapsed is an
  * `McpFailure("needs_authorization")` rather than an opaque error.
  */
-import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Env } from "../../storage/env.ts";
 import { seal, unseal, type Sealed } from "../../storage/secrets/crypto.ts";
@@ -18,6 +17,8 @@ import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { resolveSecret } from "../../storage/secrets/store.ts";
 import type { McpServerConfig } from "./config.ts";
+// The SDK loads on the first authorization or connection, not at the Worker's startup (sdk.ts).
+import { mcpSdk } from "./sdk-loader.ts";
 
 /** What Beaver keeps per workspace and server (sealed). */
 export interface McpOAuthRecord {
@@ -265,6 +266,7 @@ export async function startAuthorization(
   else delete record.resource_metadata_url;
   // After a step-up challenge, the remembered union; else the 401 challenge's scope (or auth()'s fallbacks).
   const scope = record.step_up_scope ? unionScopes(record.step_up_scope, challenge.scope) : challenge.scope;
+  const { auth } = await mcpSdk();
   const result = await auth(provider, { serverUrl: server.url, fetchFn, scope, resourceMetadataUrl });
   const url = result === "REDIRECT" ? (provider.authorizationUrl ?? null) : null;
   if (url) {
@@ -285,8 +287,9 @@ export function unionScopes(...lists: (string | undefined)[]): string {
  * A 403 whose challenge is `error="insufficient_scope"` (RFC 6750 §3.1): the grant is valid but too
  * narrow for this request — the MCP authorization spec's step-up ("Scope Challenge Handling").
  */
-export function insufficientScopeChallenge(res: Response): Challenge | null {
+export async function insufficientScopeChallenge(res: Response): Promise<Challenge | null> {
   if (res.status !== 403) return null;
+  const { extractWWWAuthenticateParams } = await mcpSdk();
   const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(res);
   if (error !== "insufficient_scope") return null;
   return { ...(scope ? { scope } : {}), ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}) };
@@ -329,6 +332,7 @@ export interface Challenge {
  * network error) leaves discovery to `auth()`'s well-known fallbacks.
  */
 export async function probeChallenge(server: McpServerConfig, fetchFn: FetchFn): Promise<Challenge> {
+  const { extractWWWAuthenticateParams, LATEST_PROTOCOL_VERSION } = await mcpSdk();
   const post = async (method: string, id: number, params: Record<string, unknown>, session?: string | null) => {
     const res = await fetchFn(server.url, {
       method: "POST",
@@ -391,6 +395,7 @@ export async function takeState(
 /** Exchanges the callback's code for tokens (PKCE verifier and client from the record). */
 export async function finishAuthorization(env: Env, holder: TokenHolder, server: McpServerConfig, code: string, fetchFn: FetchFn) {
   const provider = new StoredOAuthProvider(env, holder, server, await loadRecord(env, holder, server));
+  const { auth } = await mcpSdk();
   return auth(provider, { serverUrl: server.url, authorizationCode: code, fetchFn, ...metadataUrlOf(provider.record) });
 }
 
@@ -415,6 +420,7 @@ export async function providerForConnection(
   if (!provider.record.tokens) return none;
   if (needsRefresh(provider.record)) {
     try {
+      const { auth } = await mcpSdk();
       if ((await auth(provider, { serverUrl: server.url, fetchFn, ...metadataUrlOf(provider.record) })) !== "AUTHORIZED") return none;
     } catch {
       return none;

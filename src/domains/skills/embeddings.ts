@@ -4,7 +4,7 @@
  * per SKILL.md content hash and cached in D1 (`skill_embeddings`), and each run embeds its message.
  * Models come from the `ai` SDK provider packages (`embedMany`); tests supply their own factory.
  */
-import { embedMany, type EmbeddingModel } from "ai";
+import type { EmbeddingModel } from "ai";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Env } from "../../storage/env.ts";
 import type { ModelEntry } from "../../storage/config/schema.ts";
@@ -14,7 +14,7 @@ import { resolveSecret } from "../../storage/secrets/store.ts";
 import { outboundFetch } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
 import type { CatalogSkill } from "./selection.ts";
-import { providerPackages, type TextEmbedder } from "../../runtime/index.ts";
+import { aiSdk, providerPackages, type TextEmbedder } from "../../runtime/index.ts";
 
 /** Builds an `ai` SDK embedding model for a config entry (the provider packages in production). */
 export type EmbeddingFactory = (
@@ -54,6 +54,7 @@ export function textEmbedder(factory: EmbeddingFactory = providerEmbeddingModel)
     const entry = config.embedding_model;
     if (!entry || texts.length === 0) return null;
     const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
+    const { embedMany } = await aiSdk();
     const { embeddings } = await embedMany({
       model: await factory(entry, { env, apiKey }),
       values: [...texts],
@@ -105,6 +106,8 @@ export async function embeddingCosines(
   );
   const apiKey = entry.api_key_secret ? await resolveSecret(env, workspaceId, entry.api_key_secret) : undefined;
   const model = await factory(entry, { env, apiKey });
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { embedMany } = await aiSdk();
   const { embeddings } = await embedMany({
     model,
     values: [message, ...missing.map(embeddingText)],

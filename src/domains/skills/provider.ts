@@ -7,7 +7,6 @@
  * documented threshold rule of selection.ts decides), adds explicit and pinned skills, and reads the
  * activated skills' SKILL.md bodies. docs/skills-and-plugins.md, "Skills in a run".
  */
-import { generateText, Output } from "ai";
 import { z } from "zod";
 import type { Env } from "../../storage/env.ts";
 import { RevisionCache } from "../../kernel/revision-cache.ts";
@@ -23,6 +22,7 @@ import type {
   SkillProvider,
   SkillSelectRequest,
 } from "../../runtime/index.ts";
+import { aiSdk } from "../../runtime/index.ts";
 import { builtinSkills } from "./builtin.ts";
 import { listActiveCurrent } from "./store.ts";
 import { allowedToolsOf, parseSkillMd } from "./frontmatter.ts";
@@ -152,6 +152,8 @@ async function auxiliaryChoice(
   signal?: AbortSignal,
 ): Promise<{ names: string[]; reason: string }> {
   const list = ranked.map((r) => `- ${r.name}: ${catalog.get(r.name)?.description.replace(/\s+/g, " ").slice(0, 400) ?? ""}`).join("\n");
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { generateText, Output } = await aiSdk();
   const { output } = await generateText({
     model: aux.model,
     output: Output.object({ schema: AuxChoice }),

@@ -4,8 +4,8 @@
  * between requests, which suits Workers) and answering JSON rather than SSE. The tools offered are
  * those the caller's token has the scope for, so a read token never sees `send_message`.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type * as ServerSdkModule from "./sdk.ts";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Env } from "../../storage/env.ts";
 import type { Principal } from "../http/context.ts";
@@ -20,9 +20,11 @@ export function toolsFor(principal: Principal) {
   return BEAVER_MCP_TOOLS.filter((tool) => hasScope(principal, tool.scope));
 }
 
-export function buildMcpServer(env: Env, principal: Principal, api: ApiCall): McpServer {
+type ServerSdk = typeof ServerSdkModule;
+
+export function buildMcpServer(sdk: ServerSdk, env: Env, principal: Principal, api: ApiCall): McpServer {
   // ajv (the SDK's default validator) compiles schemas with `new Function`, which workerd forbids.
-  const server = new McpServer(SERVER_INFO, {
+  const server = new sdk.McpServer(SERVER_INFO, {
     capabilities: { tools: {}, logging: {} },
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     instructions:
@@ -57,8 +59,10 @@ export async function handleMcpRequest(
   principal: Principal,
   api: ApiCall,
 ): Promise<Response> {
-  const server = buildMcpServer(env, principal, api);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // The SDK loads on the first /mcp request, not at the Worker's startup (sdk.ts).
+  const sdk = await import("./sdk.ts");
+  const server = buildMcpServer(sdk, env, principal, api);
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   return transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
 }

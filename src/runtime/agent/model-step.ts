@@ -5,15 +5,7 @@
  * loop runs them itself — and a call the model wrote as JSON text is turned into a structured call
  * (raw-tool-calls.ts).
  */
-import {
-  APICallError,
-  RetryError,
-  streamText,
-  type Instructions,
-  type LanguageModelUsage,
-  type ModelMessage,
-  type SystemModelMessage,
-} from "ai";
+import type { Instructions, LanguageModelUsage, ModelMessage, SystemModelMessage } from "ai";
 import type { ToolCall, Usage } from "../session/events.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { AppError } from "../../kernel/errors.ts";
@@ -21,6 +13,7 @@ import { upstreamSummary } from "../../kernel/upstream-text.ts";
 import { redactSecrets, type ModelHandle, type ResolvedModels } from "./providers.ts";
 import { extractRawToolCalls } from "./raw-tool-calls.ts";
 import { RawCallDeltaGate } from "./raw-call-gate.ts";
+import { aiSdk } from "./ai-sdk-loader.ts";
 
 export interface StepCallbacks {
   /** An attempt begins (once for main, again for the fallback after `onAbandon`). */
@@ -104,7 +97,7 @@ export async function runModelStep(args: ModelStepArgs): Promise<StepOutput> {
       return await streamAttempt(args, handle, role, maxRetries);
     } catch (err) {
       if (signal.aborted) throw abortError(signal);
-      const error = describeError(handle, err);
+      const error = await describeError(handle, err);
       failures.push({ role, provider: handle.provider, model: handle.modelId, error });
       if (role === "main" && index < attempts.length - 1) callbacks.onAbandon({ role: "main", error });
     }
@@ -178,7 +171,9 @@ async function streamAttemptWithin(
 ): Promise<StepOutput> {
   const { callbacks, signal } = args;
   callbacks.onStart({ provider: handle.provider, model: handle.modelId, role });
-  const tools = args.tools.toAiTools();
+  // The `ai` SDK loads on a run's first model step, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { streamText } = await aiSdk();
+  const tools = await args.tools.toAiTools();
   const gate = new RawCallDeltaGate();
   const providerOptions = cacheProviderOptions(handle, args.cache);
   const result = streamText({
@@ -310,7 +305,8 @@ export function toUsage(u: Pick<LanguageModelUsage, "inputTokens" | "outputToken
  * A short, secret-free description of why an attempt failed: the HTTP status and at most a short
  * printable summary of what the server said (kernel/upstream-text.ts), never its whole body.
  */
-function describeError(handle: ModelHandle, err: unknown): string {
+async function describeError(handle: ModelHandle, err: unknown): Promise<string> {
+  const { APICallError, RetryError } = await aiSdk();
   let cause = err instanceof StepStreamError ? err.causeError : err;
   if (RetryError.isInstance(cause)) cause = cause.lastError;
   let status: number | undefined;

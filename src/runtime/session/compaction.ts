@@ -10,7 +10,6 @@
  * one model call and appends the event. A failed summary call appends nothing and says why: the caller
  * falls back to the token window (trimming).
  */
-import { generateText } from "ai";
 import type { AssistantMessage, CompactEvent, Message } from "./events.ts";
 import type { SessionTree } from "./tree.ts";
 import type { SessionLog } from "./session-log.ts";
@@ -21,6 +20,7 @@ import { anchorsUsage } from "../agent/context-size.ts";
 import { COMPACTION_SYSTEM, compactionPrompt } from "../agent/summary-prompts.ts";
 import { redactSecrets } from "../agent/providers.ts";
 import { errorFields, log as logger } from "../../kernel/log.ts";
+import { aiSdk } from "../agent/ai-sdk-loader.ts";
 
 /** Share of the history budget kept verbatim after a compaction (the newest whole groups). */
 export const KEEP_SHARE = 0.25;
@@ -145,6 +145,8 @@ export function summariserOf(models: ResolvedModels): ModelHandle {
 /** One summary call; throws what the provider threw. */
 export async function summarise(handle: ModelHandle, messages: readonly Message[], signal?: AbortSignal): Promise<string> {
   const inputTokens = handle.contextWindow !== undefined ? Math.floor(handle.contextWindow * 0.6) : DEFAULT_MAX_INPUT_TOKENS;
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { generateText } = await aiSdk();
   const { text } = await generateText({
     model: handle.model,
     system: COMPACTION_SYSTEM,

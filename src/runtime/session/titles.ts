@@ -6,13 +6,13 @@
  * session list. Without an auxiliary model the derived title stays. A failing title call only logs:
  * it never fails the run.
  */
-import { generateText } from "ai";
 import type { SessionLog } from "./session-log.ts";
 import type { ModelHandle } from "../agent/providers.ts";
 import { redactSecrets } from "../agent/providers.ts";
 import { TITLE_SYSTEM, titlePrompt } from "../agent/summary-prompts.ts";
 import { excerpt } from "./message-text.ts";
 import { errorFields, log as logger } from "../../kernel/log.ts";
+import { aiSdk } from "../agent/ai-sdk-loader.ts";
 
 export const MAX_TITLE_CHARS = 60;
 /** DO meta key: the title was derived from the first message and the auxiliary model has not named the session yet. */
@@ -40,6 +40,8 @@ export function cleanTitle(raw: string): string | null {
 
 /** Asks `handle` for a title; throws what the provider threw. */
 export async function generateTitle(handle: ModelHandle, request: string, answer: string, signal?: AbortSignal): Promise<string | null> {
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { generateText } = await aiSdk();
   const { text } = await generateText({
     model: handle.model,
     system: TITLE_SYSTEM,

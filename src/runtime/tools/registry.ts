@@ -3,8 +3,9 @@
  * declarations only (description + JSON schema, no `execute`), because the agent loop runs tools
  * itself through `executeToolCall` so that every call becomes a session event.
  */
-import { jsonSchema, zodSchema, type JSONSchema7, type Tool } from "ai";
+import type { JSONSchema7, Tool } from "ai";
 import type { ToolSpec } from "./spec.ts";
+import { aiSdk } from "../agent/ai-sdk-loader.ts";
 
 export class ToolRegistry {
   readonly #byName = new Map<string, ToolSpec<unknown>>();
@@ -35,8 +36,10 @@ export class ToolRegistry {
    * validator: arguments are validated once, by the executor, whose error names each bad field so
    * the model can correct its call (the SDK would instead mark the call invalid with its own text).
    */
-  toAiTools(): Record<string, Tool> {
+  async toAiTools(): Promise<Record<string, Tool>> {
     if (this.#aiTools) return this.#aiTools;
+    // Imported on first use: the `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+    const { jsonSchema } = await aiSdk();
     const out: Record<string, Tool> = {};
     for (const spec of this.#byName.values()) {
       out[spec.name] = {
@@ -74,6 +77,7 @@ async function inputJsonSchema(spec: ToolSpec<unknown>): Promise<JSONSchema7> {
   if (spec.inputJsonSchema) return spec.inputJsonSchema as JSONSchema7;
   let schema = converted.get(spec.input);
   if (schema === undefined) {
+    const { zodSchema } = await aiSdk();
     schema = zodSchema(spec.input).jsonSchema;
     converted.set(spec.input, schema);
   }

@@ -27,7 +27,7 @@ describe("ToolRegistry", () => {
   });
 
   it("exports ai SDK declarations with the zod schema as JSON Schema and no execute", async () => {
-    const tools = new ToolRegistry([a, b]).toAiTools();
+    const tools = await new ToolRegistry([a, b]).toAiTools();
     expect(Object.keys(tools)).toEqual(["alpha", "beta"]);
     const alpha = tools.alpha!;
     expect(alpha.description).toBe("First tool");

@@ -6,7 +6,8 @@
  * `response_format: json_schema`, src/runtime/agent/providers.ts) and what comes back is validated with
  * zod. An invalid answer is asked for once more; a second failure fails the case, not the evaluation.
  */
-import { generateText, Output, type LanguageModel } from "ai";
+import type { LanguageModel } from "ai";
+import { aiSdk } from "../../../runtime/index.ts";
 import { z } from "zod";
 
 /** The judge sees at most this many characters of each answer. */
@@ -66,6 +67,8 @@ export async function judgeCase(model: LanguageModel, input: JudgeInput, signal?
     signal?.throwIfAborted();
     usage.calls++;
     try {
+      // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+      const { generateText, Output } = await aiSdk();
       const result = await generateText({
         model,
         output: Output.object({ schema: JudgeAnswer, name: "judgement", description: "Scores of the two answers by the rubric" }),

@@ -7,7 +7,6 @@
  */
 import { sentByData } from "../../../kernel/sent-by.ts";
 import { createRoute, z } from "@hono/zod-openapi";
-import { createUIMessageStreamResponse } from "ai";
 import type { Env } from "../../../storage/env.ts";
 import { newRouter, jsonBody, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
@@ -18,6 +17,7 @@ import { enforceQuota } from "../../../storage/quotas.ts";
 import {
   SESSION_ID_PATTERN,
   SessionClient,
+  aiSdk,
   UiChunkMapper,
   assertMessageSize,
   messageFingerprint,
@@ -139,7 +139,9 @@ function uiChunks(session: SessionClient, workspaceId: string, runId: string, fr
   });
 }
 
-function uiResponse(stream: ReadableStream<BeaverUIChunk>, sessionId: string, runId: string): Response {
+async function uiResponse(stream: ReadableStream<BeaverUIChunk>, sessionId: string, runId: string): Promise<Response> {
+  // The `ai` SDK loads on first use, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+  const { createUIMessageStreamResponse } = await aiSdk();
   return createUIMessageStreamResponse({
     stream,
     headers: { "x-beaver-session-id": sessionId, "x-beaver-run-id": runId },

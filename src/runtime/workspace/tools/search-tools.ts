@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import picomatch from "picomatch";
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { defineTool, fail, ok } from "../../tools/spec.ts";
 import { dirPath } from "../paths.ts";
 import { CappedLines, clip, isBinary, text, withWorkspace } from "./common.ts";
@@ -78,11 +78,13 @@ export const grepTool = defineTool({
   }),
   idempotent: true,
   readOnly: true,
-  execute: (args, ctx) =>
-    withWorkspace(ctx, async (ws) => {
+  execute: async (args, ctx) => {
+    // RE2 loads on the first grep, not at the Worker's startup (docs/performance.md, "Startup, third pass").
+    const { RE2JS: RE2 } = await import("re2js");
+    return withWorkspace(ctx, async (ws) => {
       let re: RE2JS;
       try {
-        re = RE2JS.compile(args.pattern, args.ignore_case === true ? RE2JS.CASE_INSENSITIVE : 0);
+        re = RE2.compile(args.pattern, args.ignore_case === true ? RE2.CASE_INSENSITIVE : 0);
       } catch (err) {
         return fail("invalid_pattern", `Invalid regular expression: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -112,5 +114,6 @@ export const grepTool = defineTool({
       if (out.lines.length < matches)
         out.lines.push(`[${matches - out.lines.length} more matches not shown; narrow pattern, path or glob]`);
       return ok(out.lines.join("\n"));
-    }),
+    });
+  },
 });
