@@ -109,7 +109,7 @@ export function priorOf(rows: readonly DeliveryRow[], deliveryId: string, bodySh
  * The insert lands only while the workspace's revision is still `revision`: intake checked the
  * signature with the secret of that revision, possibly remembered from an earlier delivery
  * (docs/toolchain.md, "Webhook intake"), and any change to the config or secrets changes the
- * revision. `recorded` says whether it landed; when not, nothing was written.
+ * revision. `insertLanded` says whether it did; when not, nothing was written.
  */
 export function recordStatements(
   env: Env,
@@ -149,7 +149,7 @@ export function recordStatements(
 }
 
 /** Whether `recordStatements`' insert landed (it is skipped, not refused, when the revision moved on). */
-export function recorded(results: readonly D1Result[]): boolean {
+export function insertLanded(results: readonly D1Result[]): boolean {
   return (results[1]?.meta.changes ?? 0) > 0;
 }
 

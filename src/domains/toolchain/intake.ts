@@ -37,7 +37,7 @@ import {
   outcomeUpdateStatement,
   priorOf,
   priorStatement,
-  recorded,
+  insertLanded,
   recordStatements,
   type Claimed,
   type DeliveryRow,
@@ -112,7 +112,7 @@ async function record(
   const since = d.receivedAt - REPLAY_WINDOW_MS;
   try {
     const results = await env.DB.batch(recordStatements(env, workspaceId, d, body, since, at.revision));
-    if (!recorded(results)) return "stale";
+    if (!insertLanded(results)) return "stale";
     const delivery = { ...deliveryView(d), duplicate: false };
     if (body === null) return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
     return { kind: "accepted", delivery, recorded: { delivery: d, body, at } };
@@ -271,8 +271,8 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   if (known && (await signedWith(env, req, known))) {
     const answer = await admit(env, req, known, [], deliveryId, bodySha256, now);
     if (answer !== "stale") return answer;
+    intakeKeys.delete(req.workspaceId);
   }
-  intakeKeys.delete(req.workspaceId);
   for (let reads = 1; ; reads++) {
     // One D1 round trip before the signature check: the config, the workspace revision (the secret and
     // the agents are reused while it is unchanged) and the dedupe lookups; the lookups' rows are used
