@@ -211,6 +211,9 @@ export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS.length;
 
 type Row = Record<string, SqlStorageValue>;
 
+/** Runs remembered as having no queued steer, at most (an object runs a handful at a time). */
+const MAX_KNOWN_RUNS = 256;
+
 export class SessionStorage {
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
@@ -230,6 +233,15 @@ export class SessionStorage {
    * after every copy, once or more per step (docs/performance.md, "CPU per turn").
    */
   #pending: boolean | null = null;
+  /** Counts the writes that set `#pending`: a copy that read everything at one generation caught up if it is still current. */
+  #generation = 0;
+  /**
+   * What this object knows without a query about statements a run asks on every step (docs/performance.md,
+   * "CPU per turn"): runs known to have no queued steer, and whether any approval is open (`null`: ask).
+   * This object is the tables' only writer; a rollback or wipe forgets both.
+   */
+  readonly #noSteers = new Set<string>();
+  #approvalsOpen: boolean | null = null;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -241,8 +253,7 @@ export class SessionStorage {
   async wipe(): Promise<void> {
     await this.#storage.deleteAlarm();
     await this.#storage.deleteAll();
-    this.#meta.clear();
-    this.#pending = null;
+    this.#forget();
     migrate(this.#storage, SESSION_MIGRATIONS);
   }
 
@@ -251,11 +262,24 @@ export class SessionStorage {
     try {
       return this.#storage.transactionSync(fn);
     } catch (err) {
-      // Rolled back: what the cache learnt inside the transaction may not be stored.
-      this.#meta.clear();
-      this.#pending = null;
+      // Rolled back: what the caches learnt inside the transaction may not be stored.
+      this.#forget();
       throw err;
     }
+  }
+
+  /** Everything known without a query becomes unknown (a rollback or a wipe). */
+  #forget(): void {
+    this.#meta.clear();
+    this.#pending = null;
+    this.#noSteers.clear();
+    this.#approvalsOpen = null;
+  }
+
+  /** A write that replication must copy (an event, a run, the session info). */
+  #toCopy(): void {
+    this.#pending = true;
+    this.#generation++;
   }
 
   #exec<T extends Row>(query: string, ...params: SqlStorageValue[]): T[] {
@@ -300,7 +324,7 @@ export class SessionStorage {
   saveSession(info: SessionInfo): void {
     this.setMeta("session", info);
     this.setMeta("projection_version", this.projectionVersion() + 1);
-    this.#pending = true;
+    this.#toCopy();
   }
 
   projectionVersion(): number {
@@ -316,7 +340,7 @@ export class SessionStorage {
   // ---- events -----------------------------------------------------------------------------------
 
   insertEvent(event: PersistentEvent, hidden: boolean): void {
-    this.#pending = true;
+    this.#toCopy();
     this.#write(
       `INSERT INTO events (seq, id, type, run_id, hidden, body) VALUES (?, ?, ?, ?, ?, ?)`,
       event.seq,
@@ -378,6 +402,20 @@ export class SessionStorage {
     return this.#pending;
   }
 
+  /** Where replication stands before a copy reads what to copy (`caughtUp` after it). */
+  replicationGeneration(): number {
+    return this.#generation;
+  }
+
+  /**
+   * After a copy's marks, in their transaction: the copy read everything pending (`complete`: its
+   * events were not cut by the batch limit), so if nothing was written since it read (`generation`),
+   * nothing is pending now — known without asking SQLite.
+   */
+  caughtUp(generation: number, complete: boolean): void {
+    if (complete && generation === this.#generation) this.#pending = false;
+  }
+
   markReplicated(throughSeq: number): void {
     this.#write(`UPDATE events SET replicated = 1 WHERE replicated = 0 AND seq <= ?`, throughSeq);
     this.#pending = null;
@@ -386,27 +424,29 @@ export class SessionStorage {
   // ---- runs -------------------------------------------------------------------------------------
 
   insertRun(run: Omit<RunRow, "pos" | "version">): RunRow {
-    this.#pending = true;
-    const pos = (this.#exec<{ m: number | null }>(`SELECT MAX(pos) AS m FROM runs`)[0]?.m ?? 0) + 1;
-    this.#write(
-      `INSERT INTO runs (id, pos, status, idempotency_key, input, state, result, created_at, started_at, ended_at, dirty)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-      run.id,
-      pos,
-      run.status,
-      run.idempotency_key,
-      JSON.stringify(run.input),
-      JSON.stringify(run.state),
-      run.result ? JSON.stringify(run.result) : null,
-      run.created_at,
-      run.started_at,
-      run.ended_at,
-    );
+    this.#toCopy();
+    // One statement: the next position is computed by the insert itself.
+    this.writes++;
+    const pos = this.#sql
+      .exec<{ pos: number }>(
+        `INSERT INTO runs (id, pos, status, idempotency_key, input, state, result, created_at, started_at, ended_at, dirty)
+         VALUES (?, (SELECT COALESCE(MAX(pos), 0) + 1 FROM runs), ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING pos`,
+        run.id,
+        run.status,
+        run.idempotency_key,
+        JSON.stringify(run.input),
+        JSON.stringify(run.state),
+        run.result ? JSON.stringify(run.result) : null,
+        run.created_at,
+        run.started_at,
+        run.ended_at,
+      )
+      .one().pos;
     return { ...run, pos, version: 0 };
   }
 
   updateRun(run: RunRow): void {
-    this.#pending = true;
+    this.#toCopy();
     this.#write(
       `UPDATE runs SET status = ?, state = ?, result = ?, started_at = ?, ended_at = ?, version = version + 1, dirty = 1 WHERE id = ?`,
       run.status,
@@ -479,6 +519,7 @@ export class SessionStorage {
 
   /** Queues a steer for its run; its idempotency key (if any) is kept for good, like a run's, with the request's fingerprint. */
   queueSteer(steer: Omit<PendingSteer, "id">, idempotencyKey?: string, fingerprint?: string): void {
+    this.#noSteers.delete(steer.run_id);
     this.atomically(() => {
       this.#write(
         `INSERT INTO pending_steer (run_id, client_id, content, source, channel) VALUES (?, ?, ?, ?, ?)`,
@@ -505,10 +546,17 @@ export class SessionStorage {
   }
 
   pendingSteers(runId: string): PendingSteer[] {
-    return this.#exec<{ id: number; run_id: string; client_id: string; content: string; source: string; channel: string | null }>(
+    // Asked before every model step; most runs are never steered.
+    if (this.#noSteers.has(runId)) return [];
+    const rows = this.#exec<{ id: number; run_id: string; client_id: string; content: string; source: string; channel: string | null }>(
       `SELECT * FROM pending_steer WHERE run_id = ? ORDER BY id`,
       runId,
-    ).map(({ channel, ...r }) => ({
+    );
+    if (rows.length === 0) {
+      if (this.#noSteers.size >= MAX_KNOWN_RUNS) this.#noSteers.clear();
+      this.#noSteers.add(runId);
+    }
+    return rows.map(({ channel, ...r }) => ({
       ...r,
       source: r.source === "followUp" ? "followUp" : "steer",
       ...(channel ? { channel: JSON.parse(channel) as ChannelOrigin } : {}),
@@ -518,6 +566,7 @@ export class SessionStorage {
   // ---- approvals (docs/approvals.md) ------------------------------------------------------------
 
   insertApproval(row: Omit<ApprovalRow, "decision" | "decided_by" | "decided_at">): void {
+    this.#approvalsOpen = true;
     this.#write(
       `INSERT INTO approvals (approval_id, run_id, tool_call_id, tool_name, args, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
       row.approval_id,
@@ -541,14 +590,19 @@ export class SessionStorage {
 
   /** Undecided approvals, soonest to expire first (optionally one run's only). */
   openApprovals(runId?: string): ApprovalRow[] {
-    const rows =
-      runId === undefined
-        ? this.#exec(`SELECT * FROM approvals WHERE decision IS NULL ORDER BY expires_at`)
-        : this.#exec(`SELECT * FROM approvals WHERE decision IS NULL AND run_id = ? ORDER BY expires_at`, runId);
-    return rows.map(toApproval);
+    // Asked at every run's end; most sessions never have one open.
+    if (this.#approvalsOpen === false) return [];
+    if (runId !== undefined && this.#approvalsOpen === true) {
+      return this.#exec(`SELECT * FROM approvals WHERE decision IS NULL AND run_id = ? ORDER BY expires_at`, runId).map(toApproval);
+    }
+    // Unknown: every open one (a handful at most), which also answers whether any is open.
+    const rows = this.#exec(`SELECT * FROM approvals WHERE decision IS NULL ORDER BY expires_at`).map(toApproval);
+    this.#approvalsOpen = rows.length > 0;
+    return runId === undefined ? rows : rows.filter((r) => r.run_id === runId);
   }
 
   decideApproval(approvalId: string, decision: "approve" | "deny", decidedBy: NonNullable<ApprovalRow["decided_by"]>, at: number): void {
+    this.#approvalsOpen = null;
     this.#write(
       `UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ? WHERE approval_id = ? AND decision IS NULL`,
       decision,

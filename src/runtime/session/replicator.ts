@@ -129,6 +129,7 @@ export class Replicator {
     const { store, env } = this.#deps;
     const session = store.session();
     if (!session) return true;
+    const generation = store.replicationGeneration();
     const events = store.unreplicated(REPLICATION_BATCH);
     const runs = store.dirtyRuns();
     const throughSeq = events.length > 0 ? events[events.length - 1]!.seq : null;
@@ -194,6 +195,8 @@ export class Replicator {
       if (throughSeq !== null) store.markReplicated(throughSeq);
       if (runs.length > 0) store.markRunsClean(runs.map((r) => ({ id: r.id, version: r.version })));
       store.markProjectionCopied(projectionVersion);
+      // Nothing written since the reads above and nothing left behind by the limit: caught up, without asking SQLite.
+      store.caughtUp(generation, events.length < REPLICATION_BATCH);
     });
     return true;
   }
