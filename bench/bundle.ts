@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { profileTimes } from "./startup.ts";
 import { printStartupSources } from "./startup-sources.ts";
+import { ownerOf } from "./source-owner.ts";
 
 /** Relative `[alias]` keys and the only package directory allowed to import each. */
 const RELATIVE_ALIAS_OWNERS: Record<string, string> = { "../locales/index.js": "node_modules/zod/" };
@@ -54,21 +55,6 @@ function vlq(segment: string): number[] {
     }
   }
   return out;
-}
-
-/** The package (or, for Beaver's own code, the layer) a source map source belongs to. */
-export function ownerOf(source: string): string {
-  const fromGithub = /^https:\/\/raw\.githubusercontent\.com\/[^/]+\/([^/]+)/.exec(source);
-  if (fromGithub) return fromGithub[1]!; // fb55's packages (entities, domutils…) map to their repository
-  // drizzle-orm's maps name `../src/*.ts` beside its package directory, so they land in node_modules/src/.
-  if (source.includes("node_modules/src/")) return "drizzle-orm";
-  const pkgs = source.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/g);
-  if (pkgs) {
-    const name = pkgs[pkgs.length - 1]!.replace("node_modules/", "");
-    return pkgs.length > 1 ? `${name} (nested)` : name;
-  }
-  const own = /(?:^|\/)((?:src|skills)\/[^/]+)/.exec(source);
-  return own ? own[1]! : source;
 }
 
 export interface Contributor {

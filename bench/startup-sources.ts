@@ -14,7 +14,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ownerOf } from "./bundle.ts";
+import { ownerOf } from "./source-owner.ts";
 
 interface StartupProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
