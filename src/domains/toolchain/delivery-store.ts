@@ -109,18 +109,18 @@ export function priorOf(rows: readonly DeliveryRow[], deliveryId: string, bodySh
  * The insert lands only while the workspace's revision is still `revision`: intake checked the
  * signature with the secret of that revision, possibly remembered from an earlier delivery
  * (docs/toolchain.md, "Webhook intake"), and any change to the config or secrets changes the
- * revision. `insertLanded` says whether it did; when not, nothing was written.
+ * revision. False when it did not land (nothing was written); a unique index refusing it throws.
  */
-export function recordStatements(
+export async function recordDelivery(
   env: Env,
   workspaceId: string,
   d: Delivery,
   body: string | null,
   since: number,
   revision: string,
-): [D1PreparedStatement, D1PreparedStatement] {
+): Promise<boolean> {
   // Prepared statements, not the query builder: every delivery runs them (docs/performance.md, "Webhook intake").
-  return [
+  const [, insert] = await env.DB.batch([
     env.DB.prepare(
       `UPDATE webhook_deliveries SET body_guard = NULL
         WHERE workspace_id = ?1 AND body_sha256 = ?2 AND body_guard IS NOT NULL AND received_at <= ?3`,
@@ -145,12 +145,9 @@ export function recordStatements(
       body,
       revision,
     ),
-  ];
-}
-
-/** Whether `recordStatements`' insert landed (it is skipped, not refused, when the revision moved on). */
-export function insertLanded(results: readonly D1Result[]): boolean {
-  return (results[1]?.meta.changes ?? 0) > 0;
+  ]);
+  // Skipped, not refused, when the revision moved on.
+  return (insert?.meta.changes ?? 0) > 0;
 }
 
 /** One delivery as recorded, or null (another workspace's delivery is null too). */
@@ -221,6 +218,7 @@ export async function claimDelivery(
  * unclaimed (docs/toolchain.md, "Webhook intake"). Whoever writes first wins.
  */
 function holder(claim: string | null): string {
+  // `?3 IS NULL` names the parameter when the claim is null too, so every statement binds the same values.
   return claim === null ? `(claim IS NULL AND outcome = 'received' AND ?3 IS NULL)` : `claim = ?3`;
 }
 

@@ -37,8 +37,7 @@ import {
   outcomeUpdateStatement,
   priorOf,
   priorStatement,
-  insertLanded,
-  recordStatements,
+  recordDelivery,
   type Claimed,
   type DeliveryRow,
   type Delivery,
@@ -111,10 +110,9 @@ async function record(
 ): Promise<IntakeResult | "stale"> {
   const since = d.receivedAt - REPLAY_WINDOW_MS;
   try {
-    const results = await env.DB.batch(recordStatements(env, workspaceId, d, body, since, at.revision));
-    if (!insertLanded(results)) return "stale";
+    if (!(await recordDelivery(env, workspaceId, d, body, since, at.revision))) return "stale";
     const delivery = { ...deliveryView(d), duplicate: false };
-    if (body === null) return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
+    if (d.outcome === "rejected" || body === null) return { kind: "rejected", delivery, reason: d.reason ?? "Rejected delivery" };
     return { kind: "accepted", delivery, recorded: { delivery: d, body, at } };
   } catch (err) {
     // Nothing was written. Which constraint refused it is read from the data, not the error text.
@@ -254,7 +252,7 @@ export interface WebhookInput {
 /**
  * The config and revision each workspace's last accepted delivery was checked against, per isolate
  * (docs/performance.md, "Webhook intake"). A delivery whose signature verifies with the remembered
- * secret is written at once, its insert guarded by that revision (`recordStatements`): one D1 round
+ * secret is written at once, its insert guarded by that revision (`recordDelivery`): one D1 round
  * trip before the answer. A changed revision (any config or secret change) writes nothing and sends
  * the delivery down the reading path, as does a signature the remembered secret does not verify.
  * Read only for signed deliveries, so a stranger's requests cannot fill it.
