@@ -296,7 +296,16 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
       ["memory", "/memory", (p) => p.getByText("Prefers green tea, no sugar").first().waitFor()],
       ["schedules", "/schedules", (p) => p.getByText("Write the weekly report").waitFor()],
       ["mail", "/mail", (p) => p.getByText("Build is green").waitFor()],
-      ["mcp", "/mcp-servers", (p) => p.getByText("get-sum", { exact: true }).waitFor({ timeout: 30_000 })],
+      [
+        "mcp",
+        "/mcp-servers",
+        async (p) => {
+          await p.getByText("get-sum", { exact: true }).waitFor({ timeout: 30_000 });
+          // The page also refreshes the servers' tools (`?refresh=true`); leaving before it answers aborts it,
+          // which the walk would count as a failed request.
+          await p.waitForLoadState("networkidle");
+        },
+      ],
       ["usage", "/usage", (p) => p.getByTestId("usage-total").waitFor()],
       ["settings", "/settings", (p) => p.getByRole("heading", { name: "Settings" }).waitFor()],
       ["reference", "/reference", (p) => p.getByRole("heading", { name: /Beaver API/ }).waitFor()],
