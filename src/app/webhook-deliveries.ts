@@ -1,13 +1,14 @@
 /**
  * Composition root, webhook deliveries after their answer (docs/toolchain.md, "Webhook intake"): a
  * recorded delivery is processed by the toolchain (exactly once, through its claim), then the
- * processor that won starts a dispatch pass and hands a push to the plugin sources. Run by the
+ * processor that won starts a dispatch pass and hands a push to the plugin sources; a delivery intake
+ * settled before its answer gets only those follow-ups. Run by the
  * webhook route in `waitUntil` (the fast path) and by the cron sweep for deliveries whose fast path
  * never finished (a crash after the answer).
  */
 import type { Env } from "../storage/env.ts";
 import { errorFields, log } from "../kernel/log.ts";
-import { CLAIM_STALE_MS, processDelivery, RECEIVED_GRACE_MS, type Recorded } from "../domains/toolchain/intake.ts";
+import { CLAIM_STALE_MS, processDelivery, RECEIVED_GRACE_MS, type Processed, type Recorded } from "../domains/toolchain/intake.ts";
 import { pendingDeliveries } from "../domains/toolchain/delivery-store.ts";
 import { dispatchWorkspace } from "../domains/toolchain/dispatcher.ts";
 import { handleGiteaPushDelivery } from "../domains/governance/plugin-sources.ts";
@@ -24,7 +25,15 @@ export async function processWebhookDelivery(
   recorded?: Recorded,
 ): Promise<void> {
   const done = await processDelivery(env, workspaceId, deliveryId, now, recorded);
-  if (!done) return;
+  if (done) await followUpDelivery(env, workspaceId, done);
+}
+
+/**
+ * What follows a delivery's outcome, once, from the processor that wrote it (or from intake, for a
+ * delivery settled before its answer): a dispatch pass, and a push handed to the plugin sources.
+ */
+export async function followUpDelivery(env: Env, workspaceId: string, done: Processed): Promise<void> {
+  const deliveryId = done.delivery.deliveryId;
   const follow: Promise<unknown>[] = [];
   if (done.dispatch) follow.push(dispatchWorkspace(env, workspaceId));
   // Plugin sources watching the pushed repository record the new commit (src/domains/governance/plugin-sources.ts).

@@ -23,4 +23,10 @@ export class RevisionCache<T> {
     setBounded(this.#entries, key, { revision, value }, this.#max);
     return value;
   }
+
+  /** The value kept under `revision`, without loading: null when none is (a caller that must not wait for a read). */
+  peek(key: string, revision: string | null): T | null {
+    const hit = this.#entries.get(key);
+    return revision !== null && hit?.revision === revision ? hit.value : null;
+  }
 }

@@ -43,6 +43,12 @@ export async function listAgentsAt(env: Env, workspaceId: string, revision: stri
   return [...(await agentLists.get(workspaceId, revision, () => listAgents(env, workspaceId)))];
 }
 
+/** The agents this isolate holds for the workspace at `revision`, or null: never reads (webhook intake before its answer). */
+export function cachedAgentsAt(workspaceId: string, revision: string | null): Agent[] | null {
+  const kept = agentLists.peek(workspaceId, revision);
+  return kept && [...kept];
+}
+
 export async function getAgent(env: Env, workspaceId: string, id: string): Promise<Agent | null> {
   const row = await makeDb(env.DB)
     .select()

@@ -119,35 +119,71 @@ export async function recordDelivery(
   since: number,
   revision: string,
 ): Promise<boolean> {
-  // Prepared statements, not the query builder: every delivery runs them (docs/performance.md, "Webhook intake").
   const [, insert] = await env.DB.batch([
-    env.DB.prepare(
-      `UPDATE webhook_deliveries SET body_guard = NULL
-        WHERE workspace_id = ?1 AND body_sha256 = ?2 AND body_guard IS NOT NULL AND received_at <= ?3`,
-    ).bind(workspaceId, d.bodySha256, since),
-    env.DB.prepare(
-      `INSERT INTO webhook_deliveries (workspace_id, delivery_id, event_type, action, repo, outcome, reason, task_ids,
-         status_code, body_sha256, body_guard, received_at, body)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12
-        WHERE COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?13`,
-    ).bind(
-      workspaceId,
-      d.deliveryId,
-      d.eventType,
-      d.action,
-      d.repo,
-      d.outcome,
-      d.reason,
-      JSON.stringify(d.taskIds),
-      d.statusCode,
-      d.bodySha256,
-      d.receivedAt,
-      body,
-      revision,
-    ),
+    bodyGuardReleaseStatement(env, workspaceId, d.bodySha256, since),
+    deliveryInsertStatement(env, workspaceId, d, body, revision),
   ]);
   // Skipped, not refused, when the revision moved on.
   return (insert?.meta.changes ?? 0) > 0;
+}
+
+/**
+ * A delivery settled before its answer, with its outcome, in the batch that also writes its tasks
+ * (`rest`, one transaction; src/domains/toolchain/intake.ts). The first statement fails the whole
+ * batch when the workspace's revision moved on (a skipped insert would leave the tasks without their
+ * delivery), so nothing lands; as does a unique index refusing the delivery or a task. Throws then.
+ */
+export async function recordSettledDelivery(
+  env: Env,
+  workspaceId: string,
+  d: Delivery,
+  since: number,
+  revision: string,
+  rest: D1PreparedStatement[],
+): Promise<void> {
+  await env.DB.batch([
+    // SQLite evaluates a CASE branch only when it is taken: json() of a non-JSON text fails the statement.
+    env.DB.prepare(
+      `SELECT CASE WHEN COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?2 THEN 1
+         ELSE json('revision moved on') END`,
+    ).bind(workspaceId, revision),
+    bodyGuardReleaseStatement(env, workspaceId, d.bodySha256, since),
+    deliveryInsertStatement(env, workspaceId, d, null, revision),
+    ...rest,
+  ]);
+}
+
+/** Ends a body guard older than the replay window (`receivedAt <= since`), so a new delivery can take it over. */
+function bodyGuardReleaseStatement(env: Env, workspaceId: string, bodySha256: string, since: number): D1PreparedStatement {
+  // Prepared statements, not the query builder: every delivery runs them (docs/performance.md, "Webhook intake").
+  return env.DB.prepare(
+    `UPDATE webhook_deliveries SET body_guard = NULL
+      WHERE workspace_id = ?1 AND body_sha256 = ?2 AND body_guard IS NOT NULL AND received_at <= ?3`,
+  ).bind(workspaceId, bodySha256, since);
+}
+
+/** The delivery, guarding its body, inserted only while the workspace's revision is `revision`. */
+function deliveryInsertStatement(env: Env, workspaceId: string, d: Delivery, body: string | null, revision: string): D1PreparedStatement {
+  return env.DB.prepare(
+    `INSERT INTO webhook_deliveries (workspace_id, delivery_id, event_type, action, repo, outcome, reason, task_ids,
+       status_code, body_sha256, body_guard, received_at, body)
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12
+      WHERE COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?13`,
+  ).bind(
+    workspaceId,
+    d.deliveryId,
+    d.eventType,
+    d.action,
+    d.repo,
+    d.outcome,
+    d.reason,
+    JSON.stringify(d.taskIds),
+    d.statusCode,
+    d.bodySha256,
+    d.receivedAt,
+    body,
+    revision,
+  );
 }
 
 /** One delivery as recorded, or null (another workspace's delivery is null too). */

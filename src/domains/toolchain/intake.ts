@@ -1,7 +1,8 @@
 /**
  * Webhook intake, in two halves (docs/toolchain.md, "Webhook intake"). Before the answer
  * (`intakeWebhook`): signature, dedupe on `X-Gitea-Delivery` and on the signed body (a replay under
- * a new delivery id), and one durable write — the delivery, `received`, with its body. After the
+ * a new delivery id), and one durable write — the delivery with its outcome and tasks when working
+ * them out needs no I/O (`settleWithoutIo`), else the delivery, `received`, with its body. After the
  * answer (`processDelivery`, exactly once per delivery): classification, PR
  * resolution (`resolve-pull.ts`), routing and drafting, and one D1 batch that writes the outcome,
  * the tasks, their history and the PR index together, so a task is never half-created. Returns what
@@ -22,9 +23,9 @@ import { randomToken } from "../../kernel/ids.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
-import { listAgentsAt } from "../tasks/agent-store.ts";
+import { cachedAgentsAt, listAgentsAt } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
-import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts } from "./scenarios.ts";
+import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts, type Scenario } from "./scenarios.ts";
 import { routeScenario } from "./routing.ts";
 import { draftTask, type TaskDraft } from "./task-drafts.ts";
 import { commentInsertQuery, newTaskId, openDedupeKeys, taskInsertStatements, type NewComment } from "./task-store.ts";
@@ -38,6 +39,7 @@ import {
   priorOf,
   priorStatement,
   recordDelivery,
+  recordSettledDelivery,
   type Claimed,
   type DeliveryRow,
   type Delivery,
@@ -60,7 +62,9 @@ export type IntakeResult =
   /** Recorded as rejected (a missing or malformed event type header). */
   | { kind: "rejected"; delivery: DeliveryView; reason: string }
   /** Recorded as `received` with its body: `processDelivery` takes it from here, after the answer, with `recorded`. */
-  | { kind: "accepted"; delivery: DeliveryView; recorded: Recorded };
+  | { kind: "accepted"; delivery: DeliveryView; recorded: Recorded }
+  /** Recorded with its outcome and tasks in the one write (`settleWithoutIo`): only the follow-ups (dispatch, plugin sources) remain. */
+  | { kind: "settled"; delivery: DeliveryView; processed: Processed };
 
 /**
  * What the answer's own processing starts from, in memory: the delivery as written, its body, and
@@ -131,6 +135,30 @@ interface Routed {
   observations: { taskId: string; comment: NewComment }[];
 }
 
+/** Whether routing a scenario needs Gitea: the pull request behind a CI or deploy failure (`resolve-pull.ts`). */
+function needsGitea(s: Scenario): s is Extract<Scenario, { kind: "ci_failure" | "deploy_failure" }> {
+  return s.kind === "ci_failure" || s.kind === "deploy_failure";
+}
+
+function unrouted(c: Classified): Routed {
+  return { drafts: [], ignored: c.ignored ? [c.ignored] : [], pulls: [...c.pulls], observations: [] };
+}
+
+/** Routes one scenario to its agents, without I/O: a task per agent not yet `taken`, or the reason it is ignored. */
+function routeInto(into: Routed, taken: Set<string>, s: Scenario, config: ToolchainConfig, agents: Agent[], actor: string | null): void {
+  const route = routeScenario(s, { agents, routing: config.routing, actor });
+  if (route.ignored !== null) {
+    into.ignored.push(`${s.kind}: ${route.ignored}`);
+    return;
+  }
+  for (const agent of route.agents) {
+    // One task per agent per delivery: a review that also @mentions its PR's author is one piece of work.
+    if (taken.has(agent.id)) continue;
+    taken.add(agent.id);
+    into.drafts.push(draftTask(newTaskId(), s, agent));
+  }
+}
+
 async function routeAll(
   env: Env,
   workspaceId: string,
@@ -139,15 +167,12 @@ async function routeAll(
   c: Classified,
   deliveryId: string,
 ): Promise<Routed> {
-  const drafts: TaskDraft[] = [];
-  const ignored: string[] = c.ignored ? [c.ignored] : [];
-  const pulls = [...c.pulls];
-  const observations: Routed["observations"] = [];
+  const routed = unrouted(c);
   const taken = new Set<string>();
   for (let s of c.scenarios) {
-    if (s.kind === "ci_failure" || s.kind === "deploy_failure") {
+    if (needsGitea(s)) {
       const r = await resolvePull(env, workspaceId, config, s);
-      if (r.fromGitea && r.pr) pulls.push(r.pr);
+      if (r.fromGitea && r.pr) routed.pulls.push(r.pr);
       s = { ...s, pr: r.pr };
       if (r.outage) {
         const infra = await routeInfraFailure(env, workspaceId, config, agents, {
@@ -156,26 +181,82 @@ async function routeAll(
           originTaskId: null,
           originTitle: `delivery ${deliveryId} (${s.kind} on ${s.repo}@${s.sha.slice(0, 12)})`,
         });
-        if (infra.kind === "new") drafts.push(infra.draft);
-        if (infra.kind === "add") observations.push({ taskId: infra.taskId, comment: infra.observation });
-        if (infra.kind === "none") ignored.push(`infrastructure_failure: ${infra.reason}`);
-        ignored.push(`${s.kind}: Gitea unreachable while looking up the pull request of ${s.sha.slice(0, 12)}`);
+        if (infra.kind === "new") routed.drafts.push(infra.draft);
+        if (infra.kind === "add") routed.observations.push({ taskId: infra.taskId, comment: infra.observation });
+        if (infra.kind === "none") routed.ignored.push(`infrastructure_failure: ${infra.reason}`);
+        routed.ignored.push(`${s.kind}: Gitea unreachable while looking up the pull request of ${s.sha.slice(0, 12)}`);
         continue;
       }
     }
-    const route = routeScenario(s, { agents, routing: config.routing, actor: c.actor });
-    if (route.ignored !== null) {
-      ignored.push(`${s.kind}: ${route.ignored}`);
-      continue;
-    }
-    for (const agent of route.agents) {
-      // One task per agent per delivery: a review that also @mentions its PR's author is one piece of work.
-      if (taken.has(agent.id)) continue;
-      taken.add(agent.id);
-      drafts.push(draftTask(newTaskId(), s, agent));
-    }
+    routeInto(routed, taken, s, config, agents, c.actor);
   }
-  return { drafts, ignored, pulls, observations };
+  return routed;
+}
+
+/** A delivery's outcome, tasks and PR facts, worked out before its answer (`settleWithoutIo`). */
+interface Settled {
+  delivery: Delivery;
+  routed: Routed;
+  dispatch: boolean;
+}
+
+/**
+ * Settles a delivery before its answer when that needs no I/O (docs/toolchain.md, "Webhook intake"):
+ * the body parses and classifies, no scenario needs Gitea, and the isolate holds the workspace's
+ * agents at the revision the signature was checked at (`agents`; an event that asks nothing of an
+ * agent needs none). Null otherwise: the delivery is recorded `received` and processed after the answer,
+ * where a body that does not parse is rejected with its reason as before.
+ */
+function settleWithoutIo(base: Delivery, body: string, { config }: ConfigAndRevision, agents: Agent[] | null): Settled | null {
+  const toolchain = toolchainConfigOf(config);
+  const ignored = { ...base, outcome: "ignored" as const };
+  let classified: Classified;
+  try {
+    classified = classify(base.eventType, JSON.parse(body), { deployPattern: new RegExp(toolchain.deploy_pattern, "i") });
+  } catch (err) {
+    if (!(err instanceof UnsupportedEventError)) return null;
+    const routed: Routed = { drafts: [], ignored: [err.message], pulls: [], observations: [] };
+    return { delivery: deliveryOf(ignored, routed), routed, dispatch: false };
+  }
+  if (classified.scenarios.some(needsGitea)) return null;
+  const routed = unrouted(classified);
+  const taken = new Set<string>();
+  for (const s of classified.scenarios) {
+    if (!agents) return null;
+    routeInto(routed, taken, s, toolchain, agents, classified.actor);
+  }
+  const delivery = deliveryOf({ ...ignored, action: classified.action, repo: classified.repo || null }, routed);
+  return { delivery, routed, dispatch: toolchain.concurrency.dispatch_on_intake && delivery.outcome === "tasks_created" };
+}
+
+/**
+ * The one durable write of a settled delivery: the delivery with its outcome, its tasks and their
+ * history and the PR facts, in one batch. `unsettled` when it was refused for a reason the recording
+ * path sorts out (the revision moved on, or the same work is already an open task): nothing was
+ * written then.
+ */
+async function recordSettled(
+  env: Env,
+  workspaceId: string,
+  s: Settled,
+  body: string,
+  revision: string,
+): Promise<IntakeResult | "unsettled"> {
+  const { delivery: d, routed } = s;
+  const since = d.receivedAt - REPLAY_WINDOW_MS;
+  try {
+    await recordSettledDelivery(env, workspaceId, d, since, revision, [
+      ...taskInsertStatements(env, workspaceId, routed.drafts, d.deliveryId, d.receivedAt),
+      ...pullUpsertStatements(env, workspaceId, routed.pulls, d.receivedAt),
+    ]);
+  } catch {
+    // Which constraint refused it is read from the data, not the error text: the same delivery or body
+    // answered before is the answer; anything else goes down the recording path.
+    const prior = await findPrior(env, workspaceId, d.deliveryId, d.bodySha256, since);
+    const first = prior.first ?? prior.replayed;
+    return first ? duplicateOf(first) : "unsettled";
+  }
+  return { kind: "settled", delivery: { ...deliveryView(d), duplicate: false }, processed: { delivery: d, body, dispatch: s.dispatch } };
 }
 
 /** Drafts whose work is already an open task are dropped, each with its reason. */
@@ -335,7 +416,13 @@ async function admit(
     return record(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, null, at);
   }
   // The processing parses the body as text, as it always did; kept until the outcome is written.
-  return record(env, req.workspaceId, base, new TextDecoder().decode(req.body), at);
+  const text = new TextDecoder().decode(req.body);
+  const settled = settleWithoutIo(base, text, at, cachedAgentsAt(req.workspaceId, at.revision));
+  if (settled) {
+    const answer = await recordSettled(env, req.workspaceId, settled, text, at.revision);
+    if (answer !== "unsettled") return answer;
+  }
+  return record(env, req.workspaceId, base, text, at);
 }
 
 /** How long a delivery may stay `received` before the sweep processes it (the answer's own processing normally has). */

@@ -1,14 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, newWorkspace } from "../../support/api.ts";
-import { hmacSha256Hex } from "../../../src/kernel/hash.ts";
+import { hmacSha256Hex, sha256Hex } from "../../../src/kernel/hash.ts";
 import {
   CLAIM_STALE_MS,
   intakeWebhook,
   processDelivery,
   RECEIVED_GRACE_MS,
   REPLAY_WINDOW_MS,
+  type Recorded,
 } from "../../../src/domains/toolchain/intake.ts";
+import { recordDelivery, type Delivery } from "../../../src/domains/toolchain/delivery-store.ts";
+import { loadConfigAndRevision } from "../../../src/storage/config/store.ts";
 import { processWebhookDelivery, sweepWebhookDeliveries } from "../../../src/app/webhook-deliveries.ts";
 import { setOutboundFetch } from "../../support/test-services.ts";
 import { FakeGitea } from "../../support/fake-gitea.ts";
@@ -482,37 +485,114 @@ describe('webhook intake: a signed body replayed under a new delivery id (docs/t
 
 describe('webhook intake: processed after the answer, exactly once (docs/toolchain.md, "Webhook intake")', () => {
   let n = 1;
-  const record = async (ws: string, id: string, now: number) => {
+  // A delivery recorded `received` with its body, as intake writes one it does not settle before the answer
+  // (a CI failure needs Gitea; the agents not yet held at this revision): what the processors below start from.
+  const record = async (ws: string, id: string, now: number): Promise<Recorded> => {
     // Each a distinct event (an identical body would be a replay).
-    const text = anotherEvent(fixture("issue_assign"), n++);
-    const headers = new Headers({
-      "X-Gitea-Event-Type": "issue_assign",
-      "X-Gitea-Delivery": id,
-      "X-Gitea-Signature": await hmacSha256Hex(WEBHOOK_SECRET, text),
-    });
-    const answer = await intakeWebhook(env, { workspaceId: ws, headers, body: new TextEncoder().encode(text) }, now);
-    expect(answer).toMatchObject({ kind: "accepted", delivery: { delivery_id: id, outcome: "received", task_ids: [] } });
-    if (answer.kind !== "accepted") throw new Error("not accepted");
-    return answer.recorded;
+    const body = anotherEvent(fixture("issue_assign"), n++);
+    const delivery: Delivery = {
+      deliveryId: id,
+      eventType: "issue_assign",
+      action: null,
+      repo: null,
+      outcome: "received",
+      reason: null,
+      taskIds: [],
+      statusCode: 202,
+      bodySha256: await sha256Hex(new TextEncoder().encode(body)),
+      receivedAt: now,
+    };
+    const at = await loadConfigAndRevision(env, ws);
+    expect(await recordDelivery(env, ws, delivery, body, now - REPLAY_WINDOW_MS, at.revision)).toBe(true);
+    return { delivery, body, at };
+  };
+  // issue_assign about another issue: other work, so the open-task index lets its task in.
+  const assignment = (issue: number) => {
+    const payload = JSON.parse(fixture("issue_assign")) as { issue: Record<string, unknown> };
+    payload.issue = { ...payload.issue, number: issue };
+    return JSON.stringify(payload);
   };
   const row = (ws: string, id: string) =>
     env.DB.prepare("SELECT outcome, body IS NOT NULL AS has_body, claim FROM webhook_deliveries WHERE workspace_id = ? AND delivery_id = ?")
       .bind(ws, id)
       .first<{ outcome: string; has_body: number; claim: string | null }>();
 
-  it("answers 202 once the delivery is written, before it is classified; the outcome follows in the deliveries list", async () => {
+  it("answers 202 once the delivery is written; one that needs Gitea is classified after the answer, the outcome follows in the deliveries list", async () => {
     const ws = await toolchainWorkspace();
-    const res = await deliver(ws.id, "issue_assign", fixture("issue_assign"), { id: "fast-1" });
+    // A CI failure needs its pull request (here from the PR index a review filled): never looked up before the answer.
+    await deliverOk(ws.id, "pull_request_review_rejected", fixture("HookPullRequestReviewDeny"));
+    const res = await deliver(ws.id, "status", fixture("status_failure"), { id: "fast-1" });
     expect(res.status).toBe(202);
     expect(await json(res)).toMatchObject({ delivery_id: "fast-1", outcome: "received", task_ids: [], reason: null, duplicate: false });
     const done = await processed(ws.id, "fast-1");
-    expect(done).toMatchObject({ outcome: "tasks_created", action: "assigned", repo: "a_nice_user/hello_world_ci" });
-    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(done.task_ids);
+    expect(done).toMatchObject({ outcome: "tasks_created", repo: "a_nice_user/hello_world_ci" });
+    const ci = await listTasks(ws.read, "?action_type=ci_failure");
+    expect(ci.map((t) => t.id)).toEqual(done.task_ids);
     // The body is let go once processed; the request path alone (no processing) leaves it received with its body.
     expect(await row(ws.id, "fast-1")).toEqual({ outcome: "tasks_created", has_body: 0, claim: null });
     await record(ws.id, "slow-1", Date.now());
     expect(await row(ws.id, "slow-1")).toEqual({ outcome: "received", has_body: 1, claim: null });
-    expect(await listTasks(ws.read)).toHaveLength(1);
+    expect(await listTasks(ws.read, "?action_type=ci_failure")).toHaveLength(1);
+  });
+
+  it("settles a delivery that needs no I/O in its one write: the answer carries its outcome and tasks, nothing is left to process", async () => {
+    const ws = await toolchainWorkspace();
+    // The first delivery after a revision change reads the agents after its answer; from then on the isolate holds them.
+    await deliverOk(ws.id, "issue_assign", assignment(900));
+    const res = await deliver(ws.id, "issue_assign", assignment(901), { id: "settled-1" });
+    expect(res.status).toBe(202);
+    const answer = await json<DeliveryAnswer>(res);
+    expect(answer).toMatchObject({ delivery_id: "settled-1", outcome: "tasks_created", action: "assigned", duplicate: false });
+    expect(answer.task_ids).toHaveLength(1);
+    // Written as it was answered, before any processing could run: the outcome, no body, no claim, its task.
+    expect(await row(ws.id, "settled-1")).toEqual({ outcome: "tasks_created", has_body: 0, claim: null });
+    expect((await getTask(ws.read, answer.task_ids[0]!)).history.map((h) => h.event)).toEqual(["created"]);
+    // An event Beaver does not handle is settled as ignored, with its reason, even before any agents are held.
+    const other = await toolchainWorkspace();
+    const ignored = await deliver(other.id, "wiki", JSON.stringify({ action: "created" }), { id: "settled-2" });
+    expect(ignored.status).toBe(202);
+    expect(await json(ignored)).toMatchObject({ delivery_id: "settled-2", outcome: "ignored", task_ids: [] });
+    expect(await row(other.id, "settled-2")).toEqual({ outcome: "ignored", has_body: 0, claim: null });
+    // A redelivery answers the settled outcome; the sweep finds nothing to do.
+    const again = await deliver(ws.id, "issue_assign", assignment(901), { id: "settled-1" });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({
+      delivery_id: "settled-1",
+      outcome: "tasks_created",
+      task_ids: answer.task_ids,
+      duplicate: true,
+    });
+    await sweepWebhookDeliveries(env, Date.now() + CLAIM_STALE_MS + RECEIVED_GRACE_MS);
+    expect(await row(ws.id, "settled-1")).toEqual({ outcome: "tasks_created", has_body: 0, claim: null });
+    expect((await listTasks(ws.read)).map((t) => t.id)).toContain(answer.task_ids[0]);
+    expect(await listTasks(ws.read)).toHaveLength(2);
+  });
+
+  it("a settled write the open-task index refuses writes nothing and goes down the recording path: answered received, then ignored with its reason", async () => {
+    const ws = await toolchainWorkspace();
+    const first = await deliverOk(ws.id, "issue_assign", assignment(910));
+    expect(first.outcome).toBe("tasks_created");
+    // The same work again (another event about the same issue): the settled batch is refused as a whole.
+    const res = await deliver(ws.id, "issue_assign", anotherEvent(assignment(910), 1), { id: "same-work-1" });
+    expect(res.status).toBe(202);
+    expect(await json(res)).toMatchObject({ delivery_id: "same-work-1", outcome: "received", task_ids: [] });
+    const done = await processed(ws.id, "same-work-1");
+    expect(done).toMatchObject({ outcome: "ignored", task_ids: [] });
+    expect(done.reason).toContain("already an open task");
+    expect((await listTasks(ws.read)).map((t) => t.id)).toEqual(first.task_ids);
+  });
+
+  it("a settled write whose revision moved on writes nothing, not even the tasks, and the delivery is checked again", async () => {
+    const ws = await toolchainWorkspace();
+    await deliverOk(ws.id, "issue_assign", assignment(920));
+    // Any config or secret change moves the revision: the remembered key and agents no longer apply.
+    const secretRes = await call("PUT", "/api/secrets/UNRELATED", { token: ws.admin, body: { value: "x" } });
+    expect(secretRes.status).toBeLessThan(300);
+    const res = await deliver(ws.id, "issue_assign", assignment(921), { id: "moved-1" });
+    expect(res.status).toBe(202);
+    const done = await processed(ws.id, "moved-1");
+    expect(done).toMatchObject({ outcome: "tasks_created" });
+    expect(await listTasks(ws.read)).toHaveLength(2);
   });
 
   it("the fast path, a sweep and a processor that overtakes a live claim race: one outcome, its tasks once", async () => {

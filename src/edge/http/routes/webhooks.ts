@@ -2,12 +2,13 @@
  * `POST /webhooks/gitea/{workspace_id}`: Gitea's webhook target. Outside `/api`, so no bearer token:
  * the HMAC signature is the authentication. The route reads the raw body (the signature covers its
  * exact bytes), hands it to the intake, which records it, and answers 202; the delivery is processed
- * after the answer (src/app/webhook-deliveries.ts; docs/toolchain.md, "Webhook intake").
+ * after the answer, or only its follow-ups run when intake settled it in the same write
+ * (src/app/webhook-deliveries.ts; docs/toolchain.md, "Webhook intake").
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonResponse, errorResponses } from "../router.ts";
 import { intakeWebhook } from "../../../domains/toolchain/intake.ts";
-import { processWebhookDelivery } from "../../../app/webhook-deliveries.ts";
+import { followUpDelivery, processWebhookDelivery } from "../../../app/webhook-deliveries.ts";
 import { DELIVERY_OUTCOMES } from "../../../domains/toolchain/delivery-store.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { errorFields, log } from "../../../kernel/log.ts";
@@ -36,7 +37,7 @@ const route = createRoute({
   summary:
     "Gitea webhook target (authenticated by X-Gitea-Signature / X-Hub-Signature-256, deduplicated on X-Gitea-Delivery and on the signed body)",
   description:
-    "Answered once the signature is checked and the delivery recorded: 202 with the delivery `received`; it is classified, its tasks created and dispatched after the answer, and its outcome (tasks_created, ignored, rejected or failed, with a reason and the task ids) is read from GET /api/toolchain/deliveries. 200 with the delivery as it stands for a redelivery, or for a replay (a signed body already answered within 7 days, under any delivery id); 400 for a missing delivery id or event type header; 401 for a missing or wrong signature (nothing stored).",
+    "Answered once the signature is checked and the delivery recorded: 202 with the delivery `received`; it is classified, its tasks created and dispatched after the answer, and its outcome (tasks_created, ignored, rejected or failed, with a reason and the task ids) is read from GET /api/toolchain/deliveries. A delivery whose outcome needs no lookup (no CI or deploy failure, the workspace's agents at hand) is written with its outcome and tasks in the same one write and answered 202 with them; only its dispatch follows. 200 with the delivery as it stands for a redelivery, or for a replay (a signed body already answered within 7 days, under any delivery id); 400 for a missing delivery id or event type header; 401 for a missing or wrong signature (nothing stored).",
   security: [],
   middleware: [limitWebhooks] as const,
   request: {
@@ -59,7 +60,10 @@ const route = createRoute({
   },
   responses: {
     200: jsonResponse(Outcome, "Redelivery or replay: the first delivery as it stands"),
-    202: jsonResponse(Outcome, "Recorded (outcome `received`): processed after the answer"),
+    202: jsonResponse(
+      Outcome,
+      "Recorded: `received` and processed after the answer, or settled in the same write (its outcome and task ids)",
+    ),
     ...errorResponses(413, 429),
   },
 });
@@ -81,6 +85,13 @@ export const webhookRoutes = newRouter().openapi(route, async (c) => {
       c.executionCtx.waitUntil(
         processWebhookDelivery(c.env, workspaceId, result.delivery.delivery_id, Date.now(), result.recorded).catch((err: unknown) =>
           log.error("webhook delivery processing failed", { workspace_id: workspaceId, ...errorFields(err) }),
+        ),
+      );
+      return c.json(result.delivery as z.infer<typeof Outcome>, 202);
+    case "settled":
+      c.executionCtx.waitUntil(
+        followUpDelivery(c.env, workspaceId, result.processed).catch((err: unknown) =>
+          log.error("webhook follow-up failed", { workspace_id: workspaceId, ...errorFields(err) }),
         ),
       );
       return c.json(result.delivery as z.infer<typeof Outcome>, 202);
