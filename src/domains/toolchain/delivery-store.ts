@@ -129,7 +129,7 @@ export async function recordDelivery(
 
 /**
  * A delivery settled before its answer, with its outcome, in the batch that also writes its tasks
- * (`rest`, one transaction; src/domains/toolchain/intake.ts). The first statement fails the whole
+ * (`rest`, one transaction; src/domains/toolchain/intake.ts). The delivery's insert fails the whole
  * batch when the workspace's revision moved on (a skipped insert would leave the tasks without their
  * delivery), so nothing lands; as does a unique index refusing the delivery or a task. Throws then.
  */
@@ -142,13 +142,8 @@ export async function recordSettledDelivery(
   rest: D1PreparedStatement[],
 ): Promise<void> {
   await env.DB.batch([
-    // SQLite evaluates a CASE branch only when it is taken: json() of a non-JSON text fails the statement.
-    env.DB.prepare(
-      `SELECT CASE WHEN COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?2 THEN 1
-         ELSE json('revision moved on') END`,
-    ).bind(workspaceId, revision),
     bodyGuardReleaseStatement(env, workspaceId, d.bodySha256, since),
-    deliveryInsertStatement(env, workspaceId, d, null, revision),
+    deliveryInsertStatement(env, workspaceId, d, null, revision, "fail"),
     ...rest,
   ]);
 }
@@ -162,13 +157,26 @@ function bodyGuardReleaseStatement(env: Env, workspaceId: string, bodySha256: st
   ).bind(workspaceId, bodySha256, since);
 }
 
-/** The delivery, guarding its body, inserted only while the workspace's revision is `revision`. */
-function deliveryInsertStatement(env: Env, workspaceId: string, d: Delivery, body: string | null, revision: string): D1PreparedStatement {
+/**
+ * The delivery, guarding its body, inserted only while the workspace's revision is `revision`; when it
+ * moved on, the insert is skipped (`skip`) or fails, and with it its batch (`fail`).
+ */
+function deliveryInsertStatement(
+  env: Env,
+  workspaceId: string,
+  d: Delivery,
+  body: string | null,
+  revision: string,
+  stale: "skip" | "fail" = "skip",
+): D1PreparedStatement {
+  const current = `COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?13`;
+  // SQLite evaluates a CASE branch only when it is taken: json() of a text that is not JSON fails the statement.
+  const guard = stale === "skip" ? current : `CASE WHEN ${current} THEN 1 ELSE json('revision moved on') END`;
   return env.DB.prepare(
     `INSERT INTO webhook_deliveries (workspace_id, delivery_id, event_type, action, repo, outcome, reason, task_ids,
        status_code, body_sha256, body_guard, received_at, body)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12
-      WHERE COALESCE((SELECT revision FROM workspace_revisions WHERE workspace_id = ?1), '') = ?13`,
+      WHERE ${guard}`,
   ).bind(
     workspaceId,
     d.deliveryId,
