@@ -11,7 +11,7 @@ import { searchableText } from "./event-handlers.ts";
 import { errorFields, log } from "../../kernel/log.ts";
 import { backoffDelay } from "../../kernel/backoff.ts";
 
-/** Events per D1 batch (one statement each; D1 caps bound parameters per statement, not per batch). */
+/** Events per D1 batch (several a statement: `EVENTS_PER_STATEMENT`). */
 export const REPLICATION_BATCH = 50;
 /**
  * How far D1 may fall behind a run in progress: its events are copied together once this long has
@@ -140,25 +140,25 @@ export class Replicator {
       // building the same statements through the query builder cost more CPU than D1's own work
       // (docs/performance.md, "CPU per turn"). The SQL names the tables of storage/db/schema/sessions.ts.
       const d1 = env.DB;
-      const insertEvent = d1.prepare(INSERT_EVENT);
       const upsertRun = d1.prepare(UPSERT_RUN);
+      const rows = events.map(({ event, body, hidden }) => [
+        event.id,
+        session.id,
+        session.workspace_id,
+        event.seq,
+        event.type,
+        event.run_id,
+        event.parent_id,
+        hidden ? 1 : 0,
+        // The stored JSON as it is, not serialised again (a run's system prompt snapshot is kilobytes).
+        body,
+        hidden ? null : searchableText(event),
+        event.ts,
+      ]);
       const statements = [
-        ...events.map(({ event, body, hidden }) =>
-          insertEvent.bind(
-            event.id,
-            session.id,
-            session.workspace_id,
-            event.seq,
-            event.type,
-            event.run_id,
-            event.parent_id,
-            hidden ? 1 : 0,
-            // The stored JSON as it is, not serialised again (a run's system prompt snapshot is kilobytes).
-            body,
-            hidden ? null : searchableText(event),
-            event.ts,
-          ),
-        ),
+        // Several events per statement: D1's client and SQLite both pay per statement (docs/performance.md,
+        // "Replication, several events a statement"), and D1 caps bound parameters per statement.
+        ...chunks(rows, EVENTS_PER_STATEMENT).map((chunk) => d1.prepare(insertEvents(chunk.length)).bind(...chunk.flat())),
         ...runs.map((run) =>
           upsertRun.bind(
             run.id,
@@ -202,9 +202,23 @@ export class Replicator {
   }
 }
 
-const INSERT_EVENT = `INSERT INTO session_events
+/** D1 binds at most 100 parameters per statement; an event row has 11. */
+const EVENT_COLUMNS = 11;
+const EVENTS_PER_STATEMENT = Math.floor(100 / EVENT_COLUMNS);
+
+/** The insert of `n` events, each ignored when already copied (a retried batch). */
+function insertEvents(n: number): string {
+  const row = `(${Array.from({ length: EVENT_COLUMNS }, () => "?").join(", ")})`;
+  return `INSERT INTO session_events
   (id, session_id, workspace_id, seq, type, run_id, parent_id, hidden, payload, search_text, ts)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+  VALUES ${Array.from({ length: n }, () => row).join(", ")} ON CONFLICT DO NOTHING`;
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
 
 const UPSERT_RUN = `INSERT INTO session_runs
   (id, session_id, workspace_id, status, idempotency_key, created_at, started_at, ended_at, result)

@@ -226,6 +226,25 @@ describe("replication to D1", () => {
     expect((await d1Events(session.id)).map((e) => e.id)).toEqual(local.map((e) => e.id));
   });
 
+  it("a backlog longer than one insert statement carries is copied whole and in order, in one batch", async () => {
+    const ws = await scriptedWorkspace(new ScriptedModel([text("one"), text("two"), text("three")]));
+    let failing = true;
+    setReplicationFault(() => failing);
+    const session = await createSession(env, { workspaceId: ws.id });
+    for (const content of ["a", "b", "c"]) {
+      const { run_id } = await submitRun(env, session.id, { workspace_id: ws.id, content });
+      expect(await waitForRun(env, session.id, run_id, 10_000)).toMatchObject({ status: "completed" });
+    }
+    const local = await doEvents(session.id, ws.id);
+    // More events than one statement binds (replicator.ts, EVENTS_PER_STATEMENT: 9 of 11 parameters each).
+    expect(local.length).toBeGreaterThan(9);
+    failing = false;
+    const before = (await stub(session.id).stats()).replication_batches;
+    expect(await SessionClient.of(env, session.id).flushReplication()).toBe(true);
+    expect((await stub(session.id).stats()).replication_batches).toBe(before + 1);
+    expect((await d1Events(session.id)).map((e) => [e.id, e.seq])).toEqual(local.map((e) => [e.id, e.seq]));
+  });
+
   it("a run's events reach D1 in one batch right after its result, without the result waiting for it", async () => {
     const counted = countingTool("counted_tool");
     const toolset = registerToolset("replication-batches", [counted.spec]);
