@@ -25,7 +25,8 @@
  * rounds, so a before/after comparison shares one machine load — docs/performance.md),
  * BENCH_PEERS_CONFIGS (extra configuration variants of this tree in the same rounds, e.g.
  * `bare,no-assets,no-ratelimits`: bench/shipped-config.ts), BENCH_PEERS_BIG_EVENTS (5000; 0 skips
- * the long-session cell), BENCH_PEERS_STARTUP=0 (skips startup and bundle figures).
+ * the long-session cell), BENCH_PEERS_STARTUP=0 (skips startup and bundle figures), BENCH_PEERS_STARTUP_RUNS
+ * (5 startup profiles per side, alternating; the medians are printed).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { createHmac } from "node:crypto";
@@ -39,11 +40,12 @@ import { benchClient, benchWorkspace, type BenchCall } from "./support.ts";
 import { intakeWorkspace, postDelivery, uniqueDelivery, WEBHOOK_SECRET } from "./webhooks.ts";
 import { groupCpuMeter, type CpuMeter } from "./cpu.ts";
 import { CONFIG_VARIANTS, writeBenchConfig, type ConfigVariant } from "./shipped-config.ts";
-import { startupFigures } from "./startup.ts";
+import { bundleSize, startupProfile } from "./startup.ts";
 
 const TURNS = Number(process.env.BENCH_PEERS_TURNS ?? 80);
 const WARM_UP = Number(process.env.BENCH_PEERS_WARMUP ?? 5);
 const WEBHOOKS = Number(process.env.BENCH_PEERS_WEBHOOKS ?? 320);
+const STARTUP_RUNS = Math.max(1, Number(process.env.BENCH_PEERS_STARTUP_RUNS ?? 5));
 const BIG_EVENTS = Number(process.env.BENCH_PEERS_BIG_EVENTS ?? 5000);
 const IN_FLIGHT = 16;
 const ROOT = resolve(import.meta.dirname, "..");
@@ -260,40 +262,44 @@ function postToPeer(url: string, d: { id: string; eventType: string; body: strin
   });
 }
 
-/** Startup CPU and bundle size of both sides (bench/startup.ts), before any wrangler dev runs. */
+/**
+ * Startup CPU and bundle size of both sides (bench/startup.ts), before any wrangler dev runs. One
+ * startup profile swings by tens of milliseconds with the machine, so each side is profiled
+ * `BENCH_PEERS_STARTUP_RUNS` times, the two sides alternating, and the medians are compared.
+ */
 function reportStartup(): void {
   console.log(
-    "\nWorker startup (`wrangler check startup`, CPU in the startup profile, idle excluded) and bundle (`wrangler deploy --dry-run`):",
+    `\nWorker startup (\`wrangler check startup\`, CPU in the startup profile, idle excluded; median of ${STARTUP_RUNS} profiles each, the sides alternating) and bundle (\`wrangler deploy --dry-run\`):`,
   );
-  // `wrangler check startup` gives up after 10 s, which a loaded machine can exceed: a side is tried
-  // three times and reported as unmeasured rather than failing the bench.
-  const figures = (wrangler: string, cwd: string) => {
-    for (let attempt = 1; ; attempt++) {
+  const sides = [
+    { label: "CF Agents reference worker", wrangler: join(PEER_DIR, "node_modules", ".bin", "wrangler"), cwd: PEER_DIR },
+    { label: "Beaver (wrangler.toml)", wrangler: join(ROOT, "node_modules", ".bin", "wrangler"), cwd: ROOT },
+  ].map((side) => ({ ...side, startup: [] as number[], evaluation: [] as number[], failures: [] as string[] }));
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    for (const side of sides) {
+      // `wrangler check startup` gives up after 10 s, which a loaded machine can exceed: such a profile
+      // is counted as missing rather than failing the bench.
       try {
-        return startupFigures(wrangler, cwd, "wrangler.toml");
+        const t = startupProfile(side.wrangler, side.cwd, "wrangler.toml");
+        side.startup.push(t.startupMs);
+        side.evaluation.push(t.bundleMs);
       } catch (err) {
-        if (attempt === 3) {
-          console.log(
-            `  (${cwd}: not measured: ${
-              String(err)
-                .split("\n")
-                .find((l) => l.includes("ERROR")) ?? String(err).slice(0, 200)
-            })`,
-          );
-          return null;
-        }
+        side.failures.push(
+          String(err)
+            .split("\n")
+            .find((l) => l.includes("ERROR")) ?? String(err).slice(0, 200),
+        );
       }
     }
-  };
-  const rows = [
-    { label: "CF Agents reference worker", f: figures(join(PEER_DIR, "node_modules", ".bin", "wrangler"), PEER_DIR) },
-    { label: "Beaver (wrangler.toml)", f: figures(join(ROOT, "node_modules", ".bin", "wrangler"), ROOT) },
-  ].flatMap((r) => (r.f ? [{ label: r.label, ...r.f }] : []));
+  }
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
-  for (const r of rows)
-    console.log(
-      `${pad(r.label, 30)} startup ${pad(ms(r.startupMs), 10)} (module evaluation ${pad(ms(r.bundleMs), 10)})  bundle ${mib(r.rawBytes)} raw, ${mib(r.gzipBytes)} gzip`,
-    );
+  for (const side of sides) {
+    const size = bundleSize(side.wrangler, side.cwd, "wrangler.toml");
+    const startup = side.startup.length
+      ? `startup ${pad(ms(percentile(side.startup, 50)), 10)} (module evaluation ${pad(ms(percentile(side.evaluation, 50)), 10)}; ${side.startup.length} profiles, ${ms(Math.min(...side.startup))}–${ms(Math.max(...side.startup))})`
+      : `startup not measured (${side.failures[0] ?? "no profile"})`;
+    console.log(`${pad(side.label, 30)} ${startup}  bundle ${mib(size.rawBytes)} raw, ${mib(size.gzipBytes)} gzip`);
+  }
 }
 
 export async function run(): Promise<void> {

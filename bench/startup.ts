@@ -47,20 +47,34 @@ export function profileTimes(p: CpuProfile, bundleName: string): { total: number
 }
 
 /** Startup profile and bundle size of the Worker configured by `config` (a path from `cwd`), built by `wrangler`. */
-export function startupFigures(wrangler: string, cwd: string, config: string): StartupFigures {
-  const dir = mkdtempSync(join(tmpdir(), "beaver-startup-"));
-  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+/** The bundle `wrangler deploy --dry-run` writes: raw and gzipped bytes over every uploaded module. */
+export function bundleSize(wrangler: string, cwd: string, config: string): { rawBytes: number; gzipBytes: number } {
+  const dir = mkdtempSync(join(tmpdir(), "beaver-bundle-"));
   try {
     const out = join(dir, "bundle");
-    execFileSync(wrangler, ["deploy", "--dry-run", "--outdir", out, "--config", config], { cwd, env, stdio: "pipe" });
+    execFileSync(wrangler, ["deploy", "--dry-run", "--outdir", out, "--config", config], { cwd, env: quietEnv(), stdio: "pipe" });
     const files = readdirSync(out).filter((f) => /\.(m?js|wasm)$/.test(f));
     const rawBytes = files.reduce((n, f) => n + statSync(join(out, f)).size, 0);
     const gzipBytes = files.reduce((n, f) => n + gzipSync(readFileSync(join(out, f))).byteLength, 0);
-    const profilePath = join(dir, "startup.cpuprofile");
-    execFileSync(wrangler, ["check", "startup", "--config", config, "--outfile", profilePath], { cwd, env, stdio: "pipe" });
-    const times = profileTimes(JSON.parse(readFileSync(profilePath, "utf8")) as CpuProfile, "index.js");
-    return { startupMs: times.total, bundleMs: times.bundle, rawBytes, gzipBytes };
+    return { rawBytes, gzipBytes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** One `wrangler check startup` profile: CPU in its samples, idle excluded, and the bundle's share. */
+export function startupProfile(wrangler: string, cwd: string, config: string): Pick<StartupFigures, "startupMs" | "bundleMs"> {
+  const dir = mkdtempSync(join(tmpdir(), "beaver-startup-"));
+  try {
+    const profilePath = join(dir, "startup.cpuprofile");
+    execFileSync(wrangler, ["check", "startup", "--config", config, "--outfile", profilePath], { cwd, env: quietEnv(), stdio: "pipe" });
+    const times = profileTimes(JSON.parse(readFileSync(profilePath, "utf8")) as CpuProfile, "index.js");
+    return { startupMs: times.total, bundleMs: times.bundle };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function quietEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
 }
