@@ -379,6 +379,22 @@ async function signedWith(env: Env, req: WebhookInput, at: ConfigAndRevision): P
   return !!secret && (await verifySignature(secret, req.body, signatureHeaders(req.headers)));
 }
 
+/** A new delivery as first recorded: `received`, nothing known of it but its headers and body hash. */
+export function receivedDelivery(deliveryId: string, eventType: string, bodySha256: string, receivedAt: number): Delivery {
+  return {
+    deliveryId,
+    eventType,
+    action: null,
+    repo: null,
+    outcome: "received",
+    reason: null,
+    taskIds: [],
+    statusCode: 202,
+    bodySha256,
+    receivedAt,
+  };
+}
+
 /** A signed delivery: refused, answered from the first of its kind (`priorRows`, when read), or recorded. */
 async function admit(
   env: Env,
@@ -399,18 +415,7 @@ async function admit(
   if (first) return duplicateOf(first);
   if (replayed) return duplicateOf(replayed);
   const eventType = req.headers.get("X-Gitea-Event-Type")?.trim() ?? "";
-  const base: Delivery = {
-    deliveryId,
-    eventType: eventType || "(missing)",
-    action: null,
-    repo: null,
-    outcome: "received",
-    reason: null,
-    taskIds: [],
-    statusCode: 202,
-    bodySha256,
-    receivedAt: now,
-  };
+  const base = receivedDelivery(deliveryId, eventType || "(missing)", bodySha256, now);
   if (!EVENT_TYPE.test(eventType)) {
     const reason = "X-Gitea-Event-Type header missing or malformed";
     return record(env, req.workspaceId, { ...base, outcome: "rejected", reason, statusCode: 400 }, null, at);

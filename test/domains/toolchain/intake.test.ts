@@ -7,10 +7,11 @@ import {
   intakeWebhook,
   processDelivery,
   RECEIVED_GRACE_MS,
+  receivedDelivery,
   REPLAY_WINDOW_MS,
   type Recorded,
 } from "../../../src/domains/toolchain/intake.ts";
-import { recordDelivery, type Delivery } from "../../../src/domains/toolchain/delivery-store.ts";
+import { recordDelivery } from "../../../src/domains/toolchain/delivery-store.ts";
 import { loadConfigAndRevision } from "../../../src/storage/config/store.ts";
 import { processWebhookDelivery, sweepWebhookDeliveries } from "../../../src/app/webhook-deliveries.ts";
 import { setOutboundFetch } from "../../support/test-services.ts";
@@ -490,18 +491,7 @@ describe('webhook intake: processed after the answer, exactly once (docs/toolcha
   const record = async (ws: string, id: string, now: number): Promise<Recorded> => {
     // Each a distinct event (an identical body would be a replay).
     const body = anotherEvent(fixture("issue_assign"), n++);
-    const delivery: Delivery = {
-      deliveryId: id,
-      eventType: "issue_assign",
-      action: null,
-      repo: null,
-      outcome: "received",
-      reason: null,
-      taskIds: [],
-      statusCode: 202,
-      bodySha256: await sha256Hex(new TextEncoder().encode(body)),
-      receivedAt: now,
-    };
+    const delivery = receivedDelivery(id, "issue_assign", await sha256Hex(new TextEncoder().encode(body)), now);
     const at = await loadConfigAndRevision(env, ws);
     expect(await recordDelivery(env, ws, delivery, body, now - REPLAY_WINDOW_MS, at.revision)).toBe(true);
     return { delivery, body, at };
