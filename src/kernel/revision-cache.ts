@@ -24,6 +24,11 @@ export class RevisionCache<T> {
     return value;
   }
 
+  /** Keeps `value`, read at `revision` (in the same snapshot, or after it), as `get` would have; a null revision keeps nothing. */
+  put(key: string, revision: string | null, value: T): void {
+    if (revision !== null) setBounded(this.#entries, key, { revision, value }, this.#max);
+  }
+
   /** The value kept under `revision`, without loading: null when none is (a caller that must not wait for a read). */
   peek(key: string, revision: string | null): T | null {
     const hit = this.#entries.get(key);

@@ -43,6 +43,26 @@ export async function listAgentsAt(env: Env, workspaceId: string, revision: stri
   return [...(await agentLists.get(workspaceId, revision, () => listAgents(env, workspaceId)))];
 }
 
+/** The row of `agentsStatement`: a `toolchain_agents` row under the drizzle row's names. */
+export type AgentRow = typeof toolchainAgents.$inferSelect;
+
+/**
+ * `listAgents`' query as a prepared statement, for a caller that reads it in one D1 batch with the
+ * workspace revision (webhook intake, docs/toolchain.md "Webhook intake"); `rememberAgentsAt` keeps its rows.
+ */
+export function agentsStatement(env: Env, workspaceId: string): D1PreparedStatement {
+  return env.DB.prepare(
+    `SELECT workspace_id AS workspaceId, id, gitea_username AS giteaUsername, username_key AS usernameKey, roles, model,
+       gitea_token_secret AS giteaTokenSecret, skills, enabled, created_at AS createdAt, updated_at AS updatedAt
+      FROM toolchain_agents WHERE workspace_id = ?1 ORDER BY id`,
+  ).bind(workspaceId);
+}
+
+/** Keeps `agentsStatement`'s rows, read in the same batch as `revision`, as the workspace's agents at that revision. */
+export function rememberAgentsAt(workspaceId: string, revision: string | null, rows: readonly AgentRow[]): void {
+  agentLists.put(workspaceId, revision, rows.map(fromRow));
+}
+
 /** The agents this isolate holds for the workspace at `revision`, or null: never reads (webhook intake before its answer). */
 export function cachedAgentsAt(workspaceId: string, revision: string | null): Agent[] | null {
   const kept = agentLists.peek(workspaceId, revision);

@@ -23,7 +23,7 @@ import { randomToken } from "../../kernel/ids.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { signatureHeaders, verifySignature } from "../gitea/signature.ts";
 import { toolchainConfigOf, type ToolchainConfig } from "./config.ts";
-import { cachedAgentsAt, listAgentsAt } from "../tasks/agent-store.ts";
+import { agentsStatement, cachedAgentsAt, listAgentsAt, rememberAgentsAt, type AgentRow } from "../tasks/agent-store.ts";
 import type { Agent } from "../tasks/agents.ts";
 import { classify, PayloadError, UnsupportedEventError, type Classified, type PullFacts, type Scenario } from "./scenarios.ts";
 import { routeScenario } from "./routing.ts";
@@ -203,8 +203,9 @@ interface Settled {
 /**
  * Settles a delivery before its answer when that needs no I/O (docs/toolchain.md, "Webhook intake"):
  * the body parses and classifies, no scenario needs Gitea, and the isolate holds the workspace's
- * agents at the revision the signature was checked at (`agents`; an event that asks nothing of an
- * agent needs none). Null otherwise: the delivery is recorded `received` and processed after the answer,
+ * agents at the revision the signature was checked at (`agents`: read with the config on the reading
+ * path, kept by earlier deliveries on the remembered one; an event that asks nothing of an agent needs
+ * none). Null otherwise: the delivery is recorded `received` and processed after the answer,
  * where a body that does not parse is rejected with its reason as before.
  */
 function settleWithoutIo(base: Delivery, body: string, { config }: ConfigAndRevision, agents: Agent[] | null): Settled | null {
@@ -354,15 +355,18 @@ export async function intakeWebhook(env: Env, req: WebhookInput, now = Date.now(
   }
   for (let reads = 1; ; reads++) {
     // One D1 round trip before the signature check: the config, the workspace revision (the secret and
-    // the agents are reused while it is unchanged) and the dedupe lookups; the lookups' rows are used
+    // the agents are reused while it is unchanged), the dedupe lookups and the agents; the rows are used
     // only once the signature verifies.
-    const [configRead, priorRead] = await env.DB.batch([
+    const [configRead, priorRead, agentsRead] = await env.DB.batch([
       configAndRevisionStatement(env, req.workspaceId),
       priorStatement(env, req.workspaceId, deliveryId, bodySha256, now - REPLAY_WINDOW_MS),
+      // The agents at the same revision, so this delivery can be settled in its one write too.
+      agentsStatement(env, req.workspaceId),
     ]);
     const at = configAndRevisionOf(configRead?.results[0] as ConfigAndRevisionRow | undefined);
     if (!(await signedWith(env, req, at))) return UNAUTHORIZED;
     setBounded(intakeKeys, req.workspaceId, at, MAX_INTAKE_KEYS);
+    rememberAgentsAt(req.workspaceId, at.revision, (agentsRead?.results ?? []) as AgentRow[]);
     const answer = await admit(env, req, at, (priorRead?.results ?? []) as DeliveryRow[], deliveryId, bodySha256, now);
     if (answer !== "stale") return answer;
     if (reads === MAX_READS) {

@@ -466,7 +466,7 @@ describe('webhook intake: a signed body replayed under a new delivery id (docs/t
     const text = fixture("issue_assign");
     const t0 = Date.now();
     const first = await intakeWebhook(env, { workspaceId: ws.id, ...(await signed("issue_assign", "old-1", text)) }, t0);
-    expect(first.kind).toBe("accepted");
+    expect(first.kind).toBe("settled");
     const inside = await intakeWebhook(
       env,
       { workspaceId: ws.id, ...(await signed("issue_assign", "old-2", text)) },
@@ -527,8 +527,11 @@ describe('webhook intake: processed after the answer, exactly once (docs/toolcha
 
   it("settles a delivery that needs no I/O in its one write: the answer carries its outcome and tasks, nothing is left to process", async () => {
     const ws = await toolchainWorkspace();
-    // The first delivery after a revision change reads the agents after its answer; from then on the isolate holds them.
-    await deliverOk(ws.id, "issue_assign", assignment(900));
+    // The workspace's first delivery in this isolate: the reading path reads the agents with the config.
+    const first = await deliver(ws.id, "issue_assign", assignment(900), { id: "settled-0" });
+    expect(first.status).toBe(202);
+    expect(await json(first)).toMatchObject({ delivery_id: "settled-0", outcome: "tasks_created" });
+    // The next one is signed with the remembered key: no read at all, the agents kept from the first.
     const res = await deliver(ws.id, "issue_assign", assignment(901), { id: "settled-1" });
     expect(res.status).toBe(202);
     const answer = await json<DeliveryAnswer>(res);
