@@ -46,8 +46,7 @@ export function profileTimes(p: CpuProfile, bundleName: string): { total: number
   return { total, bundle };
 }
 
-/** Startup profile and bundle size of the Worker configured by `config` (a path from `cwd`), built by `wrangler`. */
-/** The bundle `wrangler deploy --dry-run` writes: raw and gzipped bytes over every uploaded module. */
+/** The bundle `wrangler deploy --dry-run` writes for `config` (a path from `cwd`): raw and gzipped bytes over every uploaded module. */
 export function bundleSize(wrangler: string, cwd: string, config: string): { rawBytes: number; gzipBytes: number } {
   const dir = mkdtempSync(join(tmpdir(), "beaver-bundle-"));
   try {
