@@ -2,12 +2,13 @@
  * Headless Chromium for the e2e tests that drive the console: Debian's `/usr/bin/chromium` through
  * playwright-core (no browser download; `.ci/run` installs the package), in a throwaway profile that
  * `close()` removes. `watchProblems` collects what a page reports as wrong (console errors, page errors,
- * HTTP answers ≥ 400, failed requests) so a test can require none; `signIn` is the console's own form.
+ * HTTP answers ≥ 400, failed requests) so a test can require none; `trackRequests` lets a test wait for
+ * a page's requests before leaving it; `signIn` is the console's own form.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Page, type Request } from "playwright-core";
 
 export interface Chromium {
   context: BrowserContext;
@@ -60,9 +61,37 @@ export function watchProblems(page: Page, problems: string[], options: { failedR
   });
   if (options.failedRequests)
     page.on("requestfailed", (r) => {
-      if (r.failure()?.errorText === "net::ERR_ABORTED" && /\/stream(\?|$)/.test(r.url())) return;
+      if (r.failure()?.errorText === "net::ERR_ABORTED" && isLiveStream(r)) return;
       problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
     });
+}
+
+/** A session's live stream: open for as long as its page is shown, so leaving the page ends it. */
+function isLiveStream(r: Request): boolean {
+  return /\/stream(\?|$)/.test(r.url());
+}
+
+/**
+ * The page's requests still in flight, live streams left out. A test that leaves a page while one of
+ * its requests is answering makes the browser abort it, which `watchProblems` rightly counts as a
+ * failed request: `settled()` waits until every request the page made has finished or failed.
+ */
+export function trackRequests(page: Page): { settled(timeoutMs?: number): Promise<void> } {
+  const open = new Set<Request>();
+  page.on("request", (r) => {
+    if (!isLiveStream(r)) open.add(r);
+  });
+  page.on("requestfinished", (r) => open.delete(r));
+  page.on("requestfailed", (r) => open.delete(r));
+  return {
+    async settled(timeoutMs = 30_000) {
+      const until = Date.now() + timeoutMs;
+      while (open.size > 0) {
+        if (Date.now() > until) throw new Error(`requests still in flight: ${[...open].map((r) => `${r.method()} ${r.url()}`).join(", ")}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+  };
 }
 
 /** Signs the console in with an API token through its form and waits for the main navigation. */
