@@ -487,7 +487,7 @@ describe('webhook intake: a signed body replayed under a new delivery id (docs/t
 describe('webhook intake: processed after the answer, exactly once (docs/toolchain.md, "Webhook intake")', () => {
   let n = 1;
   // A delivery recorded `received` with its body, as intake writes one it does not settle before the answer
-  // (a CI failure needs Gitea; the agents not yet held at this revision): what the processors below start from.
+  // (a CI failure needs Gitea; the same work is already an open task): what the processors below start from.
   const record = async (ws: string, id: string, now: number): Promise<Recorded> => {
     // Each a distinct event (an identical body would be a replay).
     const body = anotherEvent(fixture("issue_assign"), n++);
