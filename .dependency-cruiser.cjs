@@ -62,6 +62,14 @@ module.exports = {
       to: { path: "^src/runtime/", pathNot: "^src/runtime/index\\.ts$" },
     },
     {
+      name: "shell-worker-protocol-only",
+      comment:
+        "the shell Worker (shell/) is a separate deployment: of Beaver's code it may use only the RPC protocol's types (docs/workspace.md, \"The shell\")",
+      severity: "error",
+      from: { path: "^shell/" },
+      to: { path: "^src/", pathNot: "^src/runtime/workspace/shell-protocol\\.ts$" },
+    },
+    {
       name: "no-test-code-in-src",
       severity: "error",
       from: { path: "^src/" },

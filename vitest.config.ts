@@ -2,6 +2,10 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { TEST_RATE_LIMITS } from "./test/support/rate-limits.ts";
+import { buildShellWorker } from "./test/support/shell-worker.ts";
+
+// The `bash` tool's interpreter runs in a Worker of its own (shell/, docs/workspace.md "The shell"), built once per run.
+const shellScript = buildShellWorker();
 
 export default defineConfig({
   plugins: [
@@ -10,6 +14,9 @@ export default defineConfig({
       // The production entry wrapped with test services (mock models, faults, fakes): test/support/worker.ts.
       main: "./test/support/worker.ts",
       miniflare: {
+        // The shell Worker behind wrangler.toml's `SHELL` service binding, as `wrangler dev` runs it beside this one.
+        workers: [{ name: "beaver-shell", modules: true, scriptPath: shellScript, compatibilityDate: "2026-10-20" }],
+        serviceBindings: { SHELL: "beaver-shell" },
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           BEAVER_ADMIN_TOKEN: "test-admin-token",

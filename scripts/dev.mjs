@@ -1,6 +1,7 @@
 // `npm run dev`: the whole local start in one command. Creates .dev.vars with fresh random secrets (and
 // BEAVER_ALLOW_PRIVATE_EGRESS=true, for local model servers) if it is missing, applies the D1 migrations to the local database without asking, then runs
-// `wrangler dev` (local D1, R2 and Durable Objects). Extra arguments go to `wrangler dev`.
+// `wrangler dev` (local D1, R2 and Durable Objects) of the main Worker and, beside it, the shell Worker its `bash`
+// tool calls (shell/wrangler.toml, docs/workspace.md "The shell"). Extra arguments go to `wrangler dev`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
@@ -26,4 +27,4 @@ const run = (args, extraEnv = {}) =>
 // Migrations on the local database need no confirmation: CI=true skips wrangler's prompt.
 const migrated = run(["d1", "migrations", "apply", "DB", "--local"], { CI: "true" });
 if (migrated !== 0) process.exit(migrated);
-process.exit(run(["dev", ...process.argv.slice(2)]));
+process.exit(run(["dev", "--config", "wrangler.toml", "--config", "shell/wrangler.toml", ...process.argv.slice(2)]));

@@ -65,4 +65,5 @@ export type {
 export type { WorkspaceShellFs } from "./workspace/shell-fs.ts";
 export { BASH_DESCRIPTION, type ShellCommands } from "./workspace/tools/bash.ts";
 export type { NetworkSection } from "./workspace/shell-clock.ts";
+export type { ShellCommand } from "./workspace/shell-host.ts";
 export type { SessionWorkspace } from "./workspace/session-workspace.ts";

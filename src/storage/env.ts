@@ -30,6 +30,12 @@ export interface Env {
   /** Optional service binding outbound HTTP to tenant-chosen hosts goes through (storage/outbound.ts). */
   OUTBOUND?: { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> };
   /**
+   * The shell Worker (shell/index.ts, `[[services]]` in wrangler.toml): the `bash` tool's interpreter, in a
+   * Worker of its own so this one's bundle leaves it out (docs/workspace.md, "The shell"). Its RPC interface
+   * is the runtime's shell-protocol.ts; absent, `bash` answers that the shell is not available.
+   */
+  SHELL?: Fetcher;
+  /**
    * Rate Limiting bindings (`[[ratelimits]]` in wrangler.toml, docs/limits.md): runs started per token
    * and per workspace (messages, chat), webhook deliveries per workspace. Absent ones fail open.
    */

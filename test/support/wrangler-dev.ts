@@ -39,6 +39,8 @@ export interface StartOptions {
 }
 
 const ROOT = resolve(import.meta.dirname, "../..");
+/** The shell Worker's config (shell/wrangler.toml), run beside the main Worker in the same `wrangler dev`. */
+const SHELL_CONFIG = "shell/wrangler.toml";
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
 
 export async function freePort(): Promise<number> {
@@ -86,7 +88,11 @@ export async function startWranglerDev(opts: StartOptions = {}): Promise<DevServ
     "--show-interactive-dev-session=false",
     "--log-level",
     "warn",
-    ...config,
+    // The main Worker first (its port, its state), then the shell Worker its `SHELL` binding calls (docs/workspace.md, "The shell").
+    "--config",
+    opts.config ?? "wrangler.toml",
+    "--config",
+    SHELL_CONFIG,
   ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child: ChildProcess = spawn(WRANGLER, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });

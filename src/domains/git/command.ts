@@ -1,5 +1,5 @@
 /**
- * `git` inside the workspace shell (docs/workspace.md, "Git"): a just-bash custom command backed by
+ * `git` inside the workspace shell (docs/workspace.md, "Git"): an extra shell command backed by
  * isomorphic-git over the workspace (fs.ts) and Beaver's egress-checked fetch (http.ts), so the model
  * types what it knows — `git clone`, `status`, `diff`, `add`, `commit -m`, `log`, `checkout -b`,
  * `push origin <branch>` — and gets git-like answers and exit codes. Everything a command writes
@@ -11,12 +11,12 @@
  * Gitea. Pushes are refused before any network write when they would force or target the remote's
  * default or a protected branch and the policy does not allow it.
  *
- * The command is lazy (just-bash's `LazyCommand`): isomorphic-git, the streaming clone and the shell
- * load on the first `git` a shell runs, not when the Worker starts (docs/performance.md, "The bundle").
+ * The command runs in the session, called back by the shell Worker (runtime shell-host.ts), and is lazy:
+ * isomorphic-git and the streaming clone load on the first `git` a shell runs, not when the Worker
+ * starts (docs/performance.md, "The bundle").
  */
 import type * as IsomorphicGit from "./isomorphic-git-lib.ts";
-import type { CustomCommand } from "just-bash/browser";
-import type { NetworkSection, WorkspaceShellFs } from "../../runtime/index.ts";
+import type { NetworkSection, ShellCommand, WorkspaceShellFs } from "../../runtime/index.ts";
 import type { StagedBlob } from "../../storage/files/objects.ts";
 import type { FetchFn } from "../../storage/outbound.ts";
 import { AppError } from "../../kernel/errors.ts";
@@ -117,29 +117,28 @@ let git: typeof IsomorphicGit;
 /** The streaming clone (clone.ts, with its pack reader and pako), loaded with isomorphic-git. */
 let streamingClone: typeof StreamingClone;
 
-export function gitCommand(options: GitCommandOptions): CustomCommand {
+export function gitCommand(options: GitCommandOptions): ShellCommand {
   let host: Promise<GitHost> | null = null;
   const getHost = () => (host ??= options.host());
-  const load = async () => {
-    const [{ defineCommand }, loaded, clone] = await Promise.all([
-      import("just-bash/browser"),
-      import("./isomorphic-git-lib.ts"),
-      import("./clone.ts"),
-    ]);
-    git = loaded;
-    streamingClone = clone.streamingClone;
-    return defineCommand("git", async (args, ctx) => {
-      const cwd = inWorkspace(ctx.cwd.replace(/\/+$/, "") || "/");
-      if (cwd === null) return fatal(`git works only inside ${MOUNT} (the workspace); the working directory is ${ctx.cwd}`);
-      const session = new GitSession(options, getHost, cwd);
+  let loaded: Promise<void> | null = null;
+  const load = () =>
+    (loaded ??= Promise.all([import("./isomorphic-git-lib.ts"), import("./clone.ts")]).then(([lib, clone]) => {
+      git = lib;
+      streamingClone = clone.streamingClone;
+    }));
+  return {
+    name: "git",
+    async run(args, io) {
+      const cwd = inWorkspace(io.cwd.replace(/\/+$/, "") || "/");
+      if (cwd === null) return fatal(`git works only inside ${MOUNT} (the workspace); the working directory is ${io.cwd}`);
       try {
-        return await session.run(args);
+        await load();
+        return await new GitSession(options, getHost, cwd).run(args);
       } catch (err) {
         return explain(err);
       }
-    });
+    },
   };
-  return { name: "git", load };
 }
 
 /** A readable `fatal:` line for an error from isomorphic-git, the fetch or the workspace. */

@@ -3,7 +3,6 @@
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
-import { defineCommand } from "just-bash/browser";
 import { createSession, submitRun, waitForRun } from "../../../src/runtime/session/service.ts";
 import { workspaceTools } from "../../../src/runtime/workspace/tools/index.ts";
 import { EMPTY_TREE_HASH, FileObjects } from "../../../src/storage/files/objects.ts";
@@ -25,11 +24,14 @@ describe("workspace atomicity", () => {
     // Polled, not awaited: a promise resolved inside the object and awaited here would cross I/O contexts.
     const entered = { at: 0 };
     // `hang` never returns: the command has written two files (one large, so already in R2) when the object dies.
-    const hang = defineCommand("hang", async (_args, ctx) => {
-      entered.at = Date.now();
-      await new Promise((resolve) => ctx.signal?.addEventListener("abort", resolve, { once: true }));
-      return { stdout: "", stderr: "", exitCode: 0 };
-    });
+    const hang = {
+      name: "hang",
+      run: async (_args: string[], io: { signal: AbortSignal }) => {
+        entered.at = Date.now();
+        await new Promise((resolve) => io.signal.addEventListener("abort", resolve, { once: true }));
+        return { stdout: "", stderr: "", exitCode: 0 };
+      },
+    };
     const toolset = registerToolset("ws-evict", workspaceTools({ commands: () => [hang] }));
     const main = new ScriptedModel([
       toolCalls({ id: "b1", name: "bash", args: { command: `echo a > a.txt; seq 1 20000 > big.txt; echo b > b.txt; hang` } }),

@@ -1,26 +1,24 @@
 /**
  * `bash {command}`: a simulated shell over the session workspace (docs/workspace.md, "The shell").
- * Workers cannot spawn processes, so the shell is just-bash (vercel-labs/just-bash, its browser build:
- * no node:fs, no worker threads): bash syntax with coreutils, grep, sed, awk, find, jq, diff… in
- * JavaScript. The workspace is mounted at /workspace through WorkspaceShellFs; the command's file
- * changes are committed as one workspace change after it ends. A command that runs out of time
- * commits nothing. Extra commands (`git`, added by the app) come from `commands`.
+ * Workers cannot spawn processes, so the shell is just-bash (vercel-labs/just-bash), which runs in the
+ * shell Worker (shell/index.ts) over the `SHELL` service binding: bash syntax with coreutils, grep, sed,
+ * awk, find, jq, diff… in JavaScript. The workspace is mounted at /workspace through WorkspaceShellFs,
+ * which stays here and answers the shell's file calls (shell-host.ts); the command's file changes are
+ * committed as one workspace change after it ends. A command that runs out of time commits nothing.
+ * Extra commands (`git`, added by the app) come from `commands` and run here too.
  */
 import { z } from "zod";
-import type { Bash, CustomCommand } from "just-bash/browser";
 import { defineTool, fail, ok, type ToolContext } from "../../tools/spec.ts";
 import { WorkspaceShellFs } from "../shell-fs.ts";
 import type { SessionWorkspace } from "../session-workspace.ts";
 import { capText, withWorkspace } from "./common.ts";
 import type { FileChange } from "../../../storage/files/objects.ts";
+import type { Env } from "../../../storage/env.ts";
 import { ShellClock, type NetworkSection } from "../shell-clock.ts";
+import { ShellHostTarget, type ShellCommand } from "../shell-host.ts";
+import type { ShellOutcome, ShellService } from "../shell-protocol.ts";
 
 export const WORKSPACE_MOUNT = "/workspace";
-/**
- * just-bash is the largest piece of the bundle (about 1.7 MiB of 8.3 raw): loaded on the first shell
- * call of an isolate, not evaluated at every isolate's startup (docs/performance.md, fourth round).
- */
-const loadShell = () => import("just-bash/browser");
 /** Most bytes a command may hold in its overlay of written files (memory; the workspace limits still apply at commit). */
 const MAX_OVERLAY_BYTES = 48 * 1024 * 1024;
 /** Total output a command may produce before the shell stops it (each stream is then capped for the model). */
@@ -34,7 +32,13 @@ const NETWORK_GIT = /\bgit\b[^;&|\n]*\b(?:clone|push)\b/;
  * command that waits on the network runs that wait inside `network`: the shell's time cap pauses and
  * `git_network_ms` applies instead (shell-clock.ts).
  */
-export type ShellCommands = (ctx: ToolContext, ws: SessionWorkspace, fs: WorkspaceShellFs, network: NetworkSection) => CustomCommand[];
+export type ShellCommands = (ctx: ToolContext, ws: SessionWorkspace, fs: WorkspaceShellFs, network: NetworkSection) => ShellCommand[];
+
+/** The shell Worker behind the `SHELL` binding (wrangler.toml); its RPC interface is shell-protocol.ts. */
+function shellWorker(env: Env): ShellService | null {
+  // The binding is typed as a plain Fetcher in Env (storage knows no runtime protocol); its entrypoint is shell/index.ts.
+  return (env.SHELL as unknown as ShellService | undefined) ?? null;
+}
 
 export const BASH_DESCRIPTION =
   "Run a command in a simulated bash shell whose working directory /workspace holds this session's files. " +
@@ -53,34 +57,39 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
       withWorkspace(ctx, async (ws) => {
         const limits = ws.limits;
         const base = ws.head();
-        const { Bash, InMemoryFs, MountableFs } = await loadShell();
+        const shell = shellWorker(ctx.env);
+        if (!shell) return fail("unavailable", "The shell is not available: this deployment has no SHELL binding (README, Deploy).");
         const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
-        const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: WORKSPACE_MOUNT, filesystem: files }] });
         // Plain timers cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call);
         // the shell's cap pauses while a git clone or push waits on the network (git_network_ms instead).
         const clock = new ShellClock(limits.shell_time_ms, limits.git_network_ms);
         const cancel = new AbortController();
         const timeout = AbortSignal.any([clock.signal, cancel.signal]);
         const commands = options.commands?.(ctx, ws, files, clock.network) ?? [];
-        const bash = new Bash({
-          fs,
-          cwd: WORKSPACE_MOUNT,
-          env: { HOME: WORKSPACE_MOUNT, USER: "agent", PWD: WORKSPACE_MOUNT },
-          // just-bash's own deadline (checked by its interpreter, so it also stops a busy loop, where no timer can
-          // fire) is the outer bound: the shell's time, plus the network budget when the line runs a clone or push.
-          executionLimits: {
-            maxExecutionTimeMs: limits.shell_time_ms + (commands.length && NETWORK_GIT.test(args.command) ? limits.git_network_ms : 0),
-            maxOutputSize: MAX_SHELL_OUTPUT_BYTES,
-          },
-          customCommands: commands,
-        });
+        let end!: () => void;
+        const ended = new Promise<void>((resolve) => (end = resolve));
+        const host = new ShellHostTarget(files, commands, timeout, ended);
         const onCancel = () => cancel.abort(ctx.signal.reason);
         ctx.signal.addEventListener("abort", onCancel, { once: true });
-        let result: Awaited<ReturnType<Bash["exec"]>>;
+        let result: ShellOutcome;
         try {
-          result = await bash.exec(args.command, { signal: timeout });
+          result = await shell.run(
+            {
+              command: args.command,
+              mount: WORKSPACE_MOUNT,
+              cwd: WORKSPACE_MOUNT,
+              env: { HOME: WORKSPACE_MOUNT, USER: "agent", PWD: WORKSPACE_MOUNT },
+              // just-bash's own deadline (checked by its interpreter, so it also stops a busy loop, where no timer can
+              // fire) is the outer bound: the shell's time, plus the network budget when the line runs a clone or push.
+              maxExecutionTimeMs: limits.shell_time_ms + (commands.length && NETWORK_GIT.test(args.command) ? limits.git_network_ms : 0),
+              maxOutputSize: MAX_SHELL_OUTPUT_BYTES,
+              commands: commands.map((c) => c.name),
+            },
+            host,
+          );
         } finally {
           clock.stop();
+          end();
           ctx.signal.removeEventListener("abort", onCancel);
         }
         if (ctx.signal.aborted) return fail("cancelled", "Tool 'bash' was cancelled");

@@ -1,0 +1,154 @@
+/**
+ * The shell Worker (docs/workspace.md, "The shell"; the protocol: src/runtime/workspace/shell-protocol.ts).
+ * Workers cannot spawn processes, so the shell is just-bash (vercel-labs/just-bash, its browser build: no
+ * node:fs, no worker threads): bash syntax with coreutils, grep, sed, awk, find, jq, diff… in JavaScript.
+ * It lives in a Worker of its own so that the main Worker's bundle and cold starts leave it out
+ * (docs/performance.md, sixth pass); this Worker holds nothing but the interpreter.
+ *
+ * One RPC call runs one command line. The caller's workspace is mounted through `HostFs`, whose every call
+ * goes back to the caller; anything written elsewhere (/tmp) lives in this call's memory and is gone after
+ * it. The caller's extra commands (`git`) are forwarded by name. The caller stops a command through
+ * `host.stopped()`; just-bash's own deadline (`maxExecutionTimeMs`) stops a busy loop no timer can reach.
+ */
+import { WorkerEntrypoint } from "cloudflare:workers";
+import { Bash, defineCommand, InMemoryFs, MountableFs } from "just-bash/browser";
+import type { CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash/browser";
+import type { ShellFsCall, ShellHost, ShellOutcome, ShellRequest, ShellService } from "../src/runtime/workspace/shell-protocol.ts";
+
+/** just-bash's directory entry (exported from its main entry only, not the browser one). */
+interface DirentEntry {
+  name: string;
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymbolicLink: boolean;
+}
+
+/** The caller's workspace as just-bash's file system: each call is one RPC back to the caller. */
+export class HostFs implements IFileSystem {
+  readonly #host: ShellHost;
+  readonly #heard: (answer: { stopped?: string }) => void;
+
+  /** `heard` sees every answer first, for the stop it may carry. */
+  constructor(host: ShellHost, heard: (answer: { stopped?: string }) => void) {
+    this.#host = host;
+    this.#heard = heard;
+  }
+
+  async #call<T>(call: ShellFsCall, ...args: unknown[]): Promise<T> {
+    const answer = await this.#host.fs(call, args);
+    this.#heard(answer);
+    if ("error" in answer) throw Object.assign(new Error(answer.error.message), answer.error.code ? { code: answer.error.code } : {});
+    return answer.value as T;
+  }
+
+  readFile(path: string, options?: unknown): Promise<string> {
+    return this.#call("readFile", path, options);
+  }
+  readFileBuffer(path: string): Promise<Uint8Array> {
+    return this.#call("readFileBuffer", path);
+  }
+  writeFile(path: string, content: FileContent, options?: unknown): Promise<void> {
+    return this.#call("writeFile", path, content, options);
+  }
+  appendFile(path: string, content: FileContent, options?: unknown): Promise<void> {
+    return this.#call("appendFile", path, content, options);
+  }
+  exists(path: string): Promise<boolean> {
+    return this.#call("exists", path);
+  }
+  stat(path: string): Promise<FsStat> {
+    return this.#call("stat", path);
+  }
+  lstat(path: string): Promise<FsStat> {
+    return this.#call("lstat", path);
+  }
+  mkdir(path: string, options?: MkdirOptions): Promise<void> {
+    return this.#call("mkdir", path, options);
+  }
+  readdir(path: string): Promise<string[]> {
+    return this.#call("readdir", path);
+  }
+  readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
+    return this.#call("readdirWithFileTypes", path);
+  }
+  rm(path: string, options?: RmOptions): Promise<void> {
+    return this.#call("rm", path, options);
+  }
+  cp(src: string, dest: string, options?: CpOptions): Promise<void> {
+    return this.#call("cp", src, dest, options);
+  }
+  mv(src: string, dest: string): Promise<void> {
+    return this.#call("mv", src, dest);
+  }
+  chmod(path: string, mode: number): Promise<void> {
+    return this.#call("chmod", path, mode);
+  }
+  symlink(target: string, linkPath: string): Promise<void> {
+    return this.#call("symlink", target, linkPath);
+  }
+  link(existingPath: string, newPath: string): Promise<void> {
+    return this.#call("link", existingPath, newPath);
+  }
+  readlink(path: string): Promise<string> {
+    return this.#call("readlink", path);
+  }
+  realpath(path: string): Promise<string> {
+    return this.#call("realpath", path);
+  }
+  utimes(path: string, atime: Date, mtime: Date): Promise<void> {
+    return this.#call("utimes", path, atime, mtime);
+  }
+
+  /** Path arithmetic only (no I/O), so it stays here: the caller's file system does the same. */
+  resolvePath(base: string, path: string): string {
+    const parts: string[] = [];
+    for (const seg of (path.startsWith("/") ? path : `${base}/${path}`).split("/")) {
+      if (seg === "" || seg === ".") continue;
+      if (seg === "..") parts.pop();
+      else parts.push(seg);
+    }
+    return `/${parts.join("/")}`;
+  }
+
+  /** The workspace is read one directory at a time, never listed whole (as WorkspaceShellFs). */
+  getAllPaths(): string[] {
+    return [];
+  }
+}
+
+export async function runShell(request: ShellRequest, host: ShellHost): Promise<ShellOutcome> {
+  const stop = new AbortController();
+  // A host that goes away (its object evicted) stops the command too; once the command ended the answer is null.
+  host.stopped().then(
+    (reason) => reason !== null && stop.abort(reason),
+    (err: unknown) => stop.abort(err),
+  );
+  // Told with the host's answers too, so a command that returned on the stop is the line's last step.
+  const heard = (answer: { stopped?: string }) => answer.stopped !== undefined && stop.abort(answer.stopped);
+  const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: request.mount, filesystem: new HostFs(host, heard) }] });
+  const bash = new Bash({
+    fs,
+    cwd: request.cwd,
+    env: request.env,
+    executionLimits: { maxExecutionTimeMs: request.maxExecutionTimeMs, maxOutputSize: request.maxOutputSize },
+    customCommands: request.commands.map((name) =>
+      defineCommand(name, async (args, ctx) => {
+        try {
+          const { stdout, stderr, exitCode, ...notice } = await host.command(name, args, { cwd: ctx.cwd });
+          heard(notice);
+          return { stdout, stderr, exitCode };
+        } catch (err) {
+          return { stdout: "", stderr: `${name}: ${err instanceof Error ? err.message : String(err)}\n`, exitCode: 1 };
+        }
+      }),
+    ),
+  });
+  const result = await bash.exec(request.command, { signal: stop.signal });
+  return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };
+}
+
+export default class ShellWorker extends WorkerEntrypoint implements ShellService {
+  run(request: ShellRequest, host: ShellHost): Promise<ShellOutcome> {
+    return runShell(request, host);
+  }
+}
