@@ -7,7 +7,8 @@
  * p50 wall time per kind of turn for A and B. Env: BENCH_AB_TURNS (20).
  *
  * The turns are the workspace bench's (bench/workspace.ts): no tool, an `echo` call, an `echo` call
- * with 1.2 KB of arguments and a `write_file` of 1.2 KB, all on the `code` tool set.
+ * with 1.2 KB of arguments and a `write_file` of 1.2 KB, and two `bash` commands (a few file calls; 50
+ * files written and searched), all on the `code` tool set.
  */
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -40,6 +41,13 @@ const KINDS: { name: string; steps: (i: number) => ScriptedStep[] }[] = [
   { name: "echo {text: 'x'}", steps: () => tool("echo", { text: "x" }) },
   { name: "echo, 1.2 KB of arguments", steps: (i) => tool("echo", { text: bigContent(i) }) },
   { name: "write_file 1.2 KB", steps: (i) => tool("write_file", { path: `src/d${i % 5}/f${i}.ts`, content: bigContent(i) }) },
+  // The shell (docs/workspace.md, "The shell"): a command of a few file calls, and one of about a hundred.
+  { name: "bash: echo > file, cat", steps: (i) => tool("bash", { command: `echo ${i} > a.txt && cat a.txt` }) },
+  {
+    name: "bash: 50 files, grep -r",
+    steps: (i) =>
+      tool("bash", { command: `mkdir -p g; for n in $(seq 1 50); do echo "line $n of ${i}" > g/f$n.txt; done; grep -rc line g | wc -l` }),
+  },
 ];
 
 const model = await startScriptedModelServer();

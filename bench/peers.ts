@@ -293,13 +293,21 @@ function reportStartup(): void {
     }
   }
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
+  let beaverGzip = 0;
   for (const side of sides) {
     const size = bundleSize(side.wrangler, side.cwd, "wrangler.toml");
+    if (side.cwd === ROOT) beaverGzip = size.gzipBytes;
     const startup = side.startup.length
       ? `startup ${pad(ms(percentile(side.startup, 50)), 10)} (module evaluation ${pad(ms(percentile(side.evaluation, 50)), 10)}; ${side.startup.length} profiles, ${ms(Math.min(...side.startup))}–${ms(Math.max(...side.startup))})`
       : `startup not measured (${side.failures[0] ?? "no profile"})`;
     console.log(`${pad(side.label, 30)} ${startup}  bundle ${mib(size.rawBytes)} raw, ${mib(size.gzipBytes)} gzip`);
   }
+  // Beaver's shell is a Worker of its own (shell/, docs/workspace.md "The shell"), started only by a session that
+  // runs a command: its bundle is printed beside the main one, and the two together, so nothing is hidden by the split.
+  const shell = bundleSize(sides[1]!.wrangler, ROOT, "shell/wrangler.toml");
+  console.log(
+    `${pad("Beaver shell (shell/)", 30)} bundle ${mib(shell.rawBytes)} raw, ${mib(shell.gzipBytes)} gzip; both Workers ${mib(beaverGzip + shell.gzipBytes)} gzip`,
+  );
 }
 
 export async function run(): Promise<void> {
