@@ -2,7 +2,20 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "console/dist/", ".wrangler/", "migrations/", ".node/", "coverage/", "bench/peers/cf-agents/"] },
+  {
+    ignores: [
+      "node_modules/",
+      "dist/",
+      "dist-production/",
+      "dist-shell/",
+      "console/dist/",
+      "**/.wrangler/",
+      "migrations/",
+      ".node/",
+      "coverage/",
+      "bench/peers/cf-agents/",
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {
