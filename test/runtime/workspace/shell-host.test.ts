@@ -42,8 +42,9 @@ describe("the shell Worker and the session's host", () => {
         },
       };
       const host = (signal = new AbortController().signal) => {
-        const end = Promise.withResolvers<void>();
-        return { target: new ShellHostTarget(files, [echo, hang], signal, end.promise), end: end.resolve };
+        let end!: () => void;
+        const ended = new Promise<void>((resolve) => (end = resolve));
+        return { target: new ShellHostTarget(files, [echo, hang], signal, ended), end };
       };
 
       const first = host();
