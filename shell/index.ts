@@ -13,7 +13,14 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { Bash, defineCommand, InMemoryFs, MountableFs } from "just-bash/browser";
 import type { CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash/browser";
-import type { ShellFsCall, ShellHost, ShellOutcome, ShellRequest, ShellService } from "../src/runtime/workspace/shell-protocol.ts";
+import type {
+  ShellFsAnswer,
+  ShellFsCall,
+  ShellHost,
+  ShellOutcome,
+  ShellRequest,
+  ShellService,
+} from "../src/runtime/workspace/shell-protocol.ts";
 
 /** just-bash's directory entry (exported from its main entry only, not the browser one). */
 interface DirentEntry {
@@ -23,10 +30,31 @@ interface DirentEntry {
   isSymbolicLink: boolean;
 }
 
-/** The caller's workspace as just-bash's file system: each call is one RPC back to the caller. */
+/** Calls that change nothing: every other call may, so it empties the stat cache (`HostFs.forget`). */
+const READS = new Set<ShellFsCall>([
+  "readFile",
+  "readFileBuffer",
+  "exists",
+  "stat",
+  "lstat",
+  "readdir",
+  "readdirWithFileTypes",
+  "readlink",
+  "realpath",
+]);
+
+/**
+ * The caller's workspace as just-bash's file system: each call is one RPC back to the caller, except the
+ * `stat`s a listing already brought (`ShellHost.list`). Those are kept only while nothing has changed:
+ * every changing call and every extra command (which runs in the caller and may write, as `git` does)
+ * empties the cache, and a listing that was under way across such a change is not kept.
+ */
 export class HostFs implements IFileSystem {
   readonly #host: ShellHost;
   readonly #heard: (answer: { stopped?: string }) => void;
+  readonly #stats = new Map<string, FsStat>();
+  /** Counts changes; a listing is cached only if none happened while it was under way. */
+  #generation = 0;
 
   /** `heard` sees every answer first, for the stop it may carry. */
   constructor(host: ShellHost, heard: (answer: { stopped?: string }) => void) {
@@ -34,11 +62,27 @@ export class HostFs implements IFileSystem {
     this.#heard = heard;
   }
 
+  /** Something may have changed the files (a changing call, an extra command): cached stats are dropped. */
+  forget(): void {
+    this.#generation++;
+    this.#stats.clear();
+  }
+
   async #call<T>(call: ShellFsCall, ...args: unknown[]): Promise<T> {
+    if (!READS.has(call)) this.forget();
     const answer = await this.#host.fs(call, args);
+    if (!READS.has(call)) this.forget();
+    return this.#value<T>(answer);
+  }
+
+  #value<T>(answer: ShellFsAnswer): T {
     this.#heard(answer);
     if ("error" in answer) throw Object.assign(new Error(answer.error.message), answer.error.code ? { code: answer.error.code } : {});
     return answer.value as T;
+  }
+
+  #cached(path: string): FsStat | undefined {
+    return this.#stats.get(this.resolvePath("/", path));
   }
 
   readFile(path: string, options?: unknown): Promise<string> {
@@ -54,19 +98,31 @@ export class HostFs implements IFileSystem {
     return this.#call("appendFile", path, content, options);
   }
   exists(path: string): Promise<boolean> {
-    return this.#call("exists", path);
+    return this.#cached(path) ? Promise.resolve(true) : this.#call("exists", path);
   }
   stat(path: string): Promise<FsStat> {
-    return this.#call("stat", path);
+    const known = this.#cached(path);
+    return known ? Promise.resolve({ ...known }) : this.#call("stat", path);
   }
+  /** The workspace has no links (WorkspaceShellFs refuses them), so `lstat` is `stat`. */
   lstat(path: string): Promise<FsStat> {
-    return this.#call("lstat", path);
+    const known = this.#cached(path);
+    return known ? Promise.resolve({ ...known }) : this.#call("lstat", path);
   }
   mkdir(path: string, options?: MkdirOptions): Promise<void> {
     return this.#call("mkdir", path, options);
   }
-  readdir(path: string): Promise<string[]> {
-    return this.#call("readdir", path);
+  async readdir(path: string): Promise<string[]> {
+    const generation = this.#generation;
+    const { names, stats } = this.#value<{ names: string[]; stats: (FsStat | null)[] }>(await this.#host.list(path));
+    if (generation === this.#generation) {
+      const dir = this.resolvePath("/", path);
+      names.forEach((name, i) => {
+        const stat = stats[i];
+        if (stat) this.#stats.set(this.resolvePath(dir, name), stat);
+      });
+    }
+    return names;
   }
   readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
     return this.#call("readdirWithFileTypes", path);
@@ -125,7 +181,8 @@ export async function runShell(request: ShellRequest, host: ShellHost): Promise<
   );
   // Told with the host's answers too, so a command that returned on the stop is the line's last step.
   const heard = (answer: { stopped?: string }) => answer.stopped !== undefined && stop.abort(answer.stopped);
-  const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: request.mount, filesystem: new HostFs(host, heard) }] });
+  const files = new HostFs(host, heard);
+  const fs = new MountableFs({ base: new InMemoryFs(), mounts: [{ mountPoint: request.mount, filesystem: files }] });
   const bash = new Bash({
     fs,
     cwd: request.cwd,
@@ -134,7 +191,9 @@ export async function runShell(request: ShellRequest, host: ShellHost): Promise<
     customCommands: request.commands.map((name) =>
       defineCommand(name, async (args, ctx) => {
         try {
+          files.forget();
           const { stdout, stderr, exitCode, ...notice } = await host.command(name, args, { cwd: ctx.cwd });
+          files.forget();
           heard(notice);
           return { stdout, stderr, exitCode };
         } catch (err) {

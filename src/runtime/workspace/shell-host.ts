@@ -54,6 +54,15 @@ export class ShellHostTarget extends RpcTarget implements ShellHost {
     }
   }
 
+  async list(path: string): Promise<ShellFsAnswer> {
+    const names = await this.fs("readdir", [path]);
+    if (!("value" in names)) return names;
+    const list = names.value as string[];
+    const base = path.endsWith("/") ? path : `${path}/`;
+    const stats = await Promise.all(list.map((name) => this.#files.stat(`${base}${name}`).catch(() => null)));
+    return { value: { names: list, stats }, ...this.#notice() };
+  }
+
   async command(name: string, args: string[], io: { cwd: string }): Promise<ShellCommandAnswer> {
     const command = this.#commands.get(name);
     if (!command) return { stdout: "", stderr: `${name}: command not found\n`, exitCode: 127 };

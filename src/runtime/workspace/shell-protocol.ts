@@ -74,6 +74,11 @@ export type ShellCommandAnswer = ShellOutcome & StopNotice;
 /** The caller's side of one command: its files, its extra commands, and the stop. */
 export interface ShellHost {
   fs(call: ShellFsCall, args: unknown[]): Promise<ShellFsAnswer>;
+  /**
+   * `readdir` with each entry's `stat` (null where it failed) in one round trip: `find`, `grep -r` and
+   * `ls -l` stat every entry they list, which would otherwise be one call each. Value: `{ names, stats }`.
+   */
+  list(path: string): Promise<ShellFsAnswer>;
   command(name: string, args: string[], io: { cwd: string }): Promise<ShellCommandAnswer>;
   /** Resolves with a reason when the caller stops the command (its time cap, a cancelled run), with null once it ended. */
   stopped(): Promise<string | null>;

@@ -41,10 +41,18 @@ describe("the shell Worker and the session's host", () => {
           return { stdout: `hello ${args.join(" ")}\n`, stderr: "", exitCode: 0 };
         },
       };
+      // Writes in the session, as `git checkout` does: the shell must not answer from stats it listed before.
+      const grow: ShellCommand = {
+        name: "grow",
+        run: async () => {
+          await files.writeFile("/d/f.txt", "0123456789");
+          return { stdout: "", stderr: "", exitCode: 0 };
+        },
+      };
       const host = (signal = new AbortController().signal) => {
         let end!: () => void;
         const ended = new Promise<void>((resolve) => (end = resolve));
-        return { target: new ShellHostTarget(files, [echo, hang], signal, ended), end };
+        return { target: new ShellHostTarget(files, [echo, hang, grow], signal, ended), end };
       };
 
       const first = host();
@@ -61,6 +69,16 @@ describe("the shell Worker and the session's host", () => {
       expect(seen).toEqual([{ args: ["world"], cwd: "/workspace/d" }]);
       // The write is in the session's overlay (committed by the bash tool afterwards); /tmp stayed in the shell.
       expect(files.changes().map((c) => [c.path, c.bytes && new TextDecoder().decode(c.bytes)])).toEqual([["d/f.txt", "hi\n"]]);
+
+      // A listing brings each entry's stat; a change made in the session (an extra command) drops them.
+      const listed = host();
+      const sizes = await shell.run(
+        request("ls -l d | grep -c f.txt; grow; ls -l d/f.txt; find d -size +5c", { commands: ["grow"] }),
+        listed.target,
+      );
+      listed.end();
+      expect(sizes.stderr).toBe("");
+      expect(sizes.stdout).toMatch(/^1\n.* 10 .*f\.txt\nd\/f\.txt\n$/s);
 
       // The host's stop reaches a command waiting in the session and the shell, which ends the line early.
       const stop = new AbortController();
