@@ -7,8 +7,8 @@
  * p50 wall time per kind of turn for A and B. Env: BENCH_AB_TURNS (20).
  *
  * The turns are the workspace bench's (bench/workspace.ts): no tool, an `echo` call, an `echo` call
- * with 1.2 KB of arguments and a `write_file` of 1.2 KB, and two `bash` commands (a few file calls; 50
- * files written and searched), all on the `code` tool set.
+ * with 1.2 KB of arguments and a `write_file` of 1.2 KB, and three `bash` commands (a few file calls;
+ * 50 files written and searched; 50 files searched and found), all on the `code` tool set.
  */
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -44,9 +44,20 @@ const KINDS: { name: string; steps: (i: number) => ScriptedStep[] }[] = [
   // The shell (docs/workspace.md, "The shell"): a command of a few file calls, and one of about a hundred.
   { name: "bash: echo > file, cat", steps: (i) => tool("bash", { command: `echo ${i} > a.txt && cat a.txt` }) },
   {
-    name: "bash: 50 files, grep -r",
+    name: "bash: write 50 files, grep",
     steps: (i) =>
       tool("bash", { command: `mkdir -p g; for n in $(seq 1 50); do echo "line $n of ${i}" > g/f$n.txt; done; grep -rc line g | wc -l` }),
+  },
+  // Reads only, as most of an agent's commands are: the files are written by the first (warm-up) turn.
+  {
+    name: "bash: grep -r, find, 50 files",
+    steps: (i) =>
+      tool("bash", {
+        command:
+          i === 0
+            ? `mkdir -p r; for n in $(seq 1 50); do echo "line $n" > r/f$n.txt; done`
+            : `grep -rc line r | wc -l; find r -name '*.txt' | wc -l`,
+      }),
   },
 ];
 
