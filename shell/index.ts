@@ -30,6 +30,9 @@ interface DirentEntry {
   isSymbolicLink: boolean;
 }
 
+/** An empty memory file system, for its path arithmetic (`resolvePath`), which the workspace has no links to change. */
+const PATHS = new InMemoryFs();
+
 /** Calls that change nothing: every other call may, so it empties the stat cache (`HostFs.forget`). */
 const READS = new Set<ShellFsCall>([
   "readFile",
@@ -155,15 +158,9 @@ export class HostFs implements IFileSystem {
     return this.#call("utimes", path, atime, mtime);
   }
 
-  /** Path arithmetic only (no I/O), so it stays here: the caller's file system does the same. */
+  /** Path arithmetic only (no I/O), so it stays here: just-bash's own, as its memory file system does it. */
   resolvePath(base: string, path: string): string {
-    const parts: string[] = [];
-    for (const seg of (path.startsWith("/") ? path : `${base}/${path}`).split("/")) {
-      if (seg === "" || seg === ".") continue;
-      if (seg === "..") parts.pop();
-      else parts.push(seg);
-    }
-    return `/${parts.join("/")}`;
+    return PATHS.resolvePath(base, path);
   }
 
   /** The workspace is read one directory at a time, never listed whole (as WorkspaceShellFs). */
