@@ -58,7 +58,8 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
         const limits = ws.limits;
         const base = ws.head();
         const shell = shellWorker(ctx.env);
-        if (!shell) return fail("unavailable", "The shell is not available: this deployment has no SHELL binding (docs/deployment.md, step 4).");
+        if (!shell)
+          return fail("unavailable", "The shell is not available: this deployment has no SHELL binding (docs/deployment.md, step 4).");
         const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
         // Plain timers cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call);
         // the shell's cap pauses while a git clone or push waits on the network (git_network_ms instead).
