@@ -4,8 +4,9 @@ import { defineConfig } from "vitest/config";
 import { TEST_RATE_LIMITS } from "./test/support/rate-limits.ts";
 import { buildShellWorker } from "./test/support/shell-worker.ts";
 
-// The `bash` tool's interpreter runs in a Worker of its own (shell/, docs/workspace.md "The shell"), built once per run.
-const shellScript = buildShellWorker();
+// The `bash` tool's interpreter runs in a Worker of its own (shell/, docs/workspace.md "The shell"), built once per
+// run when the pool starts; not when this file is merely read (knip reads it in `npm run lint`).
+let shellScript: string | undefined;
 
 export default defineConfig({
   plugins: [
@@ -15,7 +16,9 @@ export default defineConfig({
       main: "./test/support/worker.ts",
       miniflare: {
         // The shell Worker behind wrangler.toml's `SHELL` service binding, as `wrangler dev` runs it beside this one.
-        workers: [{ name: "beaver-shell", modules: true, scriptPath: shellScript, compatibilityDate: "2026-10-20" }],
+        workers: [
+          { name: "beaver-shell", modules: true, scriptPath: (shellScript ??= buildShellWorker()), compatibilityDate: "2026-10-20" },
+        ],
         serviceBindings: { SHELL: "beaver-shell" },
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
