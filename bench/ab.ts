@@ -4,19 +4,26 @@
  * `wrangler dev` over its own source, e.g. the commit before a fix and the fix) side by side, with one
  * scripted model server, and runs the same turns on both **alternately** — A, B, A, B … — so the
  * machine's load, which changes from minute to minute on a shared machine, touches both alike. Prints
- * p50 wall time per kind of turn for A and B. Env: BENCH_AB_TURNS (20).
+ * p50 wall time per kind of turn for A and B. Env: BENCH_AB_TURNS (20); BENCH_AB_CONFIG: `shipped`
+ * (the default: each checkout's own wrangler.toml as users deploy it, assets, observability and
+ * rate-limit bindings included, with only the limits raised, as `npm run bench:peers` runs it;
+ * bench/shipped-config.ts) or `bench` (each checkout's bench/wrangler.toml, without those sections).
  *
  * The turns are the workspace bench's (bench/workspace.ts): no tool, an `echo` call, an `echo` call
  * with 1.2 KB of arguments and a `write_file` of 1.2 KB, and three `bash` commands (a few file calls;
  * 50 files written and searched; 50 files searched and found), all on the `code` tool set.
  */
+import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import type { DevServer, StartOptions } from "../test/support/wrangler-dev.ts";
 import { benchClient, benchWorkspace } from "./support.ts";
+import { benchConfigText } from "./shipped-config.ts";
 
 const TURNS = Number(process.env.BENCH_AB_TURNS ?? 20);
+const CONFIG = process.env.BENCH_AB_CONFIG ?? "shipped";
+if (CONFIG !== "shipped" && CONFIG !== "bench") throw new Error(`BENCH_AB_CONFIG: 'shipped' or 'bench', not '${CONFIG}'`);
 const WARMUP = 3;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -26,12 +33,16 @@ if (!dirA || !dirB) {
   process.exit(2);
 }
 
-/** `wrangler dev` of a checkout's bench Worker, started by that checkout's own helper (its root is its folder). */
+/** `wrangler dev` of a checkout's Worker (`CONFIG`), started by that checkout's own helper (its root is its folder). */
 async function start(dir: string): Promise<DevServer> {
   const mod = (await import(resolve(dir, "test/support/wrangler-dev.ts"))) as {
     startWranglerDev: (o: StartOptions) => Promise<DevServer>;
   };
-  return mod.startWranglerDev({ config: "bench/wrangler.toml", timeoutMs: 240_000 });
+  if (CONFIG === "bench") return mod.startWranglerDev({ config: "bench/wrangler.toml", timeoutMs: 240_000 });
+  // The checkout's own shipped config, generated beside it by this tree's generator (as bench:peers does for its baseline).
+  const name = "wrangler.bench-shipped.toml";
+  writeFileSync(resolve(dir, name), benchConfigText(readFileSync(resolve(dir, "wrangler.toml"), "utf8"), "shipped"));
+  return mod.startWranglerDev({ config: name, timeoutMs: 240_000 });
 }
 
 const bigContent = (i: number) => `export const v = ${i};\n`.repeat(50);
@@ -90,7 +101,7 @@ try {
         if (i >= WARMUP) side.samples[k]!.push(ms);
       }
   console.log(
-    `A: ${dirA}\nB: ${dirB}\nconfiguration: each checkout's bench/wrangler.toml on wrangler dev; ${TURNS} turns per figure, A and B alternating; p50`,
+    `A: ${dirA}\nB: ${dirB}\nconfiguration: each checkout's ${CONFIG === "shipped" ? "shipped wrangler.toml (only the rate limits raised)" : "bench/wrangler.toml"} on wrangler dev; ${TURNS} turns per figure, A and B alternating; p50`,
   );
   for (const [k, kind] of KINDS.entries()) {
     const [pa, pb] = sides.map((s) => median(s.samples[k]!)) as [number, number];
