@@ -97,6 +97,23 @@ export async function forgetRecord(env: Env, holder: TokenHolder, server: string
   await kvOf(env).delete(recordKey(holder, server));
 }
 
+/**
+ * Forgets every personal server's tokens held by these members of a workspace: what a revoked API
+ * token connected ends with it (docs/mcp.md, "Personal servers"). Server names hold no `:`
+ * (config.ts), so a key's tail names its member.
+ */
+export async function forgetMemberRecords(env: Env, workspaceId: string, members: string[]): Promise<void> {
+  const kv = env.OAUTH_KV;
+  if (!kv || members.length === 0) return;
+  const tails = members.map((m) => `:member:${m}`);
+  let cursor: string | undefined;
+  do {
+    const page = await kv.list({ prefix: `mcpc:${workspaceId}:`, ...(cursor ? { cursor } : {}) });
+    await Promise.all(page.keys.filter((k) => tails.some((t) => k.name.endsWith(t))).map((k) => kv.delete(k.name)));
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+}
+
 /** Where each deployment serves its client ID metadata document (public; routes/mcp-oauth.ts). */
 export const CLIENT_METADATA_PATH = "/api/mcp/client-metadata.json";
 

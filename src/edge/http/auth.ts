@@ -15,7 +15,7 @@ import { sha256Hex, timingSafeEqualStr } from "../../kernel/hash.ts";
 import { makeDb } from "../../storage/db/client.ts";
 import { apiTokens } from "../../storage/db/schema.ts";
 import { ensureDefaultWorkspace } from "../../storage/workspaces.ts";
-import { cachedPrincipal, rememberPrincipal } from "./token-cache.ts";
+import { cachedLive, cachedPrincipal, rememberLive, rememberPrincipal } from "./token-cache.ts";
 import { markedPrincipal } from "../oauth/principal.ts";
 
 const RANK: Record<Scope, number> = { read: 1, member: 2, admin: 3 };
@@ -52,6 +52,25 @@ export async function principalForToken(env: Env, secret: string): Promise<Princ
   const principal: Principal = { workspaceId: row.workspaceId, tokenId: row.id, scopes: parseScopes(row.scopes), bootstrap: false };
   rememberPrincipal(hash, principal);
   return principal;
+}
+
+/**
+ * Whether the API token with this id still stands: what an OAuth grant it approved rests on
+ * (edge/oauth/provider.ts; docs/mcp.md, "Add Beaver to your assistant"). The bootstrap principal
+ * stands while BEAVER_ADMIN_TOKEN is set; a grant (`grant:<id>`) is checked by the provider itself.
+ * Live answers are cached like token lookups (token-cache.ts: the revocation bound).
+ */
+export async function tokenIsLive(env: Env, tokenId: string): Promise<boolean> {
+  if (tokenId === "bootstrap") return !!env.BEAVER_ADMIN_TOKEN;
+  if (tokenId.startsWith("grant:")) return true;
+  if (cachedLive(tokenId)) return true;
+  const row = await makeDb(env.DB)
+    .select({ id: apiTokens.id })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, tokenId), isNull(apiTokens.revokedAt)))
+    .get();
+  if (row) rememberLive(tokenId);
+  return !!row;
 }
 
 function parseScopes(json: string): Scope[] {

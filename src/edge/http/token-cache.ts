@@ -32,7 +32,25 @@ export function rememberPrincipal(hash: string, principal: Principal, now: numbe
   setBounded(entries, hash, { principal, until: now + TOKEN_CACHE_TTL_MS }, MAX_ENTRIES);
 }
 
+/**
+ * Token ids known to be unrevoked, for the approver check of OAuth grants (auth.ts `tokenIsLive`),
+ * under the same bound as the lookups above.
+ */
+const live = new Map<string, number>();
+
+export function cachedLive(tokenId: string, now: number = Date.now()): boolean {
+  const until = live.get(tokenId);
+  if (until === undefined) return false;
+  if (until <= now) live.delete(tokenId);
+  return until > now;
+}
+
+export function rememberLive(tokenId: string, now: number = Date.now()): void {
+  setBounded(live, tokenId, now + TOKEN_CACHE_TTL_MS, MAX_ENTRIES);
+}
+
 /** Drops every cached lookup of the token with this id (it was revoked on this isolate). */
 export function forgetToken(tokenId: string): void {
   for (const [hash, entry] of entries) if (entry.principal.tokenId === tokenId) entries.delete(hash);
+  live.delete(tokenId);
 }

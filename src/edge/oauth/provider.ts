@@ -25,7 +25,7 @@ type OAuthLibrary = typeof OAuthLibraryModule;
 import type { Env } from "../../storage/env.ts";
 import { AppError } from "../../kernel/errors.ts";
 import { setBounded } from "../../kernel/memo.ts";
-import { principalForToken } from "../http/auth.ts";
+import { principalForToken, tokenIsLive } from "../http/auth.ts";
 import { markPrincipal, principalFromProps, type McpProps } from "./principal.ts";
 
 /** Paths the provider owns (wrangler.toml `run_worker_first` lists them so assets never answer them). */
@@ -48,11 +48,15 @@ function optionsFor(origin: string, app: FetchHandler): OAuthProviderOptions<Env
     // Runs for every request with a token the provider accepted; ctx.props are what the grant carries
     // (or what resolveExternalToken returned for a static token).
     apiHandler: {
-      fetch: (request: Request, env: Env, ctx: ExecutionContext) => {
+      fetch: async (request: Request, env: Env, ctx: ExecutionContext) => {
         const props = (ctx as ExecutionContext & { props?: unknown }).props as McpProps | undefined;
         const auth = (ctx as ExecutionContext & { auth?: { token?: string } }).auth;
         const principal = props ? principalFromProps(props, auth?.token) : null;
         if (!principal) return new Response(null, { status: 401 });
+        // A grant lasts only as long as the API token that approved it (docs/mcp.md). Revoking that token
+        // revokes its grants (routes/tokens.ts); this catches a grant approved while the revocation ran,
+        // or by a token revoked on another isolate within the token cache's bound.
+        if (props?.kind === "oauth_grant" && !(await tokenIsLive(env, props.approved_by))) return lapsedGrant(origin);
         markPrincipal(ctx, principal);
         return app.fetch(request, env, ctx);
       },
@@ -71,6 +75,12 @@ function optionsFor(origin: string, app: FetchHandler): OAuthProviderOptions<Env
       return principal ? { props: { kind: "api_token", principal } satisfies McpProps, audience: resource } : null;
     },
   };
+}
+
+/** RFC 6750's answer to a token that no longer stands, as the library gives it (MCP clients then authorize again). */
+function lapsedGrant(origin: string): Response {
+  const challenge = `Bearer realm="OAuth", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp", error="invalid_token", scope="${OAUTH_SCOPES.join(" ")}"`;
+  return new Response(null, { status: 401, headers: { "Cache-Control": "no-store", "WWW-Authenticate": challenge } });
 }
 
 let library: Promise<OAuthLibrary> | undefined;

@@ -199,6 +199,48 @@ describe("auth: oauth MCP servers", () => {
     expect((await statusOf(a.member)).servers[0]).toMatchObject({ status: "needs_authorization" });
   });
 
+  it("what a revoked API token approved or connected ends with it: its grants on the hosted side, its personal tokens here", async () => {
+    const a = await newWorkspace();
+    const b = await newWorkspace();
+    const memberToken = async (ws: { admin: string }, name: string) =>
+      json<{ id: string; token: string }>(await call("POST", "/api/tokens", { token: ws.admin, body: { name, scopes: ["member"] } }));
+    const leaver = await memberToken(a, "leaver");
+    const approver = await memberToken(b, "approver");
+    const config = await json<Record<string, unknown>>(await call("GET", "/api/config", { token: a.admin }));
+    const server = { name: "hosted", url: "https://hosted.test/mcp", auth: "oauth", personal: true };
+    expect((await call("PUT", "/api/config", { token: a.admin, body: { ...config, mcp: { servers: [server] } } })).status).toBe(200);
+    // Two members of A connect their own accounts: the leaver's grant approved by B's `approver`, the other's by B's member.
+    for (const [member, hostedUser] of [
+      [leaver.token, approver.token],
+      [a.member, b.member],
+    ] as const) {
+      const started = await call("POST", "/api/mcp/servers/hosted/connect", { token: member });
+      const body = await approveHosted(new URL((await json<{ authorization_url: string }>(started)).authorization_url), hostedUser, [
+        "read",
+      ]);
+      expect((await call("POST", "/api/mcp/oauth/callback", { token: member, body })).status).toBe(200);
+      expect((await statusOf(member)).servers[0]).toMatchObject({ status: "connected" });
+    }
+
+    // B revokes `approver`: the grant it approved ends with it, the member's stays.
+    expect((await call("DELETE", `/api/tokens/${approver.id}`, { token: b.admin })).status).toBe(200);
+    const grants = await json<{ grants: { approved_by: string | null }[] }>(await call("GET", "/api/oauth/grants", { token: b.member }));
+    expect(grants.grants).toHaveLength(1);
+    expect(grants.grants[0]!.approved_by).not.toBe(approver.id);
+    expect((await statusOf(leaver.token, true)).servers[0]).toMatchObject({ status: "needs_authorization" });
+    expect((await statusOf(a.member, true)).servers[0]).toMatchObject({ status: "connected" });
+
+    // A revokes the leaver: their tokens for the personal server are forgotten, the other member's kept.
+    const memberKeys = async () =>
+      (await env.OAUTH_KV!.list({ prefix: `mcpc:${a.id}:` })).keys.map((k) => k.name).filter((k) => k.includes(":member:"));
+    expect((await memberKeys()).filter((k) => k.endsWith(`:member:${leaver.id}`))).toHaveLength(1);
+    expect((await call("DELETE", `/api/tokens/${leaver.id}`, { token: a.admin })).status).toBe(200);
+    const left = await memberKeys();
+    expect(left).toHaveLength(1);
+    expect(left[0]).not.toContain(leaver.id);
+    expect((await statusOf(a.member, true)).servers[0]).toMatchObject({ status: "connected" });
+  });
+
   it("Connect asks the server first (scope, resource_metadata); a 403 insufficient_scope steps up to the union of scopes (conformance scope-from-www-authenticate, metadata-var3, scope-step-up, scope-retry-limit)", async () => {
     // Beaver's own /mcp on hosted.test, but its protected-resource metadata only at a custom URL
     // named by the 401 challenge (the well-known one answers an HTML 404), with a scope to ask for;

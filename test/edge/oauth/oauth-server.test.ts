@@ -193,6 +193,39 @@ describe("OAuth for /mcp", () => {
     expect((await json<{ grants: unknown[] }>(await call("GET", "/api/oauth/grants", { token: ws.member }))).grants).toEqual([]);
   });
 
+  it("a grant lasts only as long as the API token that approved it", async () => {
+    const ws = await newWorkspace();
+    const memberToken = async (name: string) =>
+      json<{ id: string; token: string }>(await call("POST", "/api/tokens", { token: ws.admin, body: { name, scopes: ["member"] } }));
+    const leaver = await memberToken("leaver");
+    const stays = await authorize(ws.member, ["member"]);
+    const gone = await authorize(leaver.token, ["member"]);
+    expect((await mcpPing(gone.tokens.access_token)).status).toBe(200);
+
+    // Revoked through the API: its grant is revoked with it (refresh refused, no longer listed); the other member's stays.
+    expect((await call("DELETE", `/api/tokens/${leaver.id}`, { token: ws.admin })).status).toBe(200);
+    const refused = await mcpPing(gone.tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    const refresh = await worker(
+      "/oauth/token",
+      form({ grant_type: "refresh_token", refresh_token: gone.tokens.refresh_token, client_id: gone.clientId }),
+    );
+    expect(await json(refresh)).toMatchObject({ error: "invalid_grant" });
+    const listed = await json<{ grants: { client_id: string }[] }>(await call("GET", "/api/oauth/grants", { token: ws.member }));
+    expect(listed.grants.map((g) => g.client_id)).toEqual([stays.clientId]);
+    expect((await mcpPing(stays.tokens.access_token)).status).toBe(200);
+
+    // Revoked without passing through this route's cleanup (as a revocation that failed half-way, or a
+    // grant approved while it ran would be): the grant is refused on its next request all the same.
+    const late = await memberToken("late");
+    const approved = await authorize(late.token, ["member"]);
+    await env.DB.prepare("UPDATE api_tokens SET revoked_at = ?1 WHERE id = ?2").bind(Date.now(), late.id).run();
+    const lapsed = await mcpPing(approved.tokens.access_token);
+    expect(lapsed.status).toBe(401);
+    expect(lapsed.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+  });
+
   it("grants read only when asked, and a read grant never sees send_message", async () => {
     const ws = await newWorkspace();
     const { tokens } = await authorize(ws.read, ["read"]);

@@ -10,6 +10,7 @@ import { SCOPES, requireScope } from "../auth.ts";
 import { makeDb } from "../../../storage/db/client.ts";
 import { apiTokens } from "../../../storage/db/schema.ts";
 import { forgetToken } from "../token-cache.ts";
+import { endWhatTokenApproved } from "../../oauth/revocation.ts";
 import { newId, randomToken } from "../../../kernel/ids.ts";
 import { sha256Hex } from "../../../kernel/hash.ts";
 import { getWorkspace } from "../../../storage/workspaces.ts";
@@ -69,7 +70,7 @@ const revoke = createRoute({
   method: "delete",
   path: "/{id}",
   tags: ["tokens"],
-  summary: "Revoke a token",
+  summary: "Revoke a token, with the OAuth grants it approved and the personal MCP servers it connected",
   middleware: [requireScope("admin")] as const,
   request: { params: z.object({ id: z.string() }) },
   responses: { 200: jsonResponse(Token, "Revoked"), ...errorResponses(404) },
@@ -125,5 +126,7 @@ export const tokenRoutes = newRouter()
     const revokedAt = row.revokedAt ?? Date.now();
     await db.update(apiTokens).set({ revokedAt }).where(eq(apiTokens.id, id)).run();
     forgetToken(id); // this isolate at once; others within TOKEN_CACHE_TTL_MS (token-cache.ts)
+    // Also on a repeated revocation, so a retry finishes what a failed one left.
+    await endWhatTokenApproved(c.env, new URL(c.req.url).origin, row.workspaceId, id);
     return c.json(toJson({ ...row, revokedAt }), 200);
   });
