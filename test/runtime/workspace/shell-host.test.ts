@@ -1,6 +1,7 @@
 // The shell over RPC (docs/workspace.md, "The shell"): the session's ShellHostTarget answers the shell
 // Worker's file calls with errors as data (their errno codes survive), runs the extra commands by name,
-// and tells the shell when to stop. Driven through the real `SHELL` binding to the built shell Worker.
+// and tells the shell when to stop. Driven through the real `SHELL` binding to the built shell Worker; and
+// without the binding, `bash` says the shell is unavailable.
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { createSession } from "../../../src/runtime/session/service.ts";
@@ -8,6 +9,9 @@ import { EMPTY_TREE_HASH, FileObjects } from "../../../src/storage/files/objects
 import { WorkspaceShellFs } from "../../../src/runtime/workspace/shell-fs.ts";
 import { ShellHostTarget, type ShellCommand } from "../../../src/runtime/workspace/shell-host.ts";
 import type { ShellRequest, ShellService } from "../../../src/runtime/workspace/shell-protocol.ts";
+import { bashTool, NO_SHELL } from "../../../src/runtime/workspace/tools/bash.ts";
+import type { ToolContext } from "../../../src/runtime/tools/spec.ts";
+import type { Env } from "../../../src/storage/env.ts";
 import { ScriptedModel, runInDurableObject, scriptedWorkspace, stub, text } from "../../support/sessions.ts";
 
 const shell = env.SHELL as unknown as ShellService;
@@ -92,5 +96,23 @@ describe("the shell Worker and the session's host", () => {
       // A call outside the file system's interface is refused by the host, as data.
       expect(await first.target.fs("getAllPaths" as never, [])).toEqual({ error: { message: "unknown file system call 'getAllPaths'" } });
     });
+  });
+
+  it("bash answers `unavailable` on a deployment without the SHELL binding", async () => {
+    const ctx = (e: Env): ToolContext => ({
+      env: e,
+      workspaceId: "ws",
+      sessionId: "ses",
+      runId: "run",
+      toolCallId: "call",
+      signal: new AbortController().signal,
+      data: {},
+      emitUpdate: () => {},
+    });
+    const { SHELL: _binding, ...withoutShell } = env;
+    const without = await bashTool().execute({ command: "ls" }, ctx(withoutShell as Env));
+    expect(without).toMatchObject({ ok: false, error: { code: "unavailable", message: NO_SHELL } });
+    // With the binding the same call gets as far as the workspace (this context has none).
+    expect(await bashTool().execute({ command: "ls" }, ctx(env))).toMatchObject({ ok: false, error: { code: "no_workspace" } });
   });
 });

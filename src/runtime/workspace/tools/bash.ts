@@ -40,6 +40,9 @@ function shellWorker(env: Env): ShellService | null {
   return (env.SHELL as unknown as ShellService | undefined) ?? null;
 }
 
+/** What `bash` answers on a deployment without the shell Worker. */
+export const NO_SHELL = "The shell is not available: this deployment has no SHELL binding (docs/deployment.md, step 4).";
+
 export const BASH_DESCRIPTION =
   "Run a command in a simulated bash shell whose working directory /workspace holds this session's files. " +
   "This is NOT a Linux machine: it is just-bash, an interpreter written in JavaScript with bash syntax (pipes, redirects, " +
@@ -53,13 +56,12 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
     name: "bash",
     description: options.description ?? BASH_DESCRIPTION,
     input: z.strictObject({ command: z.string().min(1).max(65_536).describe("The bash command line to run in /workspace") }),
-    execute: (args, ctx) =>
-      withWorkspace(ctx, async (ws) => {
+    execute: (args, ctx) => {
+      const shell = shellWorker(ctx.env);
+      if (!shell) return Promise.resolve(fail("unavailable", NO_SHELL));
+      return withWorkspace(ctx, async (ws) => {
         const limits = ws.limits;
         const base = ws.head();
-        const shell = shellWorker(ctx.env);
-        if (!shell)
-          return fail("unavailable", "The shell is not available: this deployment has no SHELL binding (docs/deployment.md, step 4).");
         const files = new WorkspaceShellFs(ws.objects, base, { maxOverlayBytes: MAX_OVERLAY_BYTES });
         // Plain timers cleared when the command ends (not AbortSignal.timeout, whose timer outlives the call);
         // the shell's cap pauses while a git clone or push waits on the network (git_network_ms instead).
@@ -115,7 +117,8 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
         const body = `exit code: ${result.exitCode}\n${streams(result.stdout, result.stderr, max)}${note}`;
         // A non-zero exit is the command's answer, not a tool failure: the model reads the code and the streams.
         return ok(body);
-      }),
+      });
+    },
   });
 }
 
