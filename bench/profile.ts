@@ -17,24 +17,12 @@ import { performance } from "node:perf_hooks";
 import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import { benchClient, benchWorkspace, startBenchWorker } from "./support.ts";
 import { inspector } from "./inspector.ts";
+import { busySamples, type CpuProfile, type ProfileNode } from "./cpu-profile.ts";
 import { intakeWorkspace, postDelivery, uniqueDelivery } from "./webhooks.ts";
 
 const TURNS = Number(process.env.BENCH_PROFILE_TURNS ?? 100);
 const RULE = process.env.BENCH_PROFILE_RULE ?? "echo";
 const OUT = process.env.BENCH_PROFILE_OUT ?? join(tmpdir(), `beaver-${RULE}.cpuprofile`);
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-}
 
 /** Copies the bundle wrangler dev is running (and its source map) before `stop` removes it. */
 function keepBundle(): string | null {
@@ -61,32 +49,26 @@ function sourceMapper(mapFile: string | null): (line: number, column: number) =>
   };
 }
 
-function summarise(profile: Profile, wallMs: number, turns: number, mapFile: string | null): void {
+function summarise(profile: CpuProfile, wallMs: number, turns: number, mapFile: string | null): void {
   const mapped = sourceMapper(mapFile);
   const where = (f: ProfileNode["callFrame"]) => {
     const m = f.url.endsWith("index.js") ? mapped(f.lineNumber, f.columnNumber) : null;
     return m ? { file: m.file, line: m.line } : { file: f.url, line: f.lineNumber + 1 };
   };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
   const fnSelf = new Map<string, number>();
   const fileTotal = new Map<string, number>();
   let busy = 0;
-  for (const [id, ms] of self) {
-    const node = byId.get(id)!;
-    const { functionName } = node.callFrame;
-    if (functionName === "(idle)" || functionName === "(program)") continue;
+  for (const { leaf, stack, ms } of busySamples(profile)) {
+    const { functionName } = leaf.callFrame;
+    if (functionName === "(program)") continue;
     busy += ms;
-    const at = where(node.callFrame);
+    const at = where(leaf.callFrame);
     const key = `${functionName || "(anonymous)"} ${at.file}:${at.line}`;
     fnSelf.set(key, (fnSelf.get(key) ?? 0) + ms);
     // Total per file: count a sample once per distinct file on its stack.
     const seen = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const f = where(byId.get(cur)!.callFrame).file.replace(/^(node_modules\/(@[^/]+\/)?[^/]+).*$/, "$1");
+    for (const node of stack) {
+      const f = where(node.callFrame).file.replace(/^(node_modules\/(@[^/]+\/)?[^/]+).*$/, "$1");
       if (f && !seen.has(f)) {
         seen.add(f);
         fileTotal.set(f, (fileTotal.get(f) ?? 0) + ms);
@@ -151,7 +133,7 @@ export async function run(): Promise<void> {
     for (let i = 0; i < TURNS; i++) await turn(i);
     const wall = performance.now() - t0;
     const mapFile = keepBundle();
-    const { profile } = await devtools.send<{ profile: Profile }>("Profiler.stop");
+    const { profile } = await devtools.send<{ profile: CpuProfile }>("Profiler.stop");
     devtools.close();
     writeFileSync(OUT, JSON.stringify(profile));
     summarise(profile, wall, TURNS, mapFile);

@@ -15,38 +15,27 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ownerOf } from "./source-owner.ts";
-
-interface StartupProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { busySamples, type CpuProfile } from "./cpu-profile.ts";
 
 /** A module initialiser's name: esbuild names each wrapped module's function by its path. */
 const MODULE = /^(?:[./]*\/)?(?:work\/[^/]+\/)?.*?((?:src|node_modules|skills)\/.+)$/;
 
 /** Self time per module (ms summed over `profiles`), keyed by path from the repository; `busy` is every non-idle sample. */
-export function moduleSelfTimes(profiles: StartupProfile[]): { byModule: Map<string, number>; busy: number } {
+export function moduleSelfTimes(profiles: CpuProfile[]): { byModule: Map<string, number>; busy: number } {
   const byModule = new Map<string, number>();
   let busy = 0;
   for (const p of profiles) {
-    const byId = new Map(p.nodes.map((n) => [n.id, n]));
-    const parent = new Map<number, number>();
-    for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-    for (let i = 0; i < p.samples.length - 1; i++) {
-      const leaf = byId.get(p.samples[i]!);
-      const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
-      if (!leaf || leaf.callFrame.functionName === "(idle)") continue;
-      busy += dt;
+    for (const { leaf, stack, ms } of busySamples(p)) {
+      busy += ms;
       let key = `(outside any module: ${leaf.callFrame.functionName || "anonymous"})`;
-      for (let at: number | undefined = leaf.id; at !== undefined; at = parent.get(at)) {
-        const m = MODULE.exec(byId.get(at)!.callFrame.functionName);
+      for (const n of stack) {
+        const m = MODULE.exec(n.callFrame.functionName);
         if (m && /\.(m?js|cjs|ts|json)$/.test(m[1]!)) {
           key = m[1]!;
           break;
         }
       }
-      byModule.set(key, (byModule.get(key) ?? 0) + dt);
+      byModule.set(key, (byModule.get(key) ?? 0) + ms);
     }
   }
   return { byModule, busy };
@@ -81,12 +70,12 @@ export function printStartupSources(wrangler: string, root: string, times: numbe
       env,
       stdio: "pipe",
     });
-    const profiles: StartupProfile[] = [];
+    const profiles: CpuProfile[] = [];
     for (let i = 0; i < times; i++) {
       const out = join(dir, `probe-${i}.cpuprofile`);
       try {
         execFileSync(wrangler, ["check", "startup", "--worker", bundle, "--outfile", out], { cwd: root, env, stdio: "pipe" });
-        profiles.push(JSON.parse(readFileSync(out, "utf8")) as StartupProfile);
+        profiles.push(JSON.parse(readFileSync(out, "utf8")) as CpuProfile);
       } catch {
         console.log(`probe ${i + 1}: not measured (wrangler check startup failed or timed out)`);
       }

@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { busySamples, type CpuProfile } from "./cpu-profile.ts";
 
 export interface StartupFigures {
   /** CPU ms in the startup profile's samples, idle excluded. */
@@ -18,30 +19,13 @@ export interface StartupFigures {
   gzipBytes: number;
 }
 
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** Sums each sample's interval (the delta before the next sample), idle excluded; `inBundle` for samples under the bundle's script. */
+/** CPU in the profile's busy samples (idle excluded), and the share under the bundle's script (`bundleName`). */
 export function profileTimes(p: CpuProfile, bundleName: string): { total: number; bundle: number } {
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const underBundle = (id: number): boolean => {
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
-      if (byId.get(at)?.callFrame.url.endsWith(bundleName)) return true;
-    return false;
-  };
   let total = 0;
   let bundle = 0;
-  for (let i = 0; i < p.samples.length - 1; i++) {
-    const node = byId.get(p.samples[i]!);
-    const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
-    if (!node || node.callFrame.functionName === "(idle)") continue;
-    total += dt;
-    if (underBundle(node.id)) bundle += dt;
+  for (const s of busySamples(p)) {
+    total += s.ms;
+    if (s.stack.some((n) => n.callFrame.url.endsWith(bundleName))) bundle += s.ms;
   }
   return { total, bundle };
 }
