@@ -70,7 +70,7 @@ const revoke = createRoute({
   method: "delete",
   path: "/{id}",
   tags: ["tokens"],
-  summary: "Revoke a token, with the OAuth grants it approved and the personal MCP servers it connected",
+  summary: "Revoke a token, with the OAuth grants it approved and its tokens for personal MCP servers",
   middleware: [requireScope("admin")] as const,
   request: { params: z.object({ id: z.string() }) },
   responses: { 200: jsonResponse(Token, "Revoked"), ...errorResponses(404) },
