@@ -224,6 +224,14 @@ describe("OAuth for /mcp", () => {
     const lapsed = await mcpPing(approved.tokens.access_token);
     expect(lapsed.status).toBe(401);
     expect(lapsed.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    // Listing the grants ends it for good: it is not listed, and its refresh token is refused.
+    const after = await json<{ grants: { client_id: string }[] }>(await call("GET", "/api/oauth/grants", { token: ws.member }));
+    expect(after.grants.map((g) => g.client_id)).toEqual([stays.clientId]);
+    const refreshLate = await worker(
+      "/oauth/token",
+      form({ grant_type: "refresh_token", refresh_token: approved.tokens.refresh_token, client_id: approved.clientId }),
+    );
+    expect(await json(refreshLate)).toMatchObject({ error: "invalid_grant" });
   });
 
   it("grants read only when asked, and a read grant never sees send_message", async () => {

@@ -17,7 +17,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { AuthRequest, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { AppError, notFound } from "../../../kernel/errors.ts";
-import { hasScope, requireScope, type Principal } from "../auth.ts";
+import { hasScope, requireScope, tokenIsLive, type Principal } from "../auth.ts";
 import { getWorkspace, listWorkspaces } from "../../../storage/workspaces.ts";
 import { WorkspaceIdSchema } from "./workspaces.ts";
 import { OAUTH_PATHS, OAUTH_SCOPES, oauthHelpers, oauthLibrary } from "../../oauth/provider.ts";
@@ -212,8 +212,14 @@ export const oauthRoutes = newRouter()
     do {
       const page = await helpers.listUserGrants(p.workspaceId, cursor === undefined ? {} : { cursor });
       for (const g of page.items) {
-        const client = await helpers.lookupClient(g.clientId);
         const metadata = (g.metadata ?? {}) as { approved_by?: unknown };
+        // A grant whose approving API token was revoked without the revocation reaching it (revoked before
+        // revocation ended grants, or a cleanup that failed) is refused on /mcp already; it ends here too.
+        if (typeof metadata.approved_by === "string" && !(await tokenIsLive(c.env, metadata.approved_by))) {
+          await helpers.revokeGrant(g.id, p.workspaceId);
+          continue;
+        }
+        const client = await helpers.lookupClient(g.clientId);
         grants.push({
           id: g.id,
           client_id: g.clientId,
