@@ -270,6 +270,9 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     await server.getByText("get-sum", { exact: true }).waitFor();
     await page.getByRole("button", { name: "Refresh" }).click();
     await server.getByText("echo", { exact: true }).waitFor();
+    // The tools were already shown before the refresh: wait for the refresh itself, or a later full
+    // navigation aborts it (a link click keeps the page, so the request outlives this test otherwise).
+    await requests.settled();
 
     await page.getByRole("link", { name: "Usage" }).click();
     await expect.poll(() => page.getByTestId("usage-total").textContent()).toMatch(/[1-9][\d,]* tokens in \d+ runs/);
@@ -307,6 +310,8 @@ describe("e2e: the console as a chat UI, every page, accessibility and headers",
     const sessions = await json<{ sessions: { id: string; title: string }[] }>(api("GET", "/api/sessions", { token: ws.token }));
     const fifty = sessions.sessions.find((s) => s.title === "Fifty messages")!.id;
     pages.splice(1, 0, ["conversation", `/chat/${fifty}`, (p) => p.getByText("echo: message 25").waitFor()]);
+    // Nothing an earlier test left in flight may be aborted by this walk's first navigation.
+    await requests.settled();
     problems.length = 0;
     for (const [name, path, ready] of pages) {
       for (const [width, viewport] of [
