@@ -13,13 +13,12 @@
  * with 1.2 KB of arguments and a `write_file` of 1.2 KB, and three `bash` commands (a few file calls;
  * 50 files written and searched; 50 files searched and found), all on the `code` tool set.
  */
-import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { scriptedModelClient, startScriptedModelServer, type ScriptedStep } from "../test/support/scripted-openai.ts";
 import type { DevServer, StartOptions } from "../test/support/wrangler-dev.ts";
 import { benchClient, benchWorkspace } from "./support.ts";
-import { benchConfigText } from "./shipped-config.ts";
+import { writeBenchConfig } from "./shipped-config.ts";
 
 const TURNS = Number(process.env.BENCH_AB_TURNS ?? 20);
 const CONFIG = process.env.BENCH_AB_CONFIG ?? "shipped";
@@ -40,9 +39,7 @@ async function start(dir: string): Promise<DevServer> {
   };
   if (CONFIG === "bench") return mod.startWranglerDev({ config: "bench/wrangler.toml", timeoutMs: 240_000 });
   // The checkout's own shipped config, generated beside it by this tree's generator (as bench:peers does for its baseline).
-  const name = "wrangler.bench-shipped.toml";
-  writeFileSync(resolve(dir, name), benchConfigText(readFileSync(resolve(dir, "wrangler.toml"), "utf8"), "shipped"));
-  return mod.startWranglerDev({ config: name, timeoutMs: 240_000 });
+  return mod.startWranglerDev({ config: writeBenchConfig("shipped", dir), timeoutMs: 240_000 });
 }
 
 const bigContent = (i: number) => `export const v = ${i};\n`.repeat(50);

@@ -58,10 +58,11 @@ export function benchConfigText(shipped: string, variant: ConfigVariant): string
 
 /**
  * Writes the variant next to wrangler.toml (its relative paths — main, assets, migrations — resolve
- * from there) and returns its path relative to the repo root, for `startWranglerDev({ config })`.
+ * from there) and returns its path relative to the checkout, for `startWranglerDev({ config })`. `root`:
+ * this checkout, or another one measured beside it (a baseline), whose own wrangler.toml is used.
  */
-export function writeBenchConfig(variant: ConfigVariant): string {
+export function writeBenchConfig(variant: ConfigVariant, root: string = ROOT): string {
   const name = `wrangler.bench-${variant}.toml`;
-  writeFileSync(resolve(ROOT, name), benchConfigText(readFileSync(resolve(ROOT, "wrangler.toml"), "utf8"), variant));
+  writeFileSync(resolve(root, name), benchConfigText(readFileSync(resolve(root, "wrangler.toml"), "utf8"), variant));
   return name;
 }
