@@ -57,12 +57,12 @@ export async function principalForToken(env: Env, secret: string): Promise<Princ
 /**
  * Whether the API token with this id still stands: what an OAuth grant it approved rests on
  * (edge/oauth/provider.ts; docs/mcp.md, "Add Beaver to your assistant"). The bootstrap principal
- * stands while BEAVER_ADMIN_TOKEN is set; a grant (`grant:<id>`) is checked by the provider itself.
- * Live answers are cached like token lookups (token-cache.ts: the revocation bound).
+ * stands while BEAVER_ADMIN_TOKEN is set; any other id is an API token's (approving takes an `/api`
+ * request, which only API tokens make), and an id found nowhere does not stand. Live answers are
+ * cached like token lookups (token-cache.ts: the revocation bound).
  */
 export async function tokenIsLive(env: Env, tokenId: string): Promise<boolean> {
   if (tokenId === "bootstrap") return !!env.BEAVER_ADMIN_TOKEN;
-  if (tokenId.startsWith("grant:")) return true;
   if (cachedLive(tokenId)) return true;
   const row = await makeDb(env.DB)
     .select({ id: apiTokens.id })
