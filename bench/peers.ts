@@ -3,13 +3,14 @@
  * (issue 14; docs/performance.md). Both run on `wrangler dev` on this machine against one scripted
  * OpenAI-compatible model with no latency:
  *
- * - the peer (bench/peers/cf-agents: an `AIChatAgent` turn, and the floor — one Worker → DO call with
- *   two storage writes), its dependencies installed into its own folder on first use;
+ * - the peer (bench/peers/cf-agents: an `AIChatAgent` turn; the floor — one Worker → DO call with
+ *   two storage writes; and the floor plus the model — that call making the same `streamText` call
+ *   over its history, with nothing else), its dependencies installed into its own folder on first use;
  * - Beaver on the shipped configuration: wrangler.toml itself (assets, observability, rate-limit
  *   bindings) with only the rate limits raised (bench/shipped-config.ts, generated at run time), driven
  *   from outside only: a session created through the API, the model configured with `api_key_secret`.
  *
- * Interleaved rounds — floor, CF Agents, Beaver, then the streamed variants — for no-tool, one-tool
+ * Interleaved rounds — floor, floor + model, CF Agents, Beaver, then the streamed variants — for no-tool, one-tool
  * and three-tool turns, each kind on one session (one agent name) whose history grows. A turn is what
  * a client does: POST the message and read the final answer (Beaver: `POST /api/sessions/:id/messages
  * ?wait=true`; the peer: `POST /turn/:name`). Streamed turns time the first text frame: Beaver's SSE
@@ -330,6 +331,12 @@ export async function run(): Promise<void> {
       if (!res.ok) throw new Error(`floor: ${res.status}`);
       await res.arrayBuffer();
     };
+    const modelFloor = async (k: Kind, text: string) => {
+      const res = await fetch(`${peer.url}/model-floor/${k.key}-${tag}?model=${modelOf(k)}`, { method: "POST", body: text });
+      if (!res.ok) throw new Error(`model floor: ${res.status} ${await res.text()}`);
+      const out = ((await res.json()) as { output_text: string }).output_text;
+      if (out !== k.answer(text)) throw new Error(`model floor answered ${JSON.stringify(out)}`);
+    };
     const cfTurn = async (k: Kind, text: string) => {
       const res = await fetch(`${peer.url}/turn/${k.key}-${tag}?model=${modelOf(k)}`, { method: "POST", body: text });
       if (!res.ok) throw new Error(`peer turn: ${res.status} ${await res.text()}`);
@@ -346,22 +353,24 @@ export async function run(): Promise<void> {
 
     type Cell = {
       floor: number[];
+      model: number[];
       cf: number[];
       cfFirst: number[];
       turn: number[][];
       first: number[][];
-      cpu: { floor: number; cf: number; sides: number[] };
+      cpu: { floor: number; model: number; cf: number; sides: number[] };
     };
     const cells = new Map<string, Cell>(
       kinds.map((k) => [
         k.key,
         {
           floor: [],
+          model: [],
           cf: [],
           cfFirst: [],
           turn: sides.map(() => []),
           first: sides.map(() => []),
-          cpu: { floor: 0, cf: 0, sides: sides.map(() => 0) },
+          cpu: { floor: 0, model: 0, cf: 0, sides: sides.map(() => 0) },
         },
       ]),
     );
@@ -380,6 +389,8 @@ export async function run(): Promise<void> {
         const cpu0 = reading(peerCpu);
         const fl = await time(() => floor(k));
         const cpuFloor = reading(peerCpu);
+        const mf = await time(() => modelFloor(k, text));
+        const cpuModel = reading(peerCpu);
         const cf = await time(() => cfTurn(k, text));
         const cfFirst = await cfStream(k, text, performance.now());
         const cpuCf = reading(peerCpu);
@@ -397,8 +408,10 @@ export async function run(): Promise<void> {
         }
         if (round < 0) continue;
         c.cpu.floor += cpuFloor - cpu0;
-        c.cpu.cf += cpuCf - cpuFloor;
+        c.cpu.model += cpuModel - cpuFloor;
+        c.cpu.cf += cpuCf - cpuModel;
         c.floor.push(fl);
+        c.model.push(mf);
         c.cf.push(cf);
         c.cfFirst.push(cfFirst);
       }
@@ -507,12 +520,19 @@ export async function run(): Promise<void> {
     );
     console.log("\nTurn: POST a message, read the final answer (history grows on one session per cell). p50 / p95 ms:");
     const w = [18, 18, 18, 18];
-    console.log(pad("turn", w[0]!) + pad("floor", w[1]!) + pad("CF Agents", w[2]!) + sides.map((s) => pad(s.label, 34)).join(""));
+    console.log(
+      pad("turn", w[0]!) +
+        pad("floor", w[1]!) +
+        pad("floor + model", 28) +
+        pad("CF Agents", w[2]!) +
+        sides.map((s) => pad(s.label, 34)).join(""),
+    );
     for (const k of kinds) {
       const c = cells.get(k.key)!;
       console.log(
         pad(k.label, w[0]!) +
           pad(pair(c.floor), w[1]!) +
+          pad(`${pair(c.model)} (×${ratio(c.model, c.cf)})`, 28) +
           pad(pair(c.cf), w[2]!) +
           sides
             .map((_, i) =>
@@ -524,7 +544,9 @@ export async function run(): Promise<void> {
             .join(""),
       );
     }
-    console.log("(×: p50 over CF Agents' p50; p95 ×: p95 over CF Agents' p50)");
+    console.log(
+      "(×: p50 over CF Agents' p50; p95 ×: p95 over CF Agents' p50. floor + model: the floor's Durable Object call plus the ai SDK's streamText with the same model and tool, two storage writes, nothing else)",
+    );
     console.log("\nTime to first streamed text (Beaver: SSE text_delta frame; CF Agents: UI-stream text-delta chunk). p50 / p95 ms:");
     console.log(pad("turn", w[0]!) + pad("CF Agents", w[2]!) + sides.map((s) => pad(s.label, 26)).join(""));
     for (const k of kinds) {
@@ -538,13 +560,20 @@ export async function run(): Promise<void> {
     console.log(
       "\nCPU per turn (user + system of each side's wrangler dev process group, a waited and a streamed turn per round; bench/cpu.ts), ms:",
     );
-    console.log(pad("turn", w[0]!) + pad("floor call", w[1]!) + pad("CF Agents", w[2]!) + sides.map((s) => pad(s.label, 26)).join(""));
+    console.log(
+      pad("turn", w[0]!) +
+        pad("floor call", w[1]!) +
+        pad("floor + model", w[1]!) +
+        pad("CF Agents", w[2]!) +
+        sides.map((s) => pad(s.label, 26)).join(""),
+    );
     for (const k of kinds) {
       const c = cells.get(k.key)!.cpu;
       const n = TURNS;
       console.log(
         pad(k.label, w[0]!) +
           pad((c.floor / n).toFixed(1), w[1]!) +
+          pad(`${(c.model / n).toFixed(1)} (×${(c.model / (c.cf / 2)).toFixed(2)})`, w[1]!) +
           pad((c.cf / (2 * n)).toFixed(1), w[2]!) +
           sides.map((_, i) => pad(`${(c.sides[i]! / (2 * n)).toFixed(1)} (×${(c.sides[i]! / c.cf).toFixed(2)})`, 26)).join(""),
       );

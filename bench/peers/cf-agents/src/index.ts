@@ -10,16 +10,22 @@
 // - `POST /webhook/:name` (added, issue 27): the floor of a webhook target — a Gitea delivery's
 //   HMAC-SHA256 signature checked, then one D1 insert (the delivery, deduplicated by its id), answered
 //   202. Beaver's intake is compared with this in the same batches.
+// - `POST /model-floor/:name` (added, issue 27): the floor of a turn — the floor's Durable Object
+//   call plus the model: `streamText` with the same scripted model, `echo` tool and step limit, over
+//   the object's history kept in memory, and two storage writes (the user message, the answer's
+//   messages). No framework, no transcript format, no resume: what any harness built on the `ai` SDK
+//   in a Durable Object pays at least.
 import { AIChatAgent } from '@cloudflare/ai-chat';
 import { getAgentByName, routeAgentRequest } from 'agents';
 import { DurableObject } from 'cloudflare:workers';
-import { convertToModelMessages, isStepCount, streamText, tool } from 'ai';
+import { convertToModelMessages, isStepCount, streamText, tool, type ModelMessage } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { z } from 'zod';
 
 type Env = {
   Chat: DurableObjectNamespace<Chat>;
   Floor: DurableObjectNamespace<Floor>;
+  ModelFloor: DurableObjectNamespace<ModelFloor>;
   DB: D1Database;
   LLM_URL: string;
   WEBHOOK_SECRET: string;
@@ -87,6 +93,24 @@ export class Floor extends DurableObject<Env> {
   }
 }
 
+export class ModelFloor extends DurableObject<Env> {
+  history: ModelMessage[] = [];
+  async turn(text: string, model: string): Promise<string> {
+    const user: ModelMessage = { role: 'user', content: text };
+    const n = this.history.length;
+    await this.ctx.storage.put(`m${n}`, user);
+    this.history.push(user);
+    const p = createOpenAICompatible({ name: 'scripted', baseURL: this.env.LLM_URL });
+    const echo = tool({ description: 'Echo text back', inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => `echoed:${text}` });
+    const result = streamText({ model: p(model), messages: this.history, tools: { echo }, stopWhen: isStepCount(8) });
+    const out = await result.text;
+    const answer = (await result.response).messages;
+    this.history.push(...answer);
+    await this.ctx.storage.put(`m${n + 1}`, answer);
+    return out;
+  }
+}
+
 export default {
   async fetch(req: Request, env: Env): Promise<Response> {
     const url = new URL(req.url);
@@ -103,6 +127,10 @@ export default {
       return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
     }
     if (kind === 'webhook' && req.method === 'POST') return webhook(req, env);
+    if (kind === 'model-floor' && name) {
+      const out = await env.ModelFloor.getByName(name).turn(await req.text(), model ?? 'scripted-1');
+      return Response.json({ output_text: out });
+    }
     if (kind === 'floor' && name) {
       const n = await env.Floor.getByName(name).write(await req.text());
       return Response.json({ n });
