@@ -10,6 +10,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { SubmitRunInput } from "./contract.ts";
+import type { ConfigAndRevisionRow } from "../../storage/config/store.ts";
 import type { SessionObject as SessionDO } from "./session-object.ts";
 import { unwrap, type Outcome } from "../../kernel/outcome.ts";
 import { AppError } from "../../kernel/errors.ts";
@@ -185,17 +186,19 @@ export class SessionClient {
   /**
    * Queues a run (durably, before answering). `input.idempotency_key` returns the earlier run with that
    * key; `source: "steer"` during a running run joins it instead. A closed session → 409; a message over
-   * the operator's `message_bytes` → 413.
+   * the operator's `message_bytes` → 413. `preread`, here and in the other submits: the workspace's
+   * config row the edge read beside the request's rate limits (edge/http/run-preread.ts), which the
+   * run uses when it opens at once.
    */
-  submit(input: SubmitRunInput): Promise<SessionResult<"submit">> {
+  submit(input: SubmitRunInput, preread?: ConfigAndRevisionRow): Promise<SessionResult<"submit">> {
     assertMessageSize(input.content, limitsOf(this.#env).message_bytes);
-    return this.#call("submit", input);
+    return this.#call("submit", input, preread);
   }
 
   /** `submit` then `waitForRun` in one round trip to the session (docs/performance.md): what a caller that waits anyway uses. */
-  submitAndWait(input: SubmitRunInput, timeoutMs: number): Promise<SessionResult<"submitAndWait">> {
+  submitAndWait(input: SubmitRunInput, timeoutMs: number, preread?: ConfigAndRevisionRow): Promise<SessionResult<"submitAndWait">> {
     assertMessageSize(input.content, limitsOf(this.#env).message_bytes);
-    return this.#call("submitAndWait", input, timeoutMs);
+    return this.#call("submitAndWait", input, timeoutMs, preread);
   }
 
   /** The run's result once it ends, or its current state (status queued/running) after `timeoutMs`. */
@@ -313,15 +316,15 @@ export class SessionClient {
   }
 
   /** Queues a run and answers its frames as the session face's SSE (`X-Run-Id`, `X-Run-Status` name the run). */
-  submitSse(input: SubmitRunInput): Promise<Response> {
+  submitSse(input: SubmitRunInput, preread?: ConfigAndRevisionRow): Promise<Response> {
     assertMessageSize(input.content, limitsOf(this.#env).message_bytes);
-    return this.#fetchStream(submitRequest(input, "sse"));
+    return this.#fetchStream(submitRequest(input, "sse", preread));
   }
 
   /** Queues a run and hands back its typed frames (hidden run facts excluded) until it ends: for faces with their own encoding. */
-  async submitFrames(input: SubmitRunInput): Promise<StreamedRun> {
+  async submitFrames(input: SubmitRunInput, preread?: ConfigAndRevisionRow): Promise<StreamedRun> {
     assertMessageSize(input.content, limitsOf(this.#env).message_bytes);
-    const res = await this.#fetchStream(submitRequest(input, "frames"));
+    const res = await this.#fetchStream(submitRequest(input, "frames", preread));
     const submitted = submittedOf(res);
     if (!submitted || !res.body) throw new AppError("internal", "The session did not name the run it started");
     return { submitted, frames: new FrameReader(res.body) };

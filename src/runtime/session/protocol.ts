@@ -13,6 +13,7 @@
  */
 import type { RunStatus, SubmitRunInput } from "./contract.ts";
 import type { StreamFrame } from "./events.ts";
+import type { ConfigAndRevisionRow } from "../../storage/config/store.ts";
 
 /** The run a submit's stream answer names (its id and status when it was queued or joined). */
 export interface SubmittedRun {
@@ -83,13 +84,20 @@ export function readStreamQuery(url: URL): StreamQuery {
 }
 
 /** The request that queues a run and answers its frames in `encoding` (subscribed before the run can start). */
-export function submitRequest(input: SubmitRunInput, encoding: StreamEncoding): Request {
+/** A submit request's body: the run's input, and the workspace's config row when the edge read it for this request (run-queue.ts). */
+export interface SubmitBody {
+  input: SubmitRunInput;
+  preread?: ConfigAndRevisionRow;
+}
+
+export function submitRequest(input: SubmitRunInput, encoding: StreamEncoding, preread?: ConfigAndRevisionRow): Request {
   const url = new URL(SUBMIT_PATH, ORIGIN);
   url.searchParams.set("encoding", encoding);
+  const body: SubmitBody = preread ? { input, preread } : { input };
   return new Request(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", [WORKSPACE_HEADER]: input.workspace_id },
-    body: JSON.stringify(input),
+    body: JSON.stringify(body),
   });
 }
 

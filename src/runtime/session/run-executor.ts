@@ -9,6 +9,7 @@
  */
 import type { Env } from "../../storage/env.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
+import type { ConfigAndRevisionRow } from "../../storage/config/store.ts";
 import type { RunResult } from "./contract.ts";
 import type { Message, ToolCall } from "./events.ts";
 import type { RunRow } from "./do-storage.ts";
@@ -76,9 +77,10 @@ export interface RunDeps {
   services: RuntimeServices;
   /**
    * The workspace configuration (falls back to the last one seen when D1 is unreachable) and the
-   * workspace's content revision (null when it could not be read), read together when a run opens.
+   * workspace's content revision (null when it could not be read), read together when a run opens;
+   * `preread` is that row as the edge read it for this run's request, which then needs no read here.
    */
-  loadConfig(): Promise<{ config: WorkspaceConfig; revision: string | null }>;
+  loadConfig(preread?: ConfigAndRevisionRow): Promise<{ config: WorkspaceConfig; revision: string | null }>;
   /** Runs waiting for a tool approval, resolved by the SessionDO when a decision comes in. */
   approvals: ApprovalWaiters;
   /** The session's workspace, handed to every tool call (docs/workspace.md). */
@@ -102,9 +104,13 @@ export class RunExecutor {
   /** The run's tool set once assembled (a cancelled run tells its unanswered calls' tools). */
   #toolset: ToolSpec<unknown>[] = [];
 
-  constructor(deps: RunDeps, run: RunRow) {
+  /** The config row the edge read for this run's request, when the run opened right after it (run-queue.ts). */
+  readonly #preread: ConfigAndRevisionRow | undefined;
+
+  constructor(deps: RunDeps, run: RunRow, preread?: ConfigAndRevisionRow) {
     this.#deps = deps;
     this.run = run;
+    this.#preread = preread;
   }
 
   /** Aborts the step in flight; the run ends `cancelled` (the request is already stored by the caller). */
@@ -131,9 +137,10 @@ export class RunExecutor {
           error: { code: "internal", message: `The run was restarted ${MAX_RUN_ATTEMPTS} times in a row without progress` },
         });
       // Run open (docs/performance.md, "Run open", "Run-open reads"): one D1 query for the config and
-      // the workspace revision; the skill catalog and the memory snapshot start beside it and are read
-      // again only when the revision changed since their provider last read them.
-      const inputs = this.#deps.loadConfig();
+      // the workspace revision, or none when the edge read them beside the request's rate limits; the
+      // skill catalog and the memory snapshot start beside it and are read again only when the
+      // revision changed since their provider last read them.
+      const inputs = this.#deps.loadConfig(this.#preread);
       const loading = inputs.then((i) => i.config);
       const revision = inputs.then(
         (i) => i.revision,

@@ -5,6 +5,7 @@
  * run ends. After an eviction the pump is restarted by the DO alarm and resumes the open run.
  */
 import type { RunResult, SubmitRunInput } from "./contract.ts";
+import type { ConfigAndRevisionRow } from "../../storage/config/store.ts";
 import type { RunRow } from "./do-storage.ts";
 import { emptyUsage } from "./do-storage.ts";
 import { RunExecutor, type RunDeps } from "./run-executor.ts";
@@ -31,6 +32,13 @@ export class RunQueue {
   #current: RunExecutor | null = null;
   #pump: Promise<void> | null = null;
   readonly #waiters = new Map<string, Set<(result: RunResult) => void>>();
+  /**
+   * The config row the edge read for the request that queued `runId` into an idle queue: that run
+   * opens at once and uses it instead of reading D1 again. A run queued behind another reads afresh
+   * when it opens, so a config saved while it waited applies to it (docs/performance.md, "The run's
+   * config read beside its rate limits").
+   */
+  #preread: { runId: string; row: ConfigAndRevisionRow } | null = null;
 
   constructor(deps: RunQueueDeps) {
     this.#deps = deps;
@@ -49,9 +57,13 @@ export class RunQueue {
     return this.#pump !== null;
   }
 
-  /** Queues a new run, or joins a steer message to the running one. Repeated idempotency keys are the caller's to catch. */
-  submit(input: SubmitRunInput): SubmitOutcome {
-    const running = this.#store.openRuns().find((r) => r.status === "running");
+  /**
+   * Queues a new run, or joins a steer message to the running one. Repeated idempotency keys are the
+   * caller's to catch. `preread`: the workspace's config row as the edge read it for this request.
+   */
+  submit(input: SubmitRunInput, preread?: ConfigAndRevisionRow): SubmitOutcome {
+    const open = this.#store.openRuns();
+    const running = open.find((r) => r.status === "running");
     if (input.source === "steer" && running) {
       this.#store.queueSteer(
         {
@@ -77,6 +89,7 @@ export class RunQueue {
       started_at: null,
       ended_at: null,
     });
+    this.#preread = preread && open.length === 0 && this.#pump === null ? { runId: run.id, row: preread } : null;
     return { run_id: run.id, status: run.status, deduplicated: false, steered: false };
   }
 
@@ -149,7 +162,9 @@ export class RunQueue {
         this.#notify(run.id, this.#endQueued(run));
         continue;
       }
-      const executor = new RunExecutor(this.#deps, run);
+      const preread = this.#preread?.runId === run.id ? this.#preread.row : undefined;
+      this.#preread = null;
+      const executor = new RunExecutor(this.#deps, run, preread);
       this.#current = executor;
       let result: RunResult;
       try {

@@ -14,7 +14,7 @@ import type { Message, PersistentEvent, ToolChoice, Usage, VisibleEvent } from "
 import type { DisplayItem } from "./display-item.ts";
 import type { WorkspaceConfig } from "../../storage/config/schema.ts";
 import { DEFAULT_CONFIG } from "../../storage/config/schema.ts";
-import { loadConfigAndRevision } from "../../storage/config/store.ts";
+import { configAndRevisionOf, loadConfigAndRevision, type ConfigAndRevisionRow } from "../../storage/config/store.ts";
 import { SessionWorkspace } from "../workspace/session-workspace.ts";
 import { fileBytes, fileChanges, filesArchive, listFiles, type FilesListing } from "../workspace/files-view.ts";
 import { AppError, notFound } from "../../kernel/errors.ts";
@@ -33,6 +33,7 @@ import {
   readSubmitEncoding,
   streamHeaders,
   type StreamEncoding,
+  type SubmitBody,
 } from "./protocol.ts";
 import { buildContext } from "./build-context.ts";
 import { buildTranscript } from "./display.ts";
@@ -181,7 +182,7 @@ export class SessionObject extends DurableObject<Env> {
         log,
         services: this.#services,
         approvals: this.#approvals,
-        loadConfig: () => this.#runInputs(session.workspace_id),
+        loadConfig: (preread) => this.#runInputs(session.workspace_id, preread),
         // ---- workspace (docs/workspace.md): the session's files, following its event tree ----
         workspace: this.#workspace(log),
         onRunEnded: (runId) => {
@@ -212,10 +213,14 @@ export class SessionObject extends DurableObject<Env> {
     return (await this.#runInputs(workspaceId)).config;
   }
 
-  /** The config and the workspace content revision, read together when a run opens (null revision when D1 is unreachable). */
-  async #runInputs(workspaceId: string): Promise<{ config: WorkspaceConfig; revision: string | null }> {
+  /**
+   * The config and the workspace content revision, read together when a run opens (null revision when
+   * D1 is unreachable); `preread` is that row as the edge read it for the run's request, parsed here
+   * instead of read again.
+   */
+  async #runInputs(workspaceId: string, preread?: ConfigAndRevisionRow): Promise<{ config: WorkspaceConfig; revision: string | null }> {
     try {
-      const { config, revision } = await loadConfigAndRevision(this.env, workspaceId);
+      const { config, revision } = preread ? configAndRevisionOf(preread) : await loadConfigAndRevision(this.env, workspaceId);
       // The same stored text parses to the same object (storage/config/store.ts): then the cache is current.
       if (config !== this.#cachedConfig) {
         const json = JSON.stringify(config);
@@ -550,16 +555,19 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- RPC: runs --------------------------------------------------------------------------------
 
-  submit(input: SubmitRunInput): Outcome<SubmitOutcome> {
+  submit(input: SubmitRunInput, preread?: ConfigAndRevisionRow): Outcome<SubmitOutcome> {
     return attempt(() => {
-      const outcome = this.#submit(input);
+      const outcome = this.#submit(input, preread);
       void this.#require(input.workspace_id).queue.wake();
       return outcome;
     });
   }
 
-  /** Queues the run (durably) and arms the resume alarm; the caller starts the pump when it is ready to. */
-  #submit(input: SubmitRunInput): SubmitOutcome {
+  /**
+   * Queues the run (durably) and arms the resume alarm; the caller starts the pump when it is ready to.
+   * `preread`: the workspace's config row the edge read for this request (run-queue.ts `submit`).
+   */
+  #submit(input: SubmitRunInput, preread?: ConfigAndRevisionRow): SubmitOutcome {
     const { log, queue } = this.#require(input.workspace_id);
     // A repeated key is answered even after the session closed: it names what already happened.
     const key = input.idempotency_key;
@@ -581,7 +589,7 @@ export class SessionObject extends DurableObject<Env> {
       log.updateSession({ title: titleFromMessage(input.content) });
       this.#store.setMeta(TITLE_PENDING, true);
     }
-    const outcome = queue.submit(input);
+    const outcome = queue.submit(input, preread);
     if (!outcome.deduplicated && !outcome.steered) this.#scheduleAlarm(Date.now() + RESUME_CHECK_MS);
     return outcome;
   }
@@ -591,9 +599,13 @@ export class SessionObject extends DurableObject<Env> {
    * `/api/chat`): one Worker → DO hop per turn instead of two (docs/performance.md). The run is queued
    * durably exactly as by `submit`; `result` is its state after `timeoutMs` when it has not ended.
    */
-  async submitAndWait(input: SubmitRunInput, timeoutMs: number): Promise<Outcome<{ submitted: SubmitOutcome; result: RunResult }>> {
+  async submitAndWait(
+    input: SubmitRunInput,
+    timeoutMs: number,
+    preread?: ConfigAndRevisionRow,
+  ): Promise<Outcome<{ submitted: SubmitOutcome; result: RunResult }>> {
     return attemptAsync(async () => {
-      const submitted = this.#submit(input);
+      const submitted = this.#submit(input, preread);
       const { queue } = this.#require(input.workspace_id);
       void queue.wake();
       return { submitted, result: await queue.waitFor(submitted.run_id, timeoutMs) };
@@ -986,11 +998,11 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   async #submitStream(request: Request, url: URL, workspaceId: string): Promise<Response> {
-    const input = (await request.json()) as SubmitRunInput;
+    const { input, preread } = (await request.json()) as SubmitBody;
     if (input.workspace_id !== workspaceId) throw notFound("Session");
     const { log, queue } = this.#require(workspaceId);
     const encoding = readSubmitEncoding(url);
-    const outcome = this.#submit(input);
+    const outcome = this.#submit(input, preread);
     // A repeated idempotency key joins its run where it stands: what it persisted, then the message in progress.
     const replay = outcome.deduplicated ? log.replay(0, false, outcome.run_id) : [];
     // Subscribed before the pump can emit the run's next frame (both happen in this turn).

@@ -24,7 +24,16 @@ export interface ConfigAndRevision {
  * "Run-open reads"). A prepared statement, not the query builder: it runs once per run.
  */
 export async function loadConfigAndRevision(env: Env, workspaceId: string): Promise<ConfigAndRevision> {
-  return configAndRevisionOf(await configAndRevisionStatement(env, workspaceId).first<ConfigAndRevisionRow>());
+  return configAndRevisionOf(await readConfigAndRevision(env, workspaceId));
+}
+
+/**
+ * The row `loadConfigAndRevision` parses, as D1 answers it: what the edge reads beside a run's rate
+ * limits and hands to the session, which parses it where the run opens (docs/performance.md, "The
+ * run's config read beside its rate limits"). Plain strings, so it crosses an RPC call as it is.
+ */
+export async function readConfigAndRevision(env: Env, workspaceId: string): Promise<ConfigAndRevisionRow> {
+  return (await configAndRevisionStatement(env, workspaceId).first<ConfigAndRevisionRow>()) ?? { config: null, revision: null };
 }
 
 /** The row of `configAndRevisionStatement`: both columns null for a workspace without either. */

@@ -7,6 +7,7 @@
 import type { Env } from "../../../storage/env.ts";
 import { SessionClient, excerpt, type FrameReader, type RunResult, type SubmitRunInput } from "../../../runtime/index.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
+import type { ConfigAndRevisionRow } from "../../../storage/config/store.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { runErrorHttpCode } from "../routes/chat.ts";
 import { WAIT_TIMEOUT_MS } from "../routes/session-messages.ts";
@@ -26,10 +27,13 @@ export async function sessionForRequest(
   return (await SessionClient.create(env, { workspaceId, title: excerpt(fresh.title, 80), metadata: fresh.metadata })).id;
 }
 
-/** Queues the run and waits for its result (non-streaming answers); a run still going after the wait is 503 with where to follow it. */
-export async function runToEnd(env: Env, sessionId: string, input: SubmitRunInput): Promise<RunResult> {
+/**
+ * Queues the run and waits for its result (non-streaming answers); a run still going after the wait is
+ * 503 with where to follow it. `preread`: the config row read beside the rate limits (run-preread.ts).
+ */
+export async function runToEnd(env: Env, sessionId: string, input: SubmitRunInput, preread?: ConfigAndRevisionRow): Promise<RunResult> {
   const session = SessionClient.of(env, sessionId);
-  const { run_id } = await session.submit(input);
+  const { run_id } = await session.submit(input, preread);
   const result = await session.waitForRun(run_id, WAIT_TIMEOUT_MS, input.workspace_id);
   if (result.status === "queued" || result.status === "running") {
     throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {
@@ -57,9 +61,9 @@ export interface StreamedRun {
 }
 
 /** Queues the run, subscribed to its frames before it can start. */
-export async function streamRun(env: Env, sessionId: string, input: SubmitRunInput): Promise<StreamedRun> {
+export async function streamRun(env: Env, sessionId: string, input: SubmitRunInput, preread?: ConfigAndRevisionRow): Promise<StreamedRun> {
   const session = SessionClient.of(env, sessionId);
-  const { submitted, frames } = await session.submitFrames(input);
+  const { submitted, frames } = await session.submitFrames(input, preread);
   const runId = submitted.run_id;
   return { runId, frames, result: () => session.waitForRun(runId, WAIT_TIMEOUT_MS, input.workspace_id) };
 }

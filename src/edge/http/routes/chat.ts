@@ -9,6 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
+import { prereadRunConfig, runPreread } from "../run-preread.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
 import { AppError, type ErrorCode } from "../../../kernel/errors.ts";
@@ -41,7 +42,7 @@ const chat = createRoute({
   path: "/",
   tags: ["chat"],
   summary: "One turn: send a message (to a new or existing session) and get the answer",
-  middleware: [requireScope("member"), limitRuns] as const,
+  middleware: [requireScope("member"), prereadRunConfig, limitRuns] as const,
   request: {
     body: jsonBody(
       z.strictObject({
@@ -95,6 +96,7 @@ export const chatRoutes = newRouter().openapi(chat, async (c) => {
       ...(body.skills && body.skills.length > 0 ? { skills: [...new Set(body.skills)] } : {}),
     },
     WAIT_TIMEOUT_MS,
+    await runPreread(c),
   );
   if (result.status === "queued" || result.status === "running") {
     throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {

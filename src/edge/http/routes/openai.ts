@@ -13,6 +13,7 @@ import type { AppEnv } from "../context.ts";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
+import { prereadRunConfig, runPreread } from "../run-preread.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { assertMessageSize, SESSION_ID_PATTERN, SessionClient, type SubmitRunInput } from "../../../runtime/index.ts";
@@ -62,7 +63,7 @@ const chat = createRoute({
   summary: "OpenAI chat completions: one Beaver run (SSE chunks with stream: true)",
   description:
     "Answers `X-Beaver-Session-Id` and `X-Beaver-Run-Id`. A new session per request unless `X-Beaver-Session-Id` names one. Client tools are refused (400).",
-  middleware: [requireScope("member"), limitRuns] as const,
+  middleware: [requireScope("member"), prereadRunConfig, limitRuns] as const,
   request: { headers: SessionHeader, body: jsonBody(ChatCompletionRequest) },
   responses: {
     200: {
@@ -78,7 +79,7 @@ const responses = createRoute({
   path: "/responses",
   tags: ["openai"],
   summary: "OpenAI Responses: one Beaver run; previous_response_id continues its session (SSE events with stream: true)",
-  middleware: [requireScope("member"), limitRuns] as const,
+  middleware: [requireScope("member"), prereadRunConfig, limitRuns] as const,
   request: { headers: SessionHeader, body: jsonBody(ResponseRequest) },
   responses: {
     200: {
@@ -161,12 +162,12 @@ export const openAiRoutes = newRouter()
     });
 
     if (body.stream !== true) {
-      const result = await runToEnd(c.env, sessionId, input);
+      const result = await runToEnd(c.env, sessionId, input, await runPreread(c));
       if (result.status !== "completed") throw runFailure(result);
       return c.json(chatCompletion(completionBase(result.run_id, body.model), result), 200, runHeaders(sessionId, result.run_id));
     }
 
-    const run = await streamRun(c.env, sessionId, input);
+    const run = await streamRun(c.env, sessionId, input, await runPreread(c));
     const base = completionBase(run.runId, body.model);
     const includeUsage = body.stream_options?.include_usage === true;
     async function* chunks(): AsyncGenerator<string> {
@@ -226,7 +227,7 @@ export const openAiRoutes = newRouter()
     });
 
     if (body.stream !== true) {
-      const result = await runToEnd(c.env, sessionId, input);
+      const result = await runToEnd(c.env, sessionId, input, await runPreread(c));
       if (result.status !== "completed") throw runFailure(result);
       const meta = metaFor(result.run_id);
       return c.json(
@@ -236,7 +237,7 @@ export const openAiRoutes = newRouter()
       );
     }
 
-    const run = await streamRun(c.env, sessionId, input);
+    const run = await streamRun(c.env, sessionId, input, await runPreread(c));
     const meta = metaFor(run.runId);
     const ids = { item_id: meta.messageId, output_index: 0, content_index: 0 };
     async function* events(): AsyncGenerator<string> {

@@ -9,6 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { newRouter, jsonBody, jsonResponse, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
+import { prereadRunConfig, runPreread } from "../run-preread.ts";
 import { MAX_MESSAGE_BYTES, assertMessageSize, messageFingerprint, type SubmitRunInput } from "../../../runtime/index.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { sentByData } from "../../../kernel/sent-by.ts";
@@ -36,7 +37,7 @@ const post = createRoute({
   path: "/{id}/messages",
   tags: ["sessions"],
   summary: "Send a message: starts (or queues) a run (rate limited per token and per workspace: 429 with Retry-After)",
-  middleware: [requireScope("member"), limitRuns] as const,
+  middleware: [requireScope("member"), prereadRunConfig, limitRuns] as const,
   request: {
     params: SessionIdParam,
     query: z.strictObject({ wait: Flag.optional() }),
@@ -70,19 +71,20 @@ export const messageRoutes = newRouter().openapi(post, async (c) => {
     ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey, idempotency_fingerprint: await messageFingerprint(body) } : {}),
   };
 
+  const preread = await runPreread(c);
   if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
     // The session face's SSE, written once by the session and passed on as it is (docs/sessions.md).
-    const res = await session.submitSse(input);
+    const res = await session.submitSse(input, preread);
     return new Response(res.body, { status: 200, headers: res.headers });
   }
 
   if (c.req.valid("query").wait) {
     // One hop to the session: queue, then wait (docs/performance.md).
-    const { submitted, result } = await session.submitAndWait(input, WAIT_TIMEOUT_MS);
+    const { submitted, result } = await session.submitAndWait(input, WAIT_TIMEOUT_MS, preread);
     if (result.status === "queued" || result.status === "running")
       return c.json({ session_id: id, ...submitted, status: result.status, result }, 202);
     return c.json(result, 200);
   }
-  const submitted = await session.submit(input);
+  const submitted = await session.submit(input, preread);
   return c.json({ session_id: id, ...submitted }, 202);
 });

@@ -11,6 +11,7 @@ import type { Env } from "../../../storage/env.ts";
 import { newRouter, jsonBody, errorResponses } from "../router.ts";
 import { requireScope } from "../auth.ts";
 import { limitRuns } from "../rate-limit.ts";
+import { prereadRunConfig, runPreread } from "../run-preread.ts";
 import { AppError } from "../../../kernel/errors.ts";
 import { limitsOf } from "../../../storage/limits.ts";
 import { enforceQuota } from "../../../storage/quotas.ts";
@@ -59,7 +60,7 @@ const post = createRoute({
   path: "/",
   tags: ["ui"],
   summary: "AI SDK UI chat: submit the last user message to the session `id` and stream the run as UI message chunks",
-  middleware: [requireScope("member"), limitRuns] as const,
+  middleware: [requireScope("member"), prereadRunConfig, limitRuns] as const,
   request: { body: jsonBody(UIChatBody) },
   responses: { 200: streamResponse, ...errorResponses(404, 409, 413, 422, 429) },
 });
@@ -175,7 +176,7 @@ export const uiChatRoutes = newRouter()
       idempotency_key: `ui:${last.id}`,
       idempotency_fingerprint: await messageFingerprint({ content, client_id: UI_CLIENT_ID }),
     };
-    const { submitted, frames } = await session.submitFrames(input);
+    const { submitted, frames } = await session.submitFrames(input, await runPreread(c));
     return uiResponse(uiChunks(session, workspaceId, submitted.run_id, frames), body.id, submitted.run_id);
   })
   .openapi(resume, async (c) => {
