@@ -10,8 +10,8 @@
  *   bindings) with only the rate limits raised (bench/shipped-config.ts, generated at run time), driven
  *   from outside only: a session created through the API, the model configured with `api_key_secret`.
  *
- * Interleaved rounds — floor, floor + model, CF Agents, Beaver, then the streamed variants — for no-tool, one-tool
- * and three-tool turns, each kind on one session (one agent name) whose history grows. A turn is what
+ * Interleaved rounds — floor, floor + model, CF Agents, Beaver, then the streamed variants — for
+ * no-tool, one-tool and three-tool turns, each kind on one session (one agent name) whose history grows. A turn is what
  * a client does: POST the message and read the final answer (Beaver: `POST /api/sessions/:id/messages
  * ?wait=true`; the peer: `POST /turn/:name`). Streamed turns time the first text frame: Beaver's SSE
  * `text_delta` (same endpoint, `Accept: text/event-stream`) beside the peer's first UI-stream

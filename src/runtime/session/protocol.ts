@@ -83,13 +83,13 @@ export function readStreamQuery(url: URL): StreamQuery {
   };
 }
 
-/** The request that queues a run and answers its frames in `encoding` (subscribed before the run can start). */
 /** A submit request's body: the run's input, and the workspace's config row when the edge read it for this request (run-queue.ts). */
 export interface SubmitBody {
   input: SubmitRunInput;
   preread?: ConfigAndRevisionRow;
 }
 
+/** The request that queues a run and answers its frames in `encoding` (subscribed before the run can start). */
 export function submitRequest(input: SubmitRunInput, encoding: StreamEncoding, preread?: ConfigAndRevisionRow): Request {
   const url = new URL(SUBMIT_PATH, ORIGIN);
   url.searchParams.set("encoding", encoding);
