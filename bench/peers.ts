@@ -11,9 +11,9 @@
  *   from outside only: a session created through the API, the model configured with `api_key_secret`.
  *
  * Interleaved rounds — floor, floor + model, CF Agents, Beaver, then the streamed variants — for
- * no-tool, one-tool and three-tool turns, each kind on one session (one agent name) whose history grows. A turn is what
- * a client does: POST the message and read the final answer (Beaver: `POST /api/sessions/:id/messages
- * ?wait=true`; the peer: `POST /turn/:name`). Streamed turns time the first text frame: Beaver's SSE
+ * no-tool, one-tool and three-tool turns, each kind on one session (one agent name) whose history
+ * grows. A turn is what a client does: POST the message and read the final answer (Beaver: `POST
+ * /api/sessions/:id/messages?wait=true`; the peer: `POST /turn/:name`). Streamed turns time the first text frame: Beaver's SSE
  * `text_delta` (same endpoint, `Accept: text/event-stream`) beside the peer's first UI-stream
  * `text-delta` chunk (`POST /stream/:name`, a route added to the copy). Then webhook intake against
  * `GET /api/ping` and the peer's minimal receiver (HMAC check, one D1 insert), 16 in flight,
