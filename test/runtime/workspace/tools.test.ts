@@ -173,17 +173,31 @@ describe("workspace shell", () => {
     expect(results[7]!.content).toBe("     1\texport const x = 1;");
   });
 
-  it("stops a command that loops and keeps none of its changes; its description says it is not Linux", async () => {
+  it("stops a command past its time limit and keeps none of its changes; its description says it is not Linux", async () => {
     setTestLimits({ shell_time_ms: 500 });
     const { results, session } = await run([
+      { name: "bash", args: { command: "echo partial > p.txt; sleep 30" } },
+      { name: "list_files", args: {} },
+    ]);
+    expect(results[0]!.is_error).toBe(true);
+    expect(results[0]!.content).toMatch(/was stopped \(time limit 500 ms/);
+    expect(results[1]!.content).toBe("(the workspace is empty)");
+    const offered = (session.script.model.calls[session.script.offset]?.tools ?? []) as { name: string; description?: string }[];
+    expect(offered.find((t) => t.name === "bash")?.description).toContain("NOT a Linux machine");
+  });
+
+  it("stops a busy loop at the shell's command count, well inside its time, and keeps none of its changes", async () => {
+    // A fast machine runs the shell's 100,000 commands in well under a second: that limit, not the
+    // time, stops the loop, and it is a stop like the time limit's (bash.ts `stopped`).
+    setTestLimits({ shell_time_ms: 120_000 });
+    const { results } = await run([
       { name: "bash", args: { command: "echo partial > p.txt; i=0; while true; do i=$((i+1)); done" } },
       { name: "list_files", args: {} },
     ]);
     expect(results[0]!.is_error).toBe(true);
-    expect(results[0]!.content).toMatch(/timeout|stopped|limit/i);
+    expect(results[0]!.content).toMatch(/was stopped/);
+    expect(results[0]!.content).toMatch(/increase executionLimits\.max\w+/);
     expect(results[1]!.content).toBe("(the workspace is empty)");
-    const offered = (session.script.model.calls[session.script.offset]?.tools ?? []) as { name: string; description?: string }[];
-    expect(offered.find((t) => t.name === "bash")?.description).toContain("NOT a Linux machine");
   });
 });
 
