@@ -163,7 +163,7 @@ interface Side {
 
 /** Starts `wrangler dev` of `root`'s generated config (`variant` of its wrangler.toml), with `root`'s own wrangler-dev helper. */
 async function startSide(root: string, variant: ConfigVariant, label: string): Promise<Side> {
-  // The baseline's own wrangler.toml, through this tree's generator.
+  // `root`'s own wrangler.toml (this tree's, or a baseline's), through this tree's generator.
   const config = writeBenchConfig(variant, root);
   const start =
     root === ROOT

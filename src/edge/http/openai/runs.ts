@@ -28,13 +28,15 @@ export async function sessionForRequest(
 }
 
 /**
- * Queues the run and waits for its result (non-streaming answers); a run still going after the wait is
- * 503 with where to follow it. `preread`: the config row read beside the rate limits (run-preread.ts).
+ * Queues the run and waits for its result (non-streaming answers) in one call to the session, as
+ * `?wait=true` does; a run still going after the wait is 503 with where to follow it. `preread`: the
+ * config row read beside the rate limits (run-preread.ts).
  */
 export async function runToEnd(env: Env, sessionId: string, input: SubmitRunInput, preread?: ConfigAndRevisionRow): Promise<RunResult> {
-  const session = SessionClient.of(env, sessionId);
-  const { run_id } = await session.submit(input, preread);
-  const result = await session.waitForRun(run_id, WAIT_TIMEOUT_MS, input.workspace_id);
+  const {
+    submitted: { run_id },
+    result,
+  } = await SessionClient.of(env, sessionId).submitAndWait(input, WAIT_TIMEOUT_MS, preread);
   if (result.status === "queued" || result.status === "running") {
     throw new AppError("upstream_unavailable", "The run did not finish in time; follow it at /api/sessions/{id}/runs/{run_id}", {
       details: { session_id: sessionId, run_id },
