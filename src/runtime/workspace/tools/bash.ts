@@ -123,17 +123,17 @@ export function bashTool(options: { commands?: ShellCommands; description?: stri
 }
 
 /**
- * Whether the shell stopped the command rather than the command ending: our deadline, or just-bash's
- * own (exit 124, "execution exceeded…") or one of its execution limits (exit 126, "…limit exceeded").
- */
-/**
- * How just-bash ends a line that hit one of its execution limits: exit 126 (its `ExecutionLimitError`)
- * or 124, with a message naming the limit — "… exceeded …" for time and output, "… increase
- * executionLimits.<limit>" for the counts (commands, loop iterations, call depth). A busy loop on a
- * fast machine reaches the command count before the time limit; either way the line was stopped.
+ * How just-bash names the limit that ended a line: "… exceeded …" for its deadline and output, "…
+ * increase executionLimits.<limit>" for its counts (commands, loop iterations, call depth). A busy
+ * loop on a fast machine reaches the command count before the time limit.
  */
 const LIMIT_MESSAGE = /exceeded|increase executionLimits\./i;
 
+/**
+ * Whether the shell stopped the command rather than the command ending: our deadline, or just-bash's
+ * own (exit 124) or one of its execution limits (exit 126, its `ExecutionLimitError`), with the
+ * limit's message.
+ */
 function stopped(result: { exitCode: number; stderr: string }, timeout: AbortSignal): boolean {
   if (timeout.aborted) return true;
   return (result.exitCode === 124 || result.exitCode === 126) && LIMIT_MESSAGE.test(result.stderr);
