@@ -3,8 +3,8 @@
  * behind it) answered 409 `busy` only after 26 s where the bound was 10 s. Replayed here with the
  * same shape — a sync that classifies every skill of a big plugin under the lock, two more syncs
  * and then the write — with 120 skills (1,500 took 8 minutes of test time; the sync alone 86 s, during
- * which no timer of the isolate fired) and a 300 ms bound: the 120-skill sync took 969 ms on the
- * fastest machine it has run on, where a 1 s bound let the sync end first and the test fail. The write must be answered `busy` before the
+ * which no timer of the isolate fired) and a 300 ms bound: on a machine where the 120-skill sync took
+ * 969 ms (28 November 2026), a 1 s bound let the sync end first and the test fail. The write must be answered `busy` before the
  * sync it queued behind, having given up at its own deadline (the wait the code measures from the
  * request's start — lock-budget.ts: epoch, quota, storing and the lock share one budget — reaches the
  * bound), and never run. Before the fix
